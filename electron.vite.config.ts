@@ -1,0 +1,17 @@
+import { resolve } from 'node:path'
+import { defineConfig } from 'electron-vite'
+import react from '@vitejs/plugin-react'
+
+export default defineConfig({
+  main: {
+    build: { rollupOptions: { input: { index: resolve(__dirname, 'src/main/index.ts') } } }
+  },
+  preload: {
+    build: { rollupOptions: { input: { index: resolve(__dirname, 'src/preload/index.ts') }, output: { format: 'cjs' } } }
+  },
+  renderer: {
+    root: resolve(__dirname, 'src/renderer'),
+    build: { minify: true, rollupOptions: { input: resolve(__dirname, 'src/renderer/index.html') } },
+    plugins: [react()]
+  }
+})

@@ -1,0 +1,86 @@
+import { parseArgs } from 'node:util'
+import { z } from 'zod'
+import { defaultDataDir } from '../data-dir'
+
+const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
+
+const portSchema = (name: string) =>
+  z.coerce.number({ error: `--${name} must be a number` }).int(`--${name} must be a whole number`).min(0, `--${name} must be 0–65535`).max(65535, `--${name} must be 0–65535`)
+
+export const ServeOptionsSchema = z
+  .object({
+    port: portSchema('port').default(3000),
+    host: z.string().min(1).default('127.0.0.1'),
+    database: z
+      .string()
+      .default('embedded')
+      .refine((value) => value === 'embedded' || /^postgres(ql)?:\/\//.test(value), '--database must be `embedded` or a postgres:// URL'),
+    dataDir: z.string().min(1).default(() => defaultDataDir()),
+    workspace: z.string().min(1).default(() => process.cwd()),
+    ui: z.boolean().default(false),
+    headerBrand: z.enum(['service', 'electric'], { error: '--header-brand must be `service` or `electric`' }).default('service'),
+    secret: z.string().min(1, '--secret must not be empty').optional(),
+    longPollTimeout: z.coerce.number().int().positive('--long-poll-timeout must be a positive number of milliseconds').default(20_000),
+    sseKeepAlive: z.coerce.number().int().positive('--sse-keep-alive must be a positive number of milliseconds').default(21_000),
+    proxyConfig: z.string().min(1).optional(),
+    proxyPort: portSchema('proxy-port').default(3001)
+  })
+  .refine((options) => !options.ui || LOOPBACK.includes(options.host), {
+    message: '--ui serves the app contract, which only listens on loopback: use --host 127.0.0.1',
+    path: ['host']
+  })
+
+export type ServeOptions = z.infer<typeof ServeOptionsSchema>
+
+export const SERVE_USAGE = `syncscope serve [options]
+  --port N               port of the shape API (and of the UI with --ui); default 3000, 0 picks a free one
+  --host H               address to bind; default 127.0.0.1 (--ui requires loopback)
+  --database D           embedded (default) or a postgres:// URL with wal_level=logical
+  --data-dir DIR         app data folder (embedded Postgres, shape logs, settings); default ${defaultDataDir()}
+  --workspace DIR        workspace folder holding mcp.json; default the current folder
+  --ui                   also serve the app UI and its contract (token-protected)
+  --header-brand B       service (default) or electric (what @electric-sql/client reads)
+  --secret S             require secret=S or api_secret=S on every shape request
+  --long-poll-timeout MS live long-poll timeout; default 20000
+  --sse-keep-alive MS    SSE keep-alive comment interval; default 21000
+  --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
+  --proxy-port N         port of the proxy; default 3001`
+
+/** Parses `serve` arguments; throws an Error whose message names the bad option. */
+export function parseServeOptions(argv: string[]): ServeOptions {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      database: { type: 'string' },
+      'data-dir': { type: 'string' },
+      workspace: { type: 'string' },
+      ui: { type: 'boolean' },
+      'header-brand': { type: 'string' },
+      secret: { type: 'string' },
+      'long-poll-timeout': { type: 'string' },
+      'sse-keep-alive': { type: 'string' },
+      'proxy-config': { type: 'string' },
+      'proxy-port': { type: 'string' }
+    }
+  })
+  const parsed = ServeOptionsSchema.safeParse({
+    port: values.port,
+    host: values.host,
+    database: values.database,
+    dataDir: values['data-dir'],
+    workspace: values.workspace,
+    ui: values.ui,
+    headerBrand: values['header-brand'],
+    secret: values.secret,
+    longPollTimeout: values['long-poll-timeout'],
+    sseKeepAlive: values['sse-keep-alive'],
+    proxyConfig: values['proxy-config'],
+    proxyPort: values['proxy-port']
+  })
+  if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('\n'))
+  return parsed.data
+}

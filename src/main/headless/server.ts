@@ -1,0 +1,156 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { RpcErrorBody } from '../../shared/contract/errors'
+import type { EventBus } from '../events'
+import type { Dispatch } from '../rpc/dispatcher'
+import { checkHostAndOrigin, checkToken, TOKEN_COOKIE, type GuardVerdict } from './guard'
+import { serveStatic } from './static-files'
+
+/** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
+export interface PublicRoute {
+  prefix: string
+  handle(req: IncomingMessage, res: ServerResponse): void | Promise<void>
+}
+
+export interface HeadlessServerOptions {
+  host: string
+  port: number
+  token: string
+  dispatch: Dispatch
+  events: EventBus
+  /** The built renderer; null serves no UI and no contract. */
+  rendererDir: string | null
+  publicRoutes: PublicRoute[]
+  log: (line: string) => void
+}
+
+export interface HeadlessServer {
+  readonly url: string
+  readonly port: number
+  /** The URL that opens the UI with its access token. */
+  readonly uiUrl: string | null
+  close(): Promise<void>
+}
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024
+const RPC_PREFIX = '/rpc/'
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+  res.end(JSON.stringify(body))
+}
+
+const errorBody = (code: string, message: string): RpcErrorBody => ({ error: { code, message } })
+
+function refuse(res: ServerResponse, verdict: Exclude<GuardVerdict, { ok: true }>): void {
+  sendJson(res, verdict.status, errorBody(verdict.code, verdict.message))
+}
+
+async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, message: `request body is larger than ${MAX_BODY_BYTES} bytes` }
+    chunks.push(chunk)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim() === '') return { ok: true, value: {} }
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false, status: 400, message: 'request body is not valid JSON' }
+  }
+}
+
+/** Percent-decoded with repeated slashes folded, so `/v1//shape` and `/%761/shape` reach the route `/v1/` serves. */
+function routingPathOf(pathname: string): string {
+  let decoded = pathname
+  try {
+    decoded = decodeURIComponent(pathname)
+  } catch {
+    // a malformed escape stays as written and matches no public route
+  }
+  return decoded.replace(/\/{2,}/g, '/')
+}
+
+export async function startHeadlessServer(options: HeadlessServerOptions): Promise<HeadlessServer> {
+  let port = options.port
+
+  async function handleRpc(req: IncomingMessage, res: ServerResponse, name: string): Promise<void> {
+    if (req.method !== 'POST') return sendJson(res, 405, errorBody('method_not_allowed', 'calls are POST requests'))
+    if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
+      return sendJson(res, 415, errorBody('unsupported_media_type', 'calls take Content-Type: application/json'))
+    }
+    const body = await readJsonBody(req)
+    if (!body.ok) return sendJson(res, body.status, errorBody('invalid_body', body.message))
+    const result = await options.dispatch(name, body.value)
+    if (result.ok) sendJson(res, 200, { result: result.value })
+    else sendJson(res, result.status, result.body)
+  }
+
+  function handleEvents(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' })
+    res.write(': connected\n\n')
+    const unsubscribe = options.events.subscribe((name, payload) => res.write(`data: ${JSON.stringify({ name, payload })}\n\n`))
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
+    req.on('close', () => {
+      clearInterval(keepAlive)
+      unsubscribe()
+    })
+  }
+
+  function openWithToken(url: URL, res: ServerResponse): void {
+    res.writeHead(303, {
+      location: '/',
+      'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(url.searchParams.get('token') ?? '')}; HttpOnly; SameSite=Strict; Path=/`,
+      'cache-control': 'no-store'
+    })
+    res.end()
+  }
+
+  async function handleApp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const place = checkHostAndOrigin(req, port)
+    if (!place.ok) return refuse(res, place)
+    if (req.method === 'GET' && url.searchParams.has('token')) return openWithToken(url, res)
+    const token = checkToken(req, options.token)
+    if (!token.ok) return refuse(res, token)
+    if (url.pathname.startsWith(RPC_PREFIX)) return handleRpc(req, res, url.pathname.slice(RPC_PREFIX.length))
+    if (url.pathname === '/events' && req.method === 'GET') return handleEvents(req, res)
+    if (req.method !== 'GET' || !options.rendererDir) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
+    return serveStatic(options.rendererDir, url.pathname, res)
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(`http://localhost${req.url ?? '/'}`)
+    const routingPath = routingPathOf(url.pathname)
+    const publicRoute = options.publicRoutes.find((candidate) => routingPath.startsWith(candidate.prefix))
+    if (publicRoute) return publicRoute.handle(req, res)
+    if (options.rendererDir === null) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
+    return handleApp(req, res, url)
+  }
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      options.log(`headless server: ${(error as Error).message}`)
+      if (!res.headersSent) sendJson(res, 500, errorBody('internal_error', 'internal error'))
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  port = (server.address() as AddressInfo).port
+  const url = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`
+  return {
+    url,
+    port,
+    uiUrl: options.rendererDir ? `${url}/?token=${options.token}` : null,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}

@@ -1,0 +1,27 @@
+import type { dbCalls } from '../../../shared/contract/db'
+import type { Core } from '../../core'
+import { RpcError } from '../../../shared/contract/errors'
+import { maskUrl } from '../../db/database'
+import { listTables } from '../../db/introspect'
+import type { HandlersFor } from '../dispatcher'
+
+export function dbHandlers(core: Core): HandlersFor<typeof dbCalls> {
+  return {
+    'db.status': () => core.database().status(),
+    'db.tables': () => listTables(core.database().pool),
+    'db.history': async () => core.sqlConsole().history(),
+    'db.query': async ({ sql }) => {
+      const result = await core.sqlConsole().run(sql)
+      if (result.ok) core.events.emit('db.changed', { reason: 'statement' })
+      return result
+    },
+    'db.connect': async ({ database }) => {
+      try {
+        await core.connect(database)
+      } catch (error) {
+        throw new RpcError('connect_failed', `could not connect to ${database === 'embedded' ? 'the embedded Postgres' : maskUrl(database)}: ${(error as Error).message}`)
+      }
+      return core.database().status()
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import type { z } from 'zod'
+import { dbCalls, dbEvents } from './contract/db'
+
+/** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
+export const calls = {
+  ...dbCalls
+}
+
+/** Every event main pushes to the renderer. */
+export const events = {
+  ...dbEvents
+}
+
+export type Calls = typeof calls
+export type CallName = keyof Calls
+export type CallInput<N extends CallName> = z.input<Calls[N]['input']>
+export type CallOutput<N extends CallName> = z.output<Calls[N]['output']>
+export type Events = typeof events
+export type EventName = keyof Events
+export type EventPayload<N extends EventName> = z.output<Events[N]['payload']>
+
+export const isCallName = (name: string): name is CallName => Object.hasOwn(calls, name)
+export const isEventName = (name: string): name is EventName => Object.hasOwn(events, name)
