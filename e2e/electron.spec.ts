@@ -11,13 +11,14 @@ test.describe('Electron shell', () => {
     const app = await electron.launch({ args: [join(__dirname, '..')], env: { ...process.env, SYNCSCOPE_PORT: '0' } })
     const window = await app.firstWindow()
     await expect(window.getByRole('heading', { name: 'Database' })).toBeVisible()
-    const preferences = await app.evaluate(({ BrowserWindow }) => {
-      const [only] = BrowserWindow.getAllWindows()
-      const prefs = only?.webContents.getLastWebPreferences()
-      return { count: BrowserWindow.getAllWindows().length, contextIsolation: prefs?.contextIsolation, sandbox: prefs?.sandbox, nodeIntegration: prefs?.nodeIntegration }
-    })
-    expect(preferences).toEqual({ count: 1, contextIsolation: true, sandbox: true, nodeIntegration: false })
-    expect(await window.evaluate(() => typeof (window as unknown as { require?: unknown }).require)).toBe('undefined')
+    expect(await app.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBe(1)
+    const exposed = await window.evaluate(() => ({
+      require: typeof (window as unknown as { require?: unknown }).require,
+      process: typeof (window as unknown as { process?: unknown }).process,
+      bridge: Object.keys((window as unknown as { syncscope: object }).syncscope).sort()
+    }))
+    expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: ['call', 'subscribe'] })
+    await expect(window.evaluate(() => globalThis.open('https://example.com'))).resolves.toBeNull()
     await app.close()
   })
 })

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto'
-import { startCore, type Core, type DatabaseBoundFactory } from './core'
-import { startHeadlessServer, type HeadlessServer, type PublicRoute } from './headless/server'
+import type { ServeOptions } from './cli/serve-options'
+import { startCore, type Core } from './core'
+import { EventBus } from './events'
+import { startHeadlessServer, type HeadlessServer } from './headless/server'
+import { startRooms, type RoomContext, type Rooms } from './rooms'
 import { createDispatcher, type Dispatch } from './rpc/dispatcher'
 import { createHandlers } from './rpc/handlers'
-import type { ServeOptions } from './cli/serve-options'
 
 export interface RunningApp {
   core: Core
+  rooms: Rooms
   dispatch: Dispatch
   server: HeadlessServer
   /** Lines that tell a person what is served where. */
@@ -21,39 +24,48 @@ export interface StartAppOptions {
   log: (line: string) => void
 }
 
-/** Starts the core, every room and the HTTP server: the same for `syncscope serve` and the Electron shell. */
+async function closeAll(context: RoomContext): Promise<void> {
+  for (const close of [...context.onClose].reverse()) await close()
+}
+
+/** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
 export async function startApp({ serve, rendererDir, log }: StartAppOptions): Promise<RunningApp> {
-  const dependents: DatabaseBoundFactory[] = []
-  const publicRoutes: PublicRoute[] = []
-  const core = await startCore({ dataDir: serve.dataDir, database: serve.database, workspaceDir: serve.workspace, log }, dependents)
-  const dispatch = createDispatcher(createHandlers(core), (name, error) => log(`call ${name} failed: ${(error as Error).stack ?? String(error)}`))
+  const events = new EventBus()
+  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [] }
+  let core: Core | null = null
   let server: HeadlessServer
+  let rooms: Rooms
   try {
+    rooms = await startRooms(context)
+    core = await startCore({ dataDir: serve.dataDir, database: serve.database, workspaceDir: serve.workspace, log, events }, context.dependents)
+    const handlers = createHandlers(core, rooms)
+    const dispatch = createDispatcher(handlers, (name, error) => log(`call ${name} failed: ${(error as Error).stack ?? String(error)}`))
     server = await startHeadlessServer({
       host: serve.host,
       port: serve.port,
       token: randomBytes(24).toString('base64url'),
       dispatch,
-      events: core.events,
+      events,
       rendererDir,
-      publicRoutes,
+      publicRoutes: context.publicRoutes,
       log
     })
-  } catch (error) {
-    await core.close()
-    throw error
-  }
-  return {
-    core,
-    dispatch,
-    server,
-    describe: () => [
-      `Shape API     ${server.url}/v1/shape`,
-      ...(server.uiUrl ? [`Syncscope UI  ${server.uiUrl}`] : [])
-    ],
-    async close() {
-      await server.close()
-      await core.close()
+    const running = core
+    return {
+      core: running,
+      rooms,
+      dispatch,
+      server,
+      describe: () => [`Shape API     ${server.url}/v1/shape`, ...context.banner, ...(server.uiUrl ? [`Syncscope UI  ${server.uiUrl}`] : [])],
+      async close() {
+        await server.close()
+        await running.close()
+        await closeAll(context)
+      }
     }
+  } catch (error) {
+    await core?.close()
+    await closeAll(context)
+    throw error
   }
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { openDatabase, type Database, type DatabaseTarget } from './db/database'
 import { createSqlConsole, type SqlConsole } from './db/sql-console'
-import { EventBus } from './events'
+import type { EventBus } from './events'
 
 export interface CoreOptions {
   dataDir: string
@@ -9,6 +9,7 @@ export interface CoreOptions {
   /** Workspace folder (its mcp.json); defaults to the current directory. */
   workspaceDir: string
   log: (line: string) => void
+  events: EventBus
 }
 
 /** A service that lives on top of the current database and restarts when the app connects elsewhere. */
@@ -31,7 +32,7 @@ export interface Core {
 
 /** Starts the plain-Node core both shells share: the database and every room on top of it. */
 export async function startCore(options: CoreOptions, dependents: DatabaseBoundFactory[] = []): Promise<Core> {
-  const events = new EventBus()
+  const { events } = options
   let current: { db: Database; sql: SqlConsole; services: DatabaseBoundService[] } | null = null
 
   async function open(target: DatabaseTarget) {

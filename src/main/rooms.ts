@@ -1,0 +1,31 @@
+import type { ServeOptions } from './cli/serve-options'
+import type { DatabaseBoundFactory } from './core'
+import type { EventBus } from './events'
+import type { PublicRoute } from './headless/server'
+
+/** What a room gets when the app starts, before the database is up. */
+export interface RoomContext {
+  serve: ServeOptions
+  events: EventBus
+  log: (line: string) => void
+  /** Routes the HTTP server answers without the app token (e.g. `/v1/` for the shape API). */
+  publicRoutes: PublicRoute[]
+  /** Services (re)started on every database the app connects to, in this order. */
+  dependents: DatabaseBoundFactory[]
+  /** Lines printed at start-up telling a person what is served where. */
+  banner: string[]
+  /** Run when the app closes, in reverse order. */
+  onClose: Array<() => Promise<void>>
+}
+
+/**
+ * Every room's long-lived object, handed to the contract handlers. A room adds its field here and starts itself in
+ * `startRooms`; handlers in src/main/rpc/handlers/<room>.ts receive `(core, rooms)`.
+ */
+export interface Rooms {
+  readonly context: RoomContext
+}
+
+export async function startRooms(context: RoomContext): Promise<Rooms> {
+  return { context }
+}
