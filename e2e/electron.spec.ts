@@ -18,7 +18,7 @@ test.describe('Electron shell', () => {
       bridge: Object.keys((window as unknown as { syncscope: object }).syncscope).sort()
     }))
     expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: ['call', 'subscribe'] })
-    await expect(window.evaluate(() => globalThis.open('https://example.com'))).resolves.toBeNull()
+    await expect(window.evaluate(() => (globalThis as unknown as { open(url: string): unknown }).open('https://example.com'))).resolves.toBeNull()
     await app.close()
   })
 })
