@@ -1,7 +1,6 @@
 import { BrowserWindow, shell } from 'electron'
 import { join } from 'node:path'
-
-const isSafeExternal = (url: string): boolean => /^https?:\/\//i.test(url)
+import { isSafeExternalUrl } from '../net/external-url'
 
 /** The one app window: isolated, sandboxed, no Node in the page, navigation locked to the app itself. */
 export function createMainWindow(): BrowserWindow {
@@ -21,7 +20,7 @@ export function createMainWindow(): BrowserWindow {
   })
   window.once('ready-to-show', () => window.show())
   window.webContents.setWindowOpenHandler(({ url }) => {
-    if (isSafeExternal(url)) void shell.openExternal(url)
+    if (isSafeExternalUrl(url)) void shell.openExternal(url)
     return { action: 'deny' }
   })
   window.webContents.on('will-navigate', (event) => event.preventDefault())
@@ -31,5 +30,3 @@ export function createMainWindow(): BrowserWindow {
   else void window.loadFile(join(__dirname, '../renderer/index.html'))
   return window
 }
-
-export { isSafeExternal }

@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const BIN = resolve(__dirname, '../../bin/syncscope.js')
+
+function runCli(args: string[]) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)))
+  return { child, exited, output: () => ({ stdout, stderr }) }
+}
+
+async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((done) => setTimeout(done, 100))
+  }
+}
+
+describe('syncscope serve', () => {
+  const folders: string[] = []
+  afterAll(() => Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))))
+
+  it('prints what it serves and stops cleanly on SIGTERM, embedded Postgres included', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
+    folders.push(dataDir)
+    const run = runCli(['serve', '--port', '0', '--data-dir', dataDir])
+    await waitFor(() => run.output().stdout.includes('Press Ctrl+C to stop.'), 'the banner')
+    expect(run.output().stdout).toMatch(/Shape API\s+http:\/\/127\.0\.0\.1:\d+\/v1\/shape/)
+    expect(run.output().stdout).toContain(`Data folder   ${dataDir}`)
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true)
+    run.child.kill('SIGTERM')
+    expect(await run.exited).toBe(0)
+    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false)
+  })
+
+  it.each([
+    [['serve', '--port', 'abc'], '--port must be a number'],
+    [['serve', '--database', 'mysql://x'], '--database must be `embedded` or a postgres:// URL'],
+    [['serve', '--header-brand', 'acme'], '--header-brand must be `service` or `electric`'],
+    [['serve', '--ui', '--host', '0.0.0.0'], '--ui serves the app contract, which only listens on loopback'],
+    [['serve', '--nope'], "Unknown option '--nope'"],
+    [['frobnicate'], "unknown command 'frobnicate'"]
+  ])('refuses %j with a message naming the problem', async (args, message) => {
+    const run = runCli(args)
+    expect(await run.exited).not.toBe(0)
+    expect(run.output().stderr).toContain(message)
+  })
+})
