@@ -1,0 +1,989 @@
+import type { Node } from 'libpg-query'
+import * as ast from './ast'
+import { type ColumnTypes, lookupColumn } from './column-types'
+import { type EqualityIndexKey, indexKind, keyOfValue } from './equality'
+import { WhereError, WhereRuntimeError } from './errors'
+import { like } from './like'
+import {
+  BOOL,
+  FLOAT8,
+  INT4,
+  INT8,
+  NUMERIC,
+  TEXT,
+  type SqlType,
+  builtinType,
+  columnSqlType,
+  compareValues,
+  formatValue,
+  isNumberType,
+  isOrdered,
+  parseValue,
+  sameType,
+  typeName
+} from './types'
+import * as v from './values'
+
+export type Row = Readonly<Record<string, string | null>>
+type Evaluate = (row: Row) => unknown
+
+/** A validated expression: its type, how to evaluate it, and the parse tree of the SQL that means the same. */
+interface Typed {
+  type: SqlType
+  evaluate: Evaluate
+  ast: Node
+  location: number | undefined
+  /** Set while the type is unknown: an untyped literal or a placeholder. */
+  literal?: { text: string | null; param?: number }
+  /** Set for a bare column reference. */
+  column?: string
+  /** Set for a compile-time constant. */
+  constant?: { value: unknown }
+  /** For conditions: conjuncts of the form column ∈ keys. */
+  equalities?: EqualityIndexKey[]
+}
+
+export interface CompileContext {
+  columns: ColumnTypes
+  allowed: ReadonlySet<string> | undefined
+  params: Readonly<Record<string, string>>
+  usedParams: Set<number>
+  referenced: Set<string>
+  /** Length of the text the parser saw before the user's where. */
+  offset: number
+  depth: number
+}
+
+/** Deeper expressions are refused before they can exhaust the stack of the compiler or the deparser. */
+export const MAX_WHERE_DEPTH = 200
+
+const SYSTEM_COLUMNS = new Set(['ctid', 'xmin', 'xmax', 'cmin', 'cmax', 'tableoid', 'oid'])
+
+/** The immutable functions a where may call (besides COALESCE and NULLIF, which are syntax). */
+export const ALLOWED_FUNCTIONS = ['lower', 'upper', 'length', 'char_length', 'character_length', 'abs'] as const
+
+function fail(ctx: CompileContext, message: string, location: number | undefined, param?: WhereError['param']): never {
+  const position = location !== undefined && location >= 0 ? location - ctx.offset + 1 : undefined
+  throw new WhereError(message, param ?? 'where', position)
+}
+
+function locationOf(node: Node | undefined): number | undefined {
+  if (!node) return undefined
+  const inner = Object.values(node)[0] as { location?: number } | undefined
+  return inner?.location
+}
+
+// ---------- constants, coercion, conversion ----------
+
+function constantAst(type: SqlType, value: unknown): Node {
+  if (type.kind === 'enum') return value === null ? ast.nullConst() : ast.stringConst(value as string)
+  if (type.kind === 'unknown') return value === null ? ast.nullConst() : ast.stringConst(value as string)
+  if (value === null) return ast.cast(ast.nullConst(), type)
+  if (type.kind === 'bool') return ast.boolConst(value as boolean)
+  return ast.cast(ast.stringConst(formatValue(type, value)), type)
+}
+
+function constant(type: SqlType, value: unknown, location: number | undefined): Typed {
+  return { type, evaluate: () => value, ast: constantAst(type, value), location, constant: { value } }
+}
+
+function unknownLiteral(text: string | null, location: number | undefined, param?: number): Typed {
+  return {
+    type: { kind: 'unknown' },
+    evaluate: () => text,
+    ast: text === null ? ast.nullConst() : ast.stringConst(text),
+    location,
+    literal: param === undefined ? { text } : { text, param }
+  }
+}
+
+/** Gives an untyped literal or placeholder its type from context, as Postgres does. */
+function coerce(ctx: CompileContext, node: Typed, type: SqlType): Typed {
+  if (node.type.kind !== 'unknown' || type.kind === 'unknown') return node
+  const literal = node.literal
+  if (!literal || literal.text === null) return constant(type, null, node.location)
+  try {
+    return constant(type, parseValue(type, literal.text), node.location)
+  } catch (error) {
+    if (!(error instanceof WhereRuntimeError)) throw error
+    if (literal.param !== undefined) {
+      fail(ctx, `params[${literal.param}] (for $${literal.param}): ${error.message}`, node.location, `params[${literal.param}]`)
+    }
+    fail(ctx, error.message, node.location)
+  }
+}
+
+type Convert = (value: unknown) => unknown
+
+/** Implicit and explicit conversions the evaluator reproduces exactly. */
+function converter(from: SqlType, to: SqlType, explicit: boolean): Convert | undefined {
+  if (sameType(from, to)) return (x) => x
+  switch (to.kind) {
+    case 'int': {
+      const name = to.name
+      if (from.kind === 'int') return (x) => v.checkIntRange(x as bigint, name)
+      if (!explicit) return undefined
+      if (from.kind === 'numeric') return (x) => v.numericToInt(x as v.Numeric, name)
+      if (from.kind === 'float') return (x) => v.floatToInt(x as number, name)
+      if (from.kind === 'text') return (x) => v.parseInt(x as string, name)
+      if (from.kind === 'bool' && name === 'int4') return (x) => (x ? 1n : 0n)
+      return undefined
+    }
+    case 'numeric':
+      if (from.kind === 'int') return (x) => v.decimalFromInt(x as bigint)
+      if (explicit && from.kind === 'text') return (x) => v.parseNumeric(x as string)
+      return undefined
+    case 'float': {
+      const round = to.name === 'float4' ? (x: number): number => v.checkFloat(Math.fround(x)) : (x: number): number => x
+      if (from.kind === 'int') return (x) => round(Number(x as bigint))
+      if (from.kind === 'numeric') return (x) => round(v.numericToFloat(x as v.Numeric))
+      if (from.kind === 'float') return (x) => round(x as number)
+      if (explicit && from.kind === 'text') return (x) => round(v.parseFloat8(x as string))
+      return undefined
+    }
+    case 'timestamp':
+      return from.kind === 'date' ? (x) => v.dateToTimestamp(x as number) : undefined
+    case 'date':
+      return explicit && from.kind === 'timestamp' ? (x) => v.timestampToDate(x as bigint) : undefined
+    case 'text':
+      if (!explicit) return undefined
+      return textOutput(from)
+    case 'bool':
+      if (!explicit) return undefined
+      if (from.kind === 'text') return (x) => v.parseBool(x as string)
+      if (from.kind === 'int' && from.name === 'int4') return (x) => x !== 0n
+      return undefined
+    case 'uuid':
+      return explicit && from.kind === 'text' ? (x) => v.parseUuid(x as string) : undefined
+    case 'enum':
+      return explicit && from.kind === 'text' && to.labels.length > 0 ? (x) => parseValue(to, x as string) : undefined
+    default:
+      return undefined
+  }
+}
+
+/** `::text` for the types whose text output does not depend on session settings. */
+function textOutput(from: SqlType): Convert | undefined {
+  switch (from.kind) {
+    case 'int':
+      return (x) => (x as bigint).toString()
+    case 'numeric':
+      return (x) => v.numericToString(x as v.Numeric)
+    case 'bool':
+      return (x) => (x ? 'true' : 'false')
+    case 'uuid':
+    case 'enum':
+    case 'text':
+      return (x) => x
+    case 'opaque':
+      return from.name === 'json' || from.name === 'jsonb' ? (x) => x : undefined
+    default:
+      return undefined
+  }
+}
+
+function convert(node: Typed, to: SqlType, fn: Convert): Typed {
+  if (sameType(node.type, to)) return node
+  if (node.constant) return constant(to, node.constant.value === null ? null : fn(node.constant.value), node.location)
+  const inner = node.evaluate
+  return {
+    type: to,
+    evaluate: (row) => {
+      const value = inner(row)
+      return value === null ? null : fn(value)
+    },
+    ast: node.ast,
+    location: node.location
+  }
+}
+
+/** The type both sides of a comparison or arithmetic are brought to, per Postgres's implicit casts. */
+function commonType(a: SqlType, b: SqlType): SqlType | undefined {
+  if (sameType(a, b)) return a
+  if (a.kind === 'int' && b.kind === 'int') return a.name === 'int8' || b.name === 'int8' ? INT8 : a.name === 'int4' || b.name === 'int4' ? INT4 : a
+  if (isNumberType(a) && isNumberType(b)) return a.kind === 'float' || b.kind === 'float' ? FLOAT8 : NUMERIC
+  if ((a.kind === 'date' && b.kind === 'timestamp') || (a.kind === 'timestamp' && b.kind === 'date')) return { kind: 'timestamp' }
+  return undefined
+}
+
+function unify(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): [Typed, Typed, SqlType] {
+  let l = left
+  let r = right
+  if (l.type.kind === 'unknown' && r.type.kind === 'unknown') {
+    l = coerce(ctx, l, TEXT)
+    r = coerce(ctx, r, TEXT)
+  } else {
+    l = coerce(ctx, l, r.type)
+    r = coerce(ctx, r, l.type)
+  }
+  const type = commonType(l.type, r.type)
+  const toLeft = type && converter(l.type, type, false)
+  const toRight = type && converter(r.type, type, false)
+  if (!type || !toLeft || !toRight) {
+    fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
+  }
+  return [convert(l, type, toLeft), convert(r, type, toRight), type]
+}
+
+function castTo(ctx: CompileContext, node: Typed, to: SqlType, location: number | undefined): Typed {
+  if (node.type.kind === 'unknown') return { ...coerce(ctx, node, to), location }
+  if (sameType(node.type, to)) return node
+  const fn = converter(node.type, to, true)
+  if (!fn) fail(ctx, `cast from ${typeName(node.type)} to ${typeName(to)} is not supported in where`, location)
+  const converted = convert(node, to, fn)
+  if (converted.constant) return converted
+  return { ...converted, ast: to.kind === 'enum' ? enumCast(node.ast, to.name) : ast.cast(node.ast, to) }
+}
+
+function enumCast(arg: Node, name: string): Node {
+  return { TypeCast: { arg, typeName: { names: [ast.str(name)], typemod: -1 } } }
+}
+
+// ---------- three-valued logic ----------
+
+function and(values: readonly Evaluate[]): Evaluate {
+  return (row) => {
+    let sawNull = false
+    for (const evaluate of values) {
+      const value = evaluate(row)
+      if (value === false) return false
+      if (value === null) sawNull = true
+    }
+    return sawNull ? null : true
+  }
+}
+
+function or(values: readonly Evaluate[]): Evaluate {
+  return (row) => {
+    let sawNull = false
+    for (const evaluate of values) {
+      const value = evaluate(row)
+      if (value === true) return true
+      if (value === null) sawNull = true
+    }
+    return sawNull ? null : false
+  }
+}
+
+function not(value: Evaluate): Evaluate {
+  return (row) => {
+    const result = value(row)
+    return result === null ? null : !result
+  }
+}
+
+function toBool(ctx: CompileContext, node: Typed, what: string): Typed {
+  const coerced = coerce(ctx, node, BOOL)
+  if (coerced.type.kind !== 'bool') fail(ctx, `argument of ${what} must be type boolean, not type ${typeName(coerced.type)}`, node.location)
+  return coerced
+}
+
+// ---------- comparisons ----------
+
+const COMPARISONS: Readonly<Record<string, (order: number) => boolean>> = {
+  '=': (c) => c === 0,
+  '<>': (c) => c !== 0,
+  '<': (c) => c < 0,
+  '<=': (c) => c <= 0,
+  '>': (c) => c > 0,
+  '>=': (c) => c >= 0
+}
+
+function comparisonTest(ctx: CompileContext, operator: string, type: SqlType, location: number | undefined): (order: number) => boolean {
+  const test = Object.hasOwn(COMPARISONS, operator) ? COMPARISONS[operator] : undefined
+  if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
+  if (type.kind === 'opaque' || type.kind === 'array') fail(ctx, `operator ${operator} is not supported for type ${typeName(type)}`, location)
+  if (!isOrdered(type) && operator !== '=' && operator !== '<>') {
+    fail(ctx, `operator ${operator} is not supported for type ${typeName(type)} in where (only = and <>); cast to text to compare labels`, location)
+  }
+  return test
+}
+
+/** `column = constant` (either way round) as an index key; the column is taken before, the constant after unification. */
+function equalityOf(left: Typed, right: Typed, unified: [Typed, Typed], type: SqlType): EqualityIndexKey[] | undefined {
+  const [column, value] = left.column !== undefined ? [left, unified[1]] : [right, unified[0]]
+  if (column.column === undefined || !value.constant) return undefined
+  const kind = indexKind(column.type, type)
+  if (!kind) return undefined
+  const keys = value.constant.value === null ? [] : [keyOfValue(kind, type, value.constant.value)]
+  return [{ column: column.column, kind, keys }]
+}
+
+/** Text order depends on the collation; the generated SQL pins C, the code-point order the evaluator uses. */
+function isOrderingText(operator: string, type: SqlType): boolean {
+  return type.kind === 'text' && operator !== '=' && operator !== '<>'
+}
+
+function compare(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+  const [l, r, type] = unify(ctx, operator, left, right, location)
+  const test = comparisonTest(ctx, operator, type, location)
+  const result: Typed = {
+    type: BOOL,
+    evaluate: (row) => {
+      const a = l.evaluate(row)
+      if (a === null) return null
+      const b = r.evaluate(row)
+      if (b === null) return null
+      return test(compareValues(type, a, b))
+    },
+    ast: ast.op(operator, isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, r.ast),
+    location
+  }
+  const equalities = operator === '=' ? equalityOf(left, right, [l, r], type) : undefined
+  return equalities ? { ...result, equalities } : result
+}
+
+// ---------- arithmetic and strings ----------
+
+function arithmetic(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+  if (operator === '||') return concat(ctx, left, right, location)
+  if (left.type.kind === 'unknown' && right.type.kind === 'unknown') fail(ctx, `operator is not unique: unknown ${operator} unknown`, location)
+  const l0 = coerce(ctx, left, right.type)
+  const r0 = coerce(ctx, right, l0.type)
+  if (!isNumberType(l0.type) || !isNumberType(r0.type)) {
+    fail(ctx, `operator does not exist: ${typeName(l0.type)} ${operator} ${typeName(r0.type)}`, location)
+  }
+  // float4 arithmetic rounds to single precision; the generated SQL computes in float8, as the evaluator does
+  const widen = (node: Typed): Typed =>
+    node.type.kind === 'float' && node.type.name === 'float4' ? { ...node, type: FLOAT8, ast: ast.cast(node.ast, FLOAT8) } : node
+  const [l, r, type] = unify(ctx, operator, widen(l0), widen(r0), location)
+  const apply = arithmeticOperation(ctx, operator, type, location)
+  return {
+    type,
+    evaluate: (row) => {
+      const a = l.evaluate(row)
+      if (a === null) return null
+      const b = r.evaluate(row)
+      if (b === null) return null
+      return apply(a, b)
+    },
+    ast: ast.op(operator, l.ast, r.ast),
+    location
+  }
+}
+
+function divisionByZero(): WhereRuntimeError {
+  return new WhereRuntimeError('division by zero')
+}
+
+function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlType, location: number | undefined): (a: unknown, b: unknown) => unknown {
+  if (type.kind === 'int') {
+    const name = type.name
+    const intOps: Record<string, (a: bigint, b: bigint) => bigint> = {
+      '+': (a, b) => a + b,
+      '-': (a, b) => a - b,
+      '*': (a, b) => a * b,
+      '/': (a, b) => {
+        if (b === 0n) throw divisionByZero()
+        return a / b
+      },
+      '%': (a, b) => {
+        if (b === 0n) throw divisionByZero()
+        return a % b
+      }
+    }
+    const fn = Object.hasOwn(intOps, operator) ? intOps[operator] : undefined
+    if (!fn) fail(ctx, `operator ${operator} is not supported for ${name}`, location)
+    return (a, b) => v.checkIntRange(fn(a as bigint, b as bigint), name)
+  }
+  if (type.kind === 'numeric') {
+    if (operator === '+') return (a, b) => v.addNumeric(a as v.Numeric, b as v.Numeric, 1n)
+    if (operator === '-') return (a, b) => v.addNumeric(a as v.Numeric, b as v.Numeric, -1n)
+    if (operator === '*') return (a, b) => v.multiplyNumeric(a as v.Numeric, b as v.Numeric)
+    if (operator === '%') return (a, b) => numericModulo(a as v.Numeric, b as v.Numeric)
+    fail(ctx, `operator ${operator} on numeric is not supported in where (its result scale is not reproduced); cast to float8`, location)
+  }
+  const floatOps: Record<string, (a: number, b: number) => number> = {
+    '+': (a, b) => a + b,
+    '-': (a, b) => a - b,
+    '*': (a, b) => a * b,
+    '/': (a, b) => {
+      if (b === 0) throw divisionByZero()
+      return a / b
+    }
+  }
+  const fn = Object.hasOwn(floatOps, operator) ? floatOps[operator] : undefined
+  if (!fn) fail(ctx, `operator ${operator} is not supported for float8`, location)
+  return (a, b) => {
+    const x = a as number
+    const y = b as number
+    const result = fn(x, y)
+    if (!Number.isFinite(result) && Number.isFinite(x) && Number.isFinite(y)) throw new WhereRuntimeError('value out of range: overflow')
+    if (result === 0 && x !== 0 && (operator === '*' || operator === '/')) throw new WhereRuntimeError('value out of range: underflow')
+    return result
+  }
+}
+
+function numericModulo(a: v.Numeric, b: v.Numeric): v.Numeric {
+  if (a === 'NaN' || b === 'NaN') return 'NaN'
+  if (typeof b === 'object' && b.digits === 0n) throw divisionByZero()
+  if (typeof a !== 'object') return 'NaN'
+  if (typeof b !== 'object') return a
+  const scale = Math.max(a.scale, b.scale)
+  const x = a.digits * 10n ** BigInt(scale - a.scale)
+  const y = b.digits * 10n ** BigInt(scale - b.scale)
+  return { digits: x % y, scale }
+}
+
+function concat(ctx: CompileContext, left: Typed, right: Typed, location: number | undefined): Typed {
+  const asText = (node: Typed): Typed => {
+    const coerced = coerce(ctx, node, TEXT)
+    const fn = coerced.type.kind === 'array' ? undefined : converter(coerced.type, TEXT, true)
+    if (!fn) fail(ctx, `operator || is not supported for type ${typeName(coerced.type)} in where`, node.location)
+    return convert(coerced, TEXT, fn)
+  }
+  if (left.type.kind !== 'text' && left.type.kind !== 'unknown' && right.type.kind !== 'text' && right.type.kind !== 'unknown') {
+    fail(ctx, `operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`, location)
+  }
+  const l = asText(left)
+  const r = asText(right)
+  return {
+    type: TEXT,
+    evaluate: (row) => {
+      const a = l.evaluate(row)
+      if (a === null) return null
+      const b = r.evaluate(row)
+      return b === null ? null : (a as string) + (b as string)
+    },
+    ast: ast.op('||', left.type.kind === 'unknown' ? l.ast : left.ast, right.type.kind === 'unknown' ? r.ast : right.ast),
+    location
+  }
+}
+
+function negate(ctx: CompileContext, operand: Typed, operator: string, location: number | undefined): Typed {
+  if (!isNumberType(operand.type)) fail(ctx, `operator does not exist: ${operator} ${typeName(operand.type)}`, location)
+  const type = operand.type
+  const fn: Convert =
+    operator === '+'
+      ? (x) => x
+      : type.kind === 'int'
+        ? (x) => v.checkIntRange(-(x as bigint), type.name)
+        : type.kind === 'numeric'
+          ? (x) => v.negateNumeric(x as v.Numeric)
+          : (x) => -(x as number)
+  const inner = operand.evaluate
+  return {
+    type,
+    evaluate: (row) => {
+      const value = inner(row)
+      return value === null ? null : fn(value)
+    },
+    ast: ast.op(operator, undefined, operand.ast),
+    location
+  }
+}
+
+function likeExpr(ctx: CompileContext, kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE', operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+  const l = coerce(ctx, left, TEXT)
+  const r = coerce(ctx, right, TEXT)
+  if (l.type.kind !== 'text' || r.type.kind !== 'text') {
+    fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
+  }
+  const insensitive = kind === 'AEXPR_ILIKE'
+  const negated = operator.startsWith('!')
+  return {
+    type: BOOL,
+    evaluate: (row) => {
+      const value = l.evaluate(row)
+      if (value === null) return null
+      const pattern = r.evaluate(row)
+      if (pattern === null) return null
+      return like(value as string, pattern as string, insensitive) !== negated
+    },
+    ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: insensitive ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
+    location
+  }
+}
+
+// ---------- arrays ----------
+
+interface ElementMatch {
+  left: Typed
+  type: SqlType
+  toComparison: Convert
+  test: (a: unknown, b: unknown) => boolean
+}
+
+function elementMatcher(ctx: CompileContext, operator: string, element: SqlType, left: Typed, location: number | undefined): ElementMatch {
+  const l = coerce(ctx, left, element)
+  const type = commonType(l.type, element)
+  const toLeft = type && converter(l.type, type, false)
+  const toElement = type && converter(element, type, false)
+  if (!type || !toLeft || !toElement) fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(element)}`, location)
+  const test = comparisonTest(ctx, operator, type, location)
+  return { left: convert(l, type, toLeft), type, toComparison: toElement, test: (a, b) => test(compareValues(type, a, toElement(b))) }
+}
+
+function anyAll(ctx: CompileContext, kind: 'AEXPR_OP_ANY' | 'AEXPR_OP_ALL', operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+  const arrayType: SqlType =
+    right.type.kind === 'array' ? right.type : { kind: 'array', element: left.type.kind === 'unknown' ? TEXT : left.type }
+  const r = coerce(ctx, right, arrayType)
+  if (r.type.kind !== 'array') fail(ctx, `op ANY/ALL (array) requires array on right side`, location)
+  const { left: l, type, toComparison, test } = elementMatcher(ctx, operator, r.type.element, left, location)
+  const any = kind === 'AEXPR_OP_ANY'
+  const result: Typed = {
+    type: BOOL,
+    evaluate: (row) => {
+      const value = l.evaluate(row)
+      if (value === null) return null
+      const items = r.evaluate(row) as unknown[] | null
+      if (items === null) return null
+      let sawNull = false
+      for (const item of items) {
+        if (item === null) sawNull = true
+        else if (test(value, item) === any) return any
+      }
+      return sawNull ? null : !any
+    },
+    ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
+    location
+  }
+  if (!any || operator !== '=' || left.column === undefined || !r.constant) return result
+  const indexType = indexKind(left.type, type)
+  if (!indexType || r.constant.value === null) return result
+  const items = (r.constant.value as unknown[]).filter((item) => item !== null)
+  const keys = items.map((item) => keyOfValue(indexType, type, toComparison(item)))
+  return { ...result, equalities: [{ column: left.column, kind: indexType, keys }] }
+}
+
+function arrayOperator(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+  const l = coerce(ctx, left, right.type)
+  const r = coerce(ctx, right, l.type)
+  if (l.type.kind !== 'array' || r.type.kind !== 'array' || !sameType(l.type, r.type) || !isOrdered(l.type.element)) {
+    fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
+  }
+  const element = l.type.element
+  const contains = (haystack: unknown[], needle: unknown): boolean =>
+    needle !== null && haystack.some((item) => item !== null && compareValues(element, item, needle) === 0)
+  const tests: Record<string, (a: unknown[], b: unknown[]) => boolean> = {
+    '@>': (a, b) => b.every((item) => contains(a, item)),
+    '<@': (a, b) => a.every((item) => contains(b, item)),
+    '&&': (a, b) => a.some((item) => contains(b, item))
+  }
+  const test = tests[operator]
+  if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
+  return {
+    type: BOOL,
+    evaluate: (row) => {
+      const a = l.evaluate(row) as unknown[] | null
+      if (a === null) return null
+      const b = r.evaluate(row) as unknown[] | null
+      return b === null ? null : test(a, b)
+    },
+    ast: ast.op(operator, l.ast, r.ast),
+    location
+  }
+}
+
+/** Brings several expressions to one type (COALESCE, ARRAY[…], IN lists). */
+function unifyAll(ctx: CompileContext, nodes: Typed[], what: string, location: number | undefined): [Typed[], SqlType] {
+  let type: SqlType | undefined
+  for (const node of nodes) {
+    if (node.type.kind === 'unknown') continue
+    const next: SqlType | undefined = type ? commonType(type, node.type) : node.type
+    if (!next) fail(ctx, `${what} types ${typeName(type ?? node.type)} and ${typeName(node.type)} cannot be matched`, node.location)
+    type = next
+  }
+  const target = type ?? TEXT
+  const converted = nodes.map((node) => {
+    const coerced = coerce(ctx, node, target)
+    const fn = converter(coerced.type, target, false)
+    if (!fn) fail(ctx, `${what} types ${typeName(coerced.type)} and ${typeName(target)} cannot be matched`, location)
+    return convert(coerced, target, fn)
+  })
+  return [converted, target]
+}
+
+// ---------- the walk ----------
+
+/** The whole where: a boolean, or an untyped literal or placeholder read as one. */
+export function compileCondition(ctx: CompileContext, node: Node): Typed {
+  return toBool(ctx, compileNode(ctx, node), 'WHERE')
+}
+
+function compileNode(ctx: CompileContext, node: Node): Typed {
+  if (ctx.depth >= MAX_WHERE_DEPTH) fail(ctx, `where is nested too deeply (more than ${MAX_WHERE_DEPTH} levels)`, locationOf(node))
+  ctx.depth += 1
+  try {
+    return compileNodeKind(ctx, node)
+  } finally {
+    ctx.depth -= 1
+  }
+}
+
+function compileNodeKind(ctx: CompileContext, node: Node): Typed {
+  const location = locationOf(node)
+  if ('A_Const' in node) return compileConst(ctx, node.A_Const, location)
+  if ('ParamRef' in node) {
+    const number = node.ParamRef.number ?? 0
+    if (number < 1) fail(ctx, `there is no parameter $${number}`, location)
+    ctx.usedParams.add(number)
+    const key = String(number)
+    if (!Object.hasOwn(ctx.params, key)) fail(ctx, `parameter $${number} has no value: params[${number}] is missing`, location, `params[${number}]`)
+    return unknownLiteral(ctx.params[key] ?? '', location, number)
+  }
+  if ('ColumnRef' in node) return compileColumn(ctx, node.ColumnRef.fields ?? [], location)
+  if ('TypeCast' in node) {
+    const arg = node.TypeCast.arg
+    if (!arg) fail(ctx, 'cast without an argument', location)
+    return castTo(ctx, compileNode(ctx, arg), resolveTypeName(ctx, node.TypeCast.typeName, location), location)
+  }
+  if ('A_Expr' in node) return compileAExpr(ctx, node.A_Expr, location)
+  if ('BoolExpr' in node) return compileBoolExpr(ctx, node.BoolExpr.boolop, node.BoolExpr.args ?? [], location)
+  if ('NullTest' in node) {
+    const arg = node.NullTest.arg
+    if (!arg) fail(ctx, 'IS NULL without an argument', location)
+    const operand = coerce(ctx, compileNode(ctx, arg), TEXT)
+    const isNull = node.NullTest.nulltesttype === 'IS_NULL'
+    const inner = operand.evaluate
+    return {
+      type: BOOL,
+      evaluate: (row) => (inner(row) === null) === isNull,
+      ast: { NullTest: { arg: operand.ast, nulltesttype: node.NullTest.nulltesttype } },
+      location
+    }
+  }
+  if ('BooleanTest' in node) return compileBooleanTest(ctx, node.BooleanTest.arg, node.BooleanTest.booltesttype, location)
+  if ('FuncCall' in node) return compileFunction(ctx, node.FuncCall, location)
+  if ('CoalesceExpr' in node) {
+    const args = (node.CoalesceExpr.args ?? []).map((arg) => compileNode(ctx, arg))
+    const [converted, type] = unifyAll(ctx, args, 'COALESCE', location)
+    const evaluators = converted.map((arg) => arg.evaluate)
+    return {
+      type,
+      evaluate: (row) => {
+        for (const evaluate of evaluators) {
+          const value = evaluate(row)
+          if (value !== null) return value
+        }
+        return null
+      },
+      ast: { CoalesceExpr: { args: converted.map((arg) => arg.ast) } },
+      location
+    }
+  }
+  if ('A_ArrayExpr' in node) {
+    const elements = (node.A_ArrayExpr.elements ?? []).map((element) => compileNode(ctx, element))
+    if (elements.length === 0) fail(ctx, 'cannot determine type of empty array', location)
+    const [converted, element] = unifyAll(ctx, elements, 'ARRAY', location)
+    if (element.kind === 'array' || element.kind === 'opaque') fail(ctx, `arrays of ${typeName(element)} are not supported in where`, location)
+    const evaluators = converted.map((item) => item.evaluate)
+    const type: SqlType = { kind: 'array', element }
+    const arrayAst: Node = { A_ArrayExpr: { elements: converted.map((item) => item.ast) } }
+    if (converted.every((item) => item.constant)) {
+      const value = converted.map((item) => item.constant?.value ?? null)
+      return { type, evaluate: () => value, ast: arrayAst, location, constant: { value } }
+    }
+    return { type, evaluate: (row) => evaluators.map((evaluate) => evaluate(row)), ast: arrayAst, location }
+  }
+  if ('SubLink' in node) fail(ctx, 'subqueries are not allowed in where', location)
+  if ('CollateClause' in node) fail(ctx, 'COLLATE is not supported in where (text comparisons use the C collation)', location)
+  if ('SQLValueFunction' in node) fail(ctx, 'functions of the current time or user are not allowed in where: they are not immutable', location)
+  const kind = Object.keys(node)[0] ?? 'expression'
+  const names: Record<string, string> = {
+    CaseExpr: 'CASE',
+    RowExpr: 'row constructors',
+    A_Indirection: 'subscripts and field selection',
+    MinMaxExpr: 'GREATEST/LEAST',
+    A_Star: '*'
+  }
+  fail(ctx, `${names[kind] ?? kind} is not supported in where`, location)
+}
+
+function compileConst(ctx: CompileContext, value: NonNullable<Extract<Node, { A_Const: unknown }>['A_Const']>, location: number | undefined): Typed {
+  if (value.isnull) return unknownLiteral(null, location)
+  if (value.ival) return constant(INT4, BigInt(value.ival.ival ?? 0), location)
+  if (value.fval) {
+    const text = value.fval.fval ?? '0'
+    if (/^-?\d+$/.test(text)) {
+      const integer = BigInt(text)
+      if (integer >= -(2n ** 63n) && integer < 2n ** 63n) return constant(INT8, integer, location)
+    }
+    return constant(NUMERIC, v.parseNumeric(text), location)
+  }
+  if (value.sval) return unknownLiteral(value.sval.sval ?? '', location)
+  if (value.boolval) return constant(BOOL, value.boolval.boolval ?? false, location)
+  fail(ctx, 'bit-string literals are not supported in where', location)
+}
+
+function compileColumn(ctx: CompileContext, fields: Node[], location: number | undefined): Typed {
+  const [field, ...rest] = fields
+  if (!field || !('String' in field) || rest.length > 0) {
+    if (field && 'A_Star' in field) fail(ctx, '* is not allowed in where', location)
+    fail(ctx, 'qualified column references are not allowed in where: use the bare column name of the shape table', location)
+  }
+  const name = field.String.sval ?? ''
+  if (SYSTEM_COLUMNS.has(name)) fail(ctx, `system column "${name}" is not allowed in where`, location)
+  const column = lookupColumn(ctx.columns, name)
+  if (!column || (ctx.allowed && !ctx.allowed.has(name))) fail(ctx, `unknown column "${name}"`, location)
+  ctx.referenced.add(name)
+  const type = columnSqlType(column)
+  return {
+    type,
+    evaluate: (row) => {
+      const text = Object.hasOwn(row, name) ? row[name] : undefined
+      if (text === undefined) throw new WhereRuntimeError(`the row has no value for column "${name}"`)
+      return text === null ? null : parseValue(type, text)
+    },
+    ast: ast.columnRef(name),
+    location,
+    column: name
+  }
+}
+
+const TYPE_ALIASES: Readonly<Record<string, string>> = {
+  integer: 'int4',
+  int: 'int4',
+  smallint: 'int2',
+  bigint: 'int8',
+  decimal: 'numeric',
+  real: 'float4',
+  'double precision': 'float8',
+  boolean: 'bool',
+  'character varying': 'varchar'
+}
+
+function resolveTypeName(ctx: CompileContext, name: { names?: Node[]; typmods?: Node[]; arrayBounds?: Node[]; setof?: boolean; pct_type?: boolean } | undefined, location: number | undefined): SqlType {
+  const parts = (name?.names ?? []).map((part) => ('String' in part ? (part.String.sval ?? '') : ''))
+  const last = parts[parts.length - 1] ?? ''
+  const qualifiedOk = parts.length === 1 || (parts.length === 2 && parts[0] === 'pg_catalog')
+  if (name?.typmods?.length) fail(ctx, `type modifiers are not supported in where casts: ${parts.join('.')}`, location)
+  if (name?.setof || name?.pct_type) fail(ctx, 'unsupported type in cast', location)
+  const resolved = Object.hasOwn(TYPE_ALIASES, last) ? (TYPE_ALIASES[last] ?? last) : last
+  let type = qualifiedOk ? builtinType(resolved) : undefined
+  if (!type && parts.length === 1) {
+    const enumColumn = Object.values(ctx.columns).find((column) => column.category === 'enum' && column.type === last)
+    if (enumColumn) type = columnSqlType(enumColumn)
+  }
+  if (!type) fail(ctx, `type ${parts.join('.')} is not supported in where casts`, location)
+  if (name?.arrayBounds?.length) {
+    if (name.arrayBounds.length > 1 || type.kind === 'enum') fail(ctx, `type ${parts.join('.')}[] is not supported in where casts`, location)
+    return { kind: 'array', element: type }
+  }
+  return type
+}
+
+function listItems(ctx: CompileContext, node: Node | undefined, location: number | undefined): Node[] {
+  if (node && 'List' in node) return node.List.items ?? []
+  fail(ctx, 'expected a list', location)
+}
+
+function compileAExpr(ctx: CompileContext, expr: Extract<Node, { A_Expr: unknown }>['A_Expr'], location: number | undefined): Typed {
+  const names = expr.name ?? []
+  const operatorNode = names[0]
+  if (names.length !== 1 || !operatorNode || !('String' in operatorNode)) fail(ctx, 'qualified operators are not supported in where', location)
+  const operator = operatorNode.String.sval ?? ''
+  const kind = expr.kind ?? 'AEXPR_OP'
+  const right = (): Typed => {
+    if (!expr.rexpr) fail(ctx, `operator ${operator} without a right operand`, location)
+    return compileNode(ctx, expr.rexpr)
+  }
+  const left = (): Typed => {
+    if (!expr.lexpr) fail(ctx, `operator ${operator} without a left operand`, location)
+    return compileNode(ctx, expr.lexpr)
+  }
+  switch (kind) {
+    case 'AEXPR_OP': {
+      if (!expr.lexpr) {
+        if (operator !== '-' && operator !== '+') fail(ctx, `prefix operator ${operator} is not supported in where`, location)
+        return negate(ctx, right(), operator, location)
+      }
+      if (Object.hasOwn(COMPARISONS, operator)) return compare(ctx, operator, left(), right(), location)
+      if (['+', '-', '*', '/', '%', '||'].includes(operator)) return arithmetic(ctx, operator, left(), right(), location)
+      if (['@>', '<@', '&&'].includes(operator)) return arrayOperator(ctx, operator, left(), right(), location)
+      return fail(ctx, `operator ${operator} is not supported in where`, location)
+    }
+    case 'AEXPR_LIKE':
+    case 'AEXPR_ILIKE': {
+      if (expr.rexpr && 'FuncCall' in expr.rexpr) fail(ctx, 'LIKE … ESCAPE is not supported in where', location)
+      return likeExpr(ctx, kind, operator, left(), right(), location)
+    }
+    case 'AEXPR_OP_ANY':
+    case 'AEXPR_OP_ALL':
+      return anyAll(ctx, kind, operator, left(), right(), location)
+    case 'AEXPR_DISTINCT':
+    case 'AEXPR_NOT_DISTINCT': {
+      const [l, r, type] = unify(ctx, '=', left(), right(), location)
+      comparisonTest(ctx, '=', type, location)
+      const distinct = kind === 'AEXPR_DISTINCT'
+      return {
+        type: BOOL,
+        evaluate: (row) => {
+          const a = l.evaluate(row)
+          const b = r.evaluate(row)
+          const same = a === null || b === null ? a === b : compareValues(type, a, b) === 0
+          return same !== distinct
+        },
+        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: l.ast, rexpr: r.ast } },
+        location
+      }
+    }
+    case 'AEXPR_NULLIF': {
+      const [l, r, type] = unify(ctx, '=', left(), right(), location)
+      comparisonTest(ctx, '=', type, location)
+      return {
+        type,
+        evaluate: (row) => {
+          const a = l.evaluate(row)
+          const b = r.evaluate(row)
+          return a !== null && b !== null && compareValues(type, a, b) === 0 ? null : a
+        },
+        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: l.ast, rexpr: r.ast } },
+        location
+      }
+    }
+    case 'AEXPR_IN':
+      return compileIn(ctx, operator, left(), listItems(ctx, expr.rexpr, location), location)
+    case 'AEXPR_BETWEEN':
+    case 'AEXPR_NOT_BETWEEN':
+    case 'AEXPR_BETWEEN_SYM':
+    case 'AEXPR_NOT_BETWEEN_SYM':
+      return compileBetween(ctx, kind, operator, left(), listItems(ctx, expr.rexpr, location), location)
+    default:
+      fail(ctx, `${kind === 'AEXPR_SIMILAR' ? 'SIMILAR TO' : 'this operator'} is not supported in where`, location)
+  }
+}
+
+function compileIn(ctx: CompileContext, operator: string, left: Typed, items: Node[], location: number | undefined): Typed {
+  const negated = operator === '<>'
+  const compiledItems = items.map((item) => compileNode(ctx, item))
+  const firstTyped = compiledItems.find((item) => item.type.kind !== 'unknown')
+  const l = left.type.kind === 'unknown' ? coerce(ctx, left, firstTyped?.type ?? TEXT) : left
+  const tests = compiledItems.map((item) => compare(ctx, negated ? '<>' : '=', l, item, item.location))
+  const evaluate = negated ? and(tests.map((test) => test.evaluate)) : or(tests.map((test) => test.evaluate))
+  const itemAsts = tests.map((test) => {
+    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr) throw new Error('comparison builds an A_Expr')
+    return test.ast.A_Expr.rexpr
+  })
+  const result: Typed = {
+    type: BOOL,
+    evaluate,
+    ast: { A_Expr: { kind: 'AEXPR_IN', name: [ast.str(operator)], lexpr: l.ast, rexpr: { List: { items: itemAsts } } } },
+    location
+  }
+  if (negated || left.column === undefined) return result
+  const keys: string[] = []
+  let indexKindSeen: EqualityIndexKey['kind'] | undefined
+  for (const test of tests) {
+    const equality = test.equalities?.[0]
+    if (!equality || (indexKindSeen && equality.kind !== indexKindSeen)) return result
+    indexKindSeen = equality.kind
+    keys.push(...equality.keys)
+  }
+  return indexKindSeen ? { ...result, equalities: [{ column: left.column, kind: indexKindSeen, keys }] } : result
+}
+
+function compileBetween(ctx: CompileContext, kind: string, operator: string, value: Typed, bounds: Node[], location: number | undefined): Typed {
+  const [lowNode, highNode] = bounds
+  if (!lowNode || !highNode || bounds.length !== 2) fail(ctx, 'BETWEEN needs two bounds', location)
+  const low = compileNode(ctx, lowNode)
+  const high = compileNode(ctx, highNode)
+  const x = value.type.kind === 'unknown' ? coerce(ctx, value, low.type.kind !== 'unknown' ? low.type : high.type.kind !== 'unknown' ? high.type : TEXT) : value
+  const ge = (bound: Typed): Typed => compare(ctx, '>=', x, bound, location)
+  const le = (bound: Typed): Typed => compare(ctx, '<=', x, bound, location)
+  const [geLow, leHigh, geHigh, leLow] = [ge(low), le(high), ge(high), le(low)]
+  const forward = and([geLow.evaluate, leHigh.evaluate])
+  const evaluate =
+    kind === 'AEXPR_BETWEEN'
+      ? forward
+      : kind === 'AEXPR_NOT_BETWEEN'
+        ? not(forward)
+        : kind === 'AEXPR_BETWEEN_SYM'
+          ? or([forward, and([geHigh.evaluate, leLow.evaluate])])
+          : not(or([forward, and([geHigh.evaluate, leLow.evaluate])]))
+  const rightOf = (test: Typed): Node => {
+    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr || !test.ast.A_Expr.lexpr) throw new Error('comparison builds an A_Expr')
+    return test.ast.A_Expr.rexpr
+  }
+  const leftAst = 'A_Expr' in geLow.ast && geLow.ast.A_Expr.lexpr ? geLow.ast.A_Expr.lexpr : x.ast
+  return {
+    type: BOOL,
+    evaluate,
+    ast: { A_Expr: { kind: kind as 'AEXPR_BETWEEN', name: [ast.str(operator)], lexpr: leftAst, rexpr: { List: { items: [rightOf(geLow), rightOf(leHigh)] } } } },
+    location
+  }
+}
+
+function compileBoolExpr(ctx: CompileContext, boolop: string | undefined, argNodes: Node[], location: number | undefined): Typed {
+  const what = boolop === 'AND_EXPR' ? 'AND' : boolop === 'OR_EXPR' ? 'OR' : 'NOT'
+  const args = argNodes.map((arg) => toBool(ctx, compileNode(ctx, arg), what))
+  if (boolop === 'NOT_EXPR') {
+    const [arg] = args
+    if (!arg || args.length !== 1) fail(ctx, 'NOT takes one argument', location)
+    return { type: BOOL, evaluate: not(arg.evaluate), ast: { BoolExpr: { boolop: 'NOT_EXPR', args: [arg.ast] } }, location }
+  }
+  const op = boolop === 'AND_EXPR' ? 'AND_EXPR' : 'OR_EXPR'
+  // nested ANDs (ORs) are flattened: one canonical form, and the text Postgres re-reads the same way
+  const flatAsts = args.flatMap((arg) => ('BoolExpr' in arg.ast && arg.ast.BoolExpr.boolop === op ? (arg.ast.BoolExpr.args ?? []) : [arg.ast]))
+  const evaluators = args.map((arg) => arg.evaluate)
+  const result: Typed = { type: BOOL, evaluate: op === 'AND_EXPR' ? and(evaluators) : or(evaluators), ast: { BoolExpr: { boolop: op, args: flatAsts } }, location }
+  if (op === 'OR_EXPR') return result
+  const equalities = args.flatMap((arg) => arg.equalities ?? (arg.column !== undefined && arg.type.kind === 'bool' ? [{ column: arg.column, kind: 'bool' as const, keys: ['t'] }] : []))
+  return equalities.length > 0 ? { ...result, equalities } : result
+}
+
+function compileBooleanTest(ctx: CompileContext, argNode: Node | undefined, test: string | undefined, location: number | undefined): Typed {
+  if (!argNode) fail(ctx, 'IS TRUE without an argument', location)
+  const arg = toBool(ctx, compileNode(ctx, argNode), `IS ${(test ?? '').replace(/^IS_/, '').replace('_', ' ')}`)
+  const outcomes: Record<string, (value: unknown) => boolean> = {
+    IS_TRUE: (x) => x === true,
+    IS_NOT_TRUE: (x) => x !== true,
+    IS_FALSE: (x) => x === false,
+    IS_NOT_FALSE: (x) => x !== false,
+    IS_UNKNOWN: (x) => x === null,
+    IS_NOT_UNKNOWN: (x) => x !== null
+  }
+  const outcome = test && Object.hasOwn(outcomes, test) ? outcomes[test] : undefined
+  if (!outcome || !test) fail(ctx, 'unsupported boolean test', location)
+  const inner = arg.evaluate
+  return {
+    type: BOOL,
+    evaluate: (row) => outcome(inner(row)),
+    ast: { BooleanTest: { arg: arg.ast, booltesttype: test as 'IS_TRUE' } },
+    location
+  }
+}
+
+function compileFunction(ctx: CompileContext, call: Extract<Node, { FuncCall: unknown }>['FuncCall'], location: number | undefined): Typed {
+  const parts = (call.funcname ?? []).map((part) => ('String' in part ? (part.String.sval ?? '') : ''))
+  const name = parts[parts.length - 1] ?? ''
+  const qualifiedOk = parts.length === 1 || (parts.length === 2 && parts[0] === 'pg_catalog')
+  const allowed = qualifiedOk && (ALLOWED_FUNCTIONS as readonly string[]).includes(name) && call.funcformat === 'COERCE_EXPLICIT_CALL'
+  if (!allowed) {
+    fail(ctx, `function ${parts.join('.')}() is not allowed in where; allowed functions: ${ALLOWED_FUNCTIONS.join(', ')}, coalesce, nullif`, location)
+  }
+  if (call.agg_star || call.agg_distinct || call.agg_order || call.agg_filter || call.over || call.func_variadic || call.agg_within_group) {
+    fail(ctx, `aggregate or window syntax is not allowed in where`, location)
+  }
+  const args = (call.args ?? []).map((arg) => compileNode(ctx, arg))
+  const [first] = args
+  if (!first || args.length !== 1) fail(ctx, `function ${name}() takes exactly one argument`, location)
+  const unary = (operand: Typed, type: SqlType, fn: Convert, argAst: Node): Typed => {
+    const inner = operand.evaluate
+    return {
+      type,
+      evaluate: (row) => {
+        const value = inner(row)
+        return value === null ? null : fn(value)
+      },
+      ast: ast.funcCall(name, [argAst]),
+      location
+    }
+  }
+  if (name === 'abs') {
+    if (!isNumberType(first.type)) fail(ctx, `function abs(${typeName(first.type)}) does not exist`, location)
+    const type = first.type
+    const fn: Convert =
+      type.kind === 'int'
+        ? (x) => v.checkIntRange((x as bigint) < 0n ? -(x as bigint) : (x as bigint), type.name)
+        : type.kind === 'numeric'
+          ? (x) => (typeof x === 'object' && (x as v.Decimal).digits < 0n) || x === '-Infinity' ? v.negateNumeric(x as v.Numeric) : x
+          : (x) => Math.abs(x as number)
+    return unary(first, type, fn, first.ast)
+  }
+  const text = coerce(ctx, first, TEXT)
+  if (text.type.kind !== 'text') fail(ctx, `function ${name}(${typeName(text.type)}) does not exist`, location)
+  if (name === 'lower') return unary(text, TEXT, (x) => v.asciiLower(x as string), ast.collateC(text.ast))
+  if (name === 'upper') return unary(text, TEXT, (x) => v.asciiUpper(x as string), ast.collateC(text.ast))
+  return unary(text, INT4, (x) => BigInt([...(x as string)].length), text.ast)
+}
