@@ -2,6 +2,8 @@ import type { ServeOptions } from './cli/serve-options'
 import type { DatabaseBoundFactory } from './core'
 import type { EventBus } from './events'
 import type { PublicRoute } from './headless/server'
+import { type ProxyRoom, startProxyRoom } from './proxy/room'
+import { type ShapesRoom, startShapesRoom } from './shapes/room'
 
 /** What a room gets when the app starts, before the database is up. */
 export interface RoomContext {
@@ -24,8 +26,10 @@ export interface RoomContext {
  */
 export interface Rooms {
   readonly context: RoomContext
+  readonly shapes: ShapesRoom
+  readonly proxy: ProxyRoom
 }
 
 export async function startRooms(context: RoomContext): Promise<Rooms> {
-  return { context }
+  return { context, shapes: startShapesRoom(context), proxy: await startProxyRoom(context) }
 }

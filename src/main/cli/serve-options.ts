@@ -22,6 +22,7 @@ export const ServeOptionsSchema = z
     secret: z.string().min(1, '--secret must not be empty').optional(),
     longPollTimeout: z.coerce.number().int().positive('--long-poll-timeout must be a positive number of milliseconds').default(20_000),
     sseKeepAlive: z.coerce.number().int().positive('--sse-keep-alive must be a positive number of milliseconds').default(21_000),
+    chunkBytes: z.coerce.number().int().min(1_000, '--chunk-bytes must be at least 1000').default(10 * 1024 * 1024),
     proxyConfig: z.string().min(1).optional(),
     proxyPort: portSchema('proxy-port').default(3001)
   })
@@ -43,6 +44,7 @@ export const SERVE_USAGE = `syncscope serve [options]
   --secret S             require secret=S or api_secret=S on every shape request
   --long-poll-timeout MS live long-poll timeout; default 20000
   --sse-keep-alive MS    SSE keep-alive comment interval; default 21000
+  --chunk-bytes N        size of a shape log chunk (one response); default 10485760
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001`
 
@@ -63,6 +65,7 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       secret: { type: 'string' },
       'long-poll-timeout': { type: 'string' },
       'sse-keep-alive': { type: 'string' },
+      'chunk-bytes': { type: 'string' },
       'proxy-config': { type: 'string' },
       'proxy-port': { type: 'string' }
     }
@@ -78,6 +81,7 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     secret: values.secret,
     longPollTimeout: values['long-poll-timeout'],
     sseKeepAlive: values['sse-keep-alive'],
+    chunkBytes: values['chunk-bytes'],
     proxyConfig: values['proxy-config'],
     proxyPort: values['proxy-port']
   })

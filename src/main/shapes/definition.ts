@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto'
+import { z } from 'zod'
+import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from './where'
+import { TableNotFoundError, type TableInfo } from './table-info'
+
+/** What a request says about its shape, before the table is looked up. Persisted with each shape. */
+export const ShapeInputSchema = z.object({
+  table: z.string(),
+  columns: z.string().nullable(),
+  queryableColumns: z.string().nullable(),
+  where: z.string().nullable(),
+  params: z.record(z.string(), z.string()),
+  replica: z.enum(['default', 'full']),
+  log: z.enum(['full', 'changes_only'])
+})
+export type ShapeInput = z.infer<typeof ShapeInputSchema>
+
+export interface ShapeDefinition {
+  input: ShapeInput
+  table: TableInfo
+  /** Selected columns in table order. */
+  columns: string[]
+  /** `queryable_columns`: what subset where/order_by may reference; null when not restricted. */
+  queryable: string[] | null
+  where: CompiledWhere | null
+  replica: ShapeInput['replica']
+  log: ShapeInput['log']
+  /** Equal for requests that mean the same shape, whatever their spelling, spacing or column order. */
+  identity: string
+}
+
+/** Field → messages, as in `{"message":"Invalid request","errors":{…}}`. */
+export class InvalidRequestError extends Error {
+  override readonly name = 'InvalidRequestError'
+  constructor(readonly errors: Record<string, unknown>) {
+    super(Object.entries(errors).map(([field, messages]) => `${field}: ${JSON.stringify(messages)}`).join('; '))
+  }
+}
+
+export const invalid = (field: string, message: string): InvalidRequestError => new InvalidRequestError({ [field]: [message] })
+
+/** Splits on commas outside double quotes; quoted names keep their case, unquoted ones are lower-cased. */
+export function parseColumnList(text: string): string[] {
+  const names: string[] = []
+  let index = 0
+  while (index <= text.length) {
+    let name = ''
+    if (text[index] === '"') {
+      index += 1
+      for (;;) {
+        const quote = text.indexOf('"', index)
+        if (quote === -1) throw new IdentifierError(`Invalid identifier with unterminated quote: ${text}`)
+        name += text.slice(index, quote)
+        index = quote + 1
+        if (text[index] !== '"') break
+        name += '"'
+        index += 1
+      }
+      if (index < text.length && text[index] !== ',') throw new IdentifierError(`Invalid identifier with unescaped quote: ${text}`)
+      if (name === '') throw new IdentifierError('Invalid zero-length delimited identifier')
+    } else {
+      const comma = text.indexOf(',', index)
+      const raw = text.slice(index, comma === -1 ? undefined : comma).trim()
+      if (raw === '') throw new IdentifierError('Invalid zero-length delimited identifier')
+      if (raw.includes('"')) throw new IdentifierError(`Invalid identifier with unescaped quote: ${raw}`)
+      if (!/^[\p{L}_][\p{L}\p{M}_0-9$]*$/u.test(raw)) throw new IdentifierError(`Invalid unquoted identifier contains special characters: ${raw}`)
+      name = raw.replace(/[A-Z]/g, (c) => c.toLowerCase())
+      index = comma === -1 ? text.length : comma
+    }
+    names.push(name)
+    if (index >= text.length) break
+    index += 1
+    if (index === text.length) throw new IdentifierError('Invalid zero-length delimited identifier')
+  }
+  return names
+}
+
+export function parseTable(table: string): { schema: string; name: string } {
+  if (table === '') throw invalid('table', "can't be blank")
+  try {
+    return parseTableName(table)
+  } catch (error) {
+    if (error instanceof IdentifierError) throw invalid('table', error.message)
+    throw error
+  }
+}
+
+function columnList(field: string, text: string): string[] {
+  try {
+    return parseColumnList(text)
+  } catch (error) {
+    if (error instanceof IdentifierError) throw invalid(field, error.message)
+    throw error
+  }
+}
+
+function queryableColumns(input: ShapeInput, table: TableInfo): string[] | null {
+  if (input.queryableColumns === null) return null
+  const listed = columnList('queryable_columns', input.queryableColumns)
+  const known = new Set(table.columns.map((column) => column.name))
+  const unknown = listed.filter((name) => !known.has(name))
+  if (unknown.length > 0) throw invalid('queryable_columns', `The following queryable columns are not found on the table: ${unknown.join(', ')}`)
+  const missingKey = table.hasPrimaryKey ? table.keyColumns.filter((name) => !listed.includes(name)) : []
+  if (missingKey.length > 0) throw invalid('queryable_columns', `The list of queryable columns must include all primary key columns, missing: ${missingKey.join(', ')}`)
+  return table.columns.map((column) => column.name).filter((name) => listed.includes(name))
+}
+
+function selectColumns(input: ShapeInput, table: TableInfo, queryable: string[] | null): string[] {
+  if (input.columns === null && queryable) return queryable
+  if (input.columns === null) {
+    const generated = table.columns.filter((column) => column.generated).map((column) => column.name)
+    if (generated.length > 0) {
+      throw invalid(
+        'columns',
+        `The following columns are generated and cannot be included in the shape: ${generated.join(', ')}. You can exclude them from the shape by explicitly listing which columns to fetch in the 'columns' query param`
+      )
+    }
+    return table.columns.map((column) => column.name)
+  }
+  const requested = columnList('columns', input.columns)
+  const known = new Set(queryable ?? table.columns.map((column) => column.name))
+  const unknown = requested.filter((name) => !known.has(name))
+  if (unknown.length > 0) throw invalid('columns', `The following columns are not found on the table: ${unknown.join(', ')}`)
+  const missingKey = table.hasPrimaryKey ? table.keyColumns.filter((name) => !requested.includes(name)) : []
+  if (missingKey.length > 0) throw invalid('columns', `The list of columns must include all primary key columns, missing: ${missingKey.join(', ')}`)
+  const generated = table.columns.filter((column) => column.generated && requested.includes(column.name)).map((column) => column.name)
+  if (generated.length > 0) throw invalid('columns', `The following columns are generated and cannot be included in the shape: ${generated.join(', ')}`)
+  return table.columns.map((column) => column.name).filter((name) => requested.includes(name))
+}
+
+function checkParams(input: ShapeInput): void {
+  const keys = Object.keys(input.params)
+  if (keys.some((key) => !/^\d+$/.test(key))) throw invalid('params', 'Parameters can only use numbers as keys')
+  const numbers = keys.map(Number).sort((a, b) => a - b)
+  if (numbers.some((number, index) => number !== index + 1)) throw invalid('params', 'Parameters must be numbered sequentially, starting from 1')
+}
+
+function compile(input: ShapeInput, table: TableInfo): CompiledWhere | null {
+  if (input.where === null) return null
+  checkParams(input)
+  try {
+    return compileWhere({ where: input.where, params: input.params, columns: table.columnTypes })
+  } catch (error) {
+    if (!(error instanceof WhereError)) throw error
+    const field = error.param === 'where' ? 'where' : error.param.startsWith('params') ? 'params' : error.param
+    const at = error.position !== undefined ? `At location ${error.position - 1}: ` : ''
+    throw new InvalidRequestError({ [field]: [`${at}${error.message}`] })
+  }
+}
+
+/** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */
+export async function resolveDefinition(input: ShapeInput, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<ShapeDefinition> {
+  const { schema, name } = parseTable(input.table)
+  let table: TableInfo
+  try {
+    table = await lookup(schema, name)
+  } catch (error) {
+    if (error instanceof TableNotFoundError) throw invalid('table', error.message)
+    throw error
+  }
+  const queryable = queryableColumns(input, table)
+  const columns = selectColumns(input, table, queryable)
+  const where = compile(input, table)
+  const explicit = input.columns === null ? null : [...columns].sort()
+  const identity = JSON.stringify([table.schema, table.name, explicit, queryable, where?.canonical ?? null, input.replica, input.log])
+  return { input, table, columns, queryable, where, replica: input.replica, log: input.log, identity }
+}
+
+/** The hash part of a handle: stable for a definition. */
+export const identityHash = (identity: string): string => BigInt(`0x${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`).toString()

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http'
+
+/** POST bodies above this are refused with 413 (the reference's limit). */
+export const MAX_BODY_BYTES = 8_000_000
+
+export type BodyResult = { ok: true; value: Record<string, unknown> | null } | { ok: false; status: number; error: { error: string; details?: string } }
+
+export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > MAX_BODY_BYTES) return tooLarge(req)
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) return tooLarge(req)
+    chunks.push(chunk)
+  }
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (text.trim() === '') return { ok: true, value: null }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: (error as Error).message } }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
+  return { ok: true, value: value as Record<string, unknown> }
+}
+
+function tooLarge(req: IncomingMessage): BodyResult {
+  req.resume()
+  return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
+}
+
+/** A subset request as given, before validation: from a POST body or legacy `subset__*` query parameters. */
+export interface RawSubset {
+  where: unknown
+  params: unknown
+  limit: unknown
+  offset: unknown
+  orderBy: unknown
+  /** Legacy GET sends params as a JSON string. */
+  paramsAsJson: boolean
+}
+
+const BODY_SUBSET_KEYS = ['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr']
+
+function fromQuery(query: URLSearchParams): RawSubset | null {
+  const keys = [...query.keys()].filter((key) => key.startsWith('subset__') || key.startsWith('subset['))
+  if (keys.length === 0) return null
+  const get = (name: string) => query.get(`subset__${name}`) ?? query.get(`subset[${name}]`) ?? undefined
+  return { where: get('where'), params: get('params'), limit: get('limit'), offset: get('offset'), orderBy: get('order_by'), paramsAsJson: true }
+}
+
+function fromBody(body: Record<string, unknown>): RawSubset | null {
+  const nested = body.subset
+  const source = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? (nested as Record<string, unknown>) : body
+  if (source === body && !BODY_SUBSET_KEYS.some((key) => Object.hasOwn(body, key))) return null
+  return { where: source.where, params: source.params, limit: source.limit, offset: source.offset, orderBy: source.order_by, paramsAsJson: false }
+}
+
+/** The subset a request asks for, if any: any `subset__*` query key, or subset keys in a POST body. */
+export function subsetOf(query: URLSearchParams, body: Record<string, unknown> | null): RawSubset | null {
+  return (body ? fromBody(body) : null) ?? fromQuery(query)
+}

@@ -1,0 +1,148 @@
+import type { ShapeDefinition } from '../definition'
+import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset } from '../offset'
+import type { ShapeService } from '../service'
+import type { Shape } from '../shape'
+import type { LogSlice } from '../shape-log'
+import { schemaHeader } from '../table-info'
+import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
+import type { HeaderMap, Responder } from './responder'
+import type { ShapeRequest } from './shape-request'
+import { streamSse } from './sse'
+
+export interface LiveSettings {
+  longPollTimeout: number
+  sseKeepAlive: number
+  sseLifetime: number
+}
+
+/** How long a request for the next snapshot chunk waits for it to be written. */
+const SNAPSHOT_WAIT_MS = 60_000
+
+export interface LogRequestContext {
+  r: Responder
+  service: ShapeService
+  request: ShapeRequest
+  definition: ShapeDefinition
+  live: LiveSettings
+  /** POSTs are never cached. */
+  noCache: boolean
+  signal: AbortSignal
+}
+
+interface LogAnswer {
+  shape: Shape
+  requested: string
+  body: Buffer
+  offset: LogOffset
+  cacheControl: string
+  upToDate: boolean
+  hasData: boolean
+  /** "No changes" answers get a monotonic etag suffix, so they never revalidate. */
+  noChange: boolean
+}
+
+/** Serves GET (and body-less POST) /v1/shape: the initial chunk, `now`, catch-up, long-poll and SSE. */
+export async function serveLog(context: LogRequestContext): Promise<void> {
+  const { request, service, definition } = context
+  if (request.offset.kind === 'start') return answer(context, await startAnswer(context, await service.shapeFor(definition)))
+  if (request.offset.kind === 'now') return answer(context, nowAnswer(context, await service.shapeFor(definition)))
+  const active = service.active(definition.identity)
+  if (!active || active.handle !== request.handle) return conflict(context, active ?? (await service.shapeFor(definition)))
+  return continueLog(context, active, request.offset.offset)
+}
+
+async function startAnswer(context: LogRequestContext, shape: Shape): Promise<LogAnswer | Shape> {
+  await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.signal)
+  if (shape.readyChunks < 1) return shape
+  const body = arrayBody(await shape.readChunk(0))
+  return { shape, requested: '-1', body, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+}
+
+function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
+  const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: false, noChange: true }
+}
+
+async function continueLog(context: LogRequestContext, shape: Shape, offset: LogOffset): Promise<void> {
+  const requested = formatOffset(offset)
+  if (isSnapshotOffset(offset)) {
+    const next = offset.op + 1
+    await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.signal)
+    if (shape.readyChunks > next) {
+      const body = arrayBody(await shape.readChunk(next))
+      const cacheControl = CACHE_CONTROL.catchUp
+      return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
+    }
+    if (shape.snapshotChunks === null) return answer(context, shape)
+    offset = SNAPSHOT_END
+  }
+  if (compareOffsets(offset, shape.lastOffset) > 0 && !(await shape.waitFor(() => compareOffsets(offset, shape.lastOffset) <= 0, context.live.longPollTimeout / 2, context.signal))) {
+    if (shape.invalidated) return conflict(context, context.service.active(context.definition.identity) ?? null)
+    return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
+  }
+  if (context.request.liveSse) return streamSse(context, shape, offset, requested)
+  const slice = await shape.readLogAfter(offset)
+  if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
+  if (!context.request.live) {
+    const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+    return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
+  }
+  await shape.waitFor(() => compareOffsets(shape.lastOffset, offset) > 0, context.live.longPollTimeout, context.signal)
+  if (shape.invalidated) return conflict(context, context.service.active(context.definition.identity) ?? null)
+  const late = await shape.readLogAfter(offset)
+  if (late) return answer(context, dataAnswer(context, shape, requested, late))
+  const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+  return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
+}
+
+function dataAnswer(context: LogRequestContext, shape: Shape, requested: string, slice: LogSlice): LogAnswer {
+  const atEnd = compareOffsets(slice.end, shape.lastOffset) >= 0
+  const live = context.request.live
+  const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
+  const body = atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines)
+  const cacheControl = live ? CACHE_CONTROL.live : CACHE_CONTROL.catchUp
+  return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
+}
+
+const maxBigint = (a: bigint, b: bigint): bigint => (a > b ? a : b)
+
+/** Headers every answer for a shape carries (also SSE's). */
+export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: LogOffset): HeaderMap {
+  const { names } = context.r
+  const headers: HeaderMap = { [names.handle]: shape.handle, [names.offset]: formatOffset(offset) }
+  if (context.request.live) headers[names.cursor] = String(nextCursor(context.live.longPollTimeout, context.request.cursor))
+  return headers
+}
+
+function answer(context: LogRequestContext, result: LogAnswer | Shape): void {
+  if (!('body' in result)) return unavailableShape(context, result)
+  const { r, request } = context
+  const { names } = r
+  const etag = `"${result.shape.handle}:${result.requested}:${formatOffset(result.offset)}${result.noChange ? `:${monotonicTag()}` : ''}"`
+  const headers: HeaderMap = {
+    ...shapeHeaders(context, result.shape, result.offset),
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': context.noCache ? CACHE_CONTROL.noCache : result.cacheControl,
+    etag,
+    [names.hasData]: String(result.hasData)
+  }
+  if (result.upToDate) headers[names.upToDate] = ''
+  if (etagMatches(r.req.headers['if-none-match'], etag)) return r.send(304, headers, null)
+  if (!request.live) headers[names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
+  r.send(200, headers, result.body)
+}
+
+/** A shape that failed or was dropped while the request waited for its snapshot. */
+function unavailableShape(context: LogRequestContext, shape: Shape): void {
+  if (shape.invalidated && !shape.failure) return conflict(context, context.service.active(context.definition.identity) ?? null)
+  if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
+  context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, { [context.r.names.knownError]: 'true' })
+}
+
+/** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */
+export function conflict(context: LogRequestContext, current: Shape | null): void {
+  const { r } = context
+  const headers: HeaderMap = { 'content-type': 'application/json; charset=utf-8', 'cache-control': CACHE_CONTROL.conflict(current !== null), etag: `"${current?.handle ?? ''}::"` }
+  if (current) headers[r.names.handle] = current.handle
+  r.send(409, headers, mustRefetchBody)
+}

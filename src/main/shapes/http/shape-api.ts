@@ -1,0 +1,127 @@
+import { timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { InvalidRequestError } from '../definition'
+import type { ShapeService } from '../service'
+import { TableNotFoundError } from '../table-info'
+import { type HeaderBrand, preflightHeaders, protocolHeaderNames } from './protocol'
+import { type BodyResult, readJsonBody, subsetOf } from './request-body'
+import { Responder } from './responder'
+import { type LiveSettings, serveLog } from './serve-log'
+import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
+import { serveSubset } from './subset'
+
+export interface ShapeApiOptions {
+  brand: HeaderBrand
+  secret: string | undefined
+  live: LiveSettings
+  /** The engine of the connected database; null while it starts or reconnects. */
+  service(): ShapeService | null
+  serverName: string
+  log(line: string): void
+}
+
+/** `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form. */
+export function normalisePath(pathname: string): string {
+  let decoded = pathname
+  try {
+    decoded = decodeURIComponent(pathname)
+  } catch {
+    // a malformed escape matches no route
+  }
+  const folded = decoded.replace(/\/{2,}/g, '/')
+  return folded.length > 1 ? folded.replace(/\/+$/, '') : folded
+}
+
+function secretMatches(query: URLSearchParams, secret: string): boolean {
+  const given = query.get('secret') ?? query.get('api_secret')
+  if (given === null) return false
+  const a = Buffer.from(given)
+  const b = Buffer.from(secret)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** Handles everything under /v1/: the shape endpoint, health and CORS preflight. */
+export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const names = protocolHeaderNames(options.brand)
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const path = normalisePath(url.pathname)
+    const r = new Responder(req, res, names, path, options.serverName)
+    const method = req.method ?? 'GET'
+    if (path === '/v1/health' && (method === 'GET' || method === 'HEAD')) return health(r, options)
+    if (path !== '/v1/shape') return r.json(404, { message: 'Not found' })
+    if (method === 'OPTIONS') return r.send(204, preflightHeaders(req), null)
+    if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method)) return r.json(405, { message: `${method} is not allowed on /v1/shape` }, { allow: 'GET, HEAD, POST, DELETE, OPTIONS' })
+    if (options.secret !== undefined && !secretMatches(url.searchParams, options.secret)) return r.unauthorized()
+    const service = options.service()
+    if (!service) return r.unavailable('The shape server is starting, please retry', 1)
+    const controller = new AbortController()
+    res.on('close', () => controller.abort())
+    try {
+      if (method === 'DELETE') return await deleteShape(r, service, url.searchParams)
+      const body: BodyResult = method === 'POST' ? await readJsonBody(req) : { ok: true, value: null }
+      if (!body.ok) return r.json(body.status, body.error)
+      const subset = subsetOf(url.searchParams, body.value)
+      const query = body.value ? mergeBody(url.searchParams, body.value) : url.searchParams
+      const request = parseShapeRequest(query)
+      const definition = await service.resolve(request.input)
+      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', signal: controller.signal }
+      if (subset) return await serveSubset(context, subset)
+      return await serveLog(context)
+    } catch (error) {
+      return failure(r, options, error)
+    }
+  }
+}
+
+/** Body keys that are not subset keys fill in query parameters the URL lacks (the URL wins). */
+function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSearchParams {
+  const merged = new URLSearchParams(query)
+  for (const [key, value] of Object.entries(body)) {
+    if (['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr', 'subset'].includes(key)) continue
+    if (!merged.has(key) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) merged.set(key, String(value))
+  }
+  return merged
+}
+
+function health(r: Responder, options: ShapeApiOptions): void {
+  const ready = options.service() !== null
+  r.json(ready ? 200 : 202, { status: ready ? 'active' : 'starting' }, { 'cache-control': 'no-cache, no-store, must-revalidate' })
+}
+
+async function deleteShape(r: Responder, service: ShapeService, query: URLSearchParams): Promise<void> {
+  const handle = lastValue(query, 'handle')
+  const table = lastValue(query, 'table')
+  if (!table && !handle) return r.invalidRequest({ handle: ["can't be blank when shape definition is missing"] })
+  const errors: Record<string, string[]> = {}
+  const input = shapeInputOf(query, errors)
+  if (Object.keys(errors).length > 0) return r.invalidRequest(errors)
+  const shape = table ? service.active((await service.resolve(input)).identity) : service.shapeByHandle(handle as string)
+  if (!shape) return r.json(404, { message: 'No existing shape found' })
+  if (handle && shape.handle !== handle) {
+    return r.json(400, {
+      message:
+        'The specified shape definition and handle do not match. Please ensure the shape definition is correct or omit the shape handle from the request to obtain a new one.'
+    })
+  }
+  await service.drop(shape)
+  r.send(202, { [r.names.handle]: shape.handle, 'cache-control': 'no-cache' }, null)
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code) || code.startsWith('08') || code === '57P01')
+}
+
+function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
+  if (r.res.headersSent) {
+    r.res.end()
+    return
+  }
+  if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
+  if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
+  if (isConnectionError(error)) return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
+  options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)
+  r.json(500, { error: 'Internal server error' })
+}
+

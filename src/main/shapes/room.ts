@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import type { Database } from '../db/database'
+import type { RoomContext } from '../rooms'
+import { createShapeApi } from './http/shape-api'
+import { SSE_LIFETIME_MS } from './http/protocol'
+import { ShapeService } from './service'
+
+export interface ShapesRoom {
+  /** The engine of the connected database; null while it starts or after it stopped. */
+  service(): ShapeService | null
+}
+
+/** Shape logs of the embedded database live in `shapes/embedded`, those of an external one under a hash of its URL. */
+function databaseFolder(dataDir: string, db: Database, embedded: boolean): string {
+  const name = embedded ? 'embedded' : `external-${createHash('sha256').update(db.url).digest('hex').slice(0, 16)}`
+  return join(dataDir, 'shapes', name)
+}
+
+/** The shape server: `/v1/` on the app's HTTP server, its engine restarted on every database the app connects to. */
+export function startShapesRoom(context: RoomContext): ShapesRoom {
+  const { serve, log } = context
+  let service: ShapeService | null = null
+  const api = createShapeApi({
+    brand: serve.headerBrand,
+    secret: serve.secret,
+    live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
+    service: () => service,
+    serverName: 'Syncscope/0.1.0',
+    log
+  })
+  context.publicRoutes.push({ prefix: '/v1/', handle: api })
+  context.dependents.push(async (db) => {
+    const embedded = (await db.status()).kind === 'embedded'
+    const started = await ShapeService.start({ databaseUrl: db.url, dir: databaseFolder(serve.dataDir, db, embedded), chunkBytes: serve.chunkBytes, log })
+    service = started
+    return {
+      name: 'shapes',
+      async stop() {
+        if (service === started) service = null
+        await started.stop()
+      }
+    }
+  })
+  return { service: () => service }
+}

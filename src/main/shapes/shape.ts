@@ -1,0 +1,167 @@
+import { readFile } from 'node:fs/promises'
+import { z } from 'zod'
+import type { ShapeDefinition } from './definition'
+import { ShapeInputSchema } from './definition'
+import { type LogOffset, compareOffsets } from './offset'
+import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
+import { type SnapshotInfo, chunkPath } from './snapshot'
+
+export const ShapeMetaSchema = z.object({
+  handle: z.string(),
+  input: ShapeInputSchema,
+  createdAt: z.string(),
+  tableFingerprint: z.string(),
+  snapshot: z.object({ xmin: z.string(), xmax: z.string(), xipList: z.array(z.string()), databaseLsn: z.string() }),
+  chunks: z.number().int().positive()
+})
+export type ShapeMeta = z.infer<typeof ShapeMetaSchema>
+
+/** A transaction's entries for one shape, held until the shape's snapshot tells whether they are already in it. */
+interface HeldTransaction {
+  xid: number
+  entries: LogEntry[]
+}
+
+type Wake = () => void
+
+/** Widens a 32-bit xid to xid8 against a nearby xid8 (valid within 2^31 of it). */
+export function widenXid(xid: number, near: bigint): bigint {
+  const epochBase = near & ~0xffffffffn
+  let full = epochBase | BigInt(xid >>> 0)
+  if (full > near + 0x80000000n) full -= 0x100000000n
+  else if (full + 0x80000000n < near) full += 0x100000000n
+  return full
+}
+
+/** True when a transaction's effects are visible to the snapshot (so its changes are already in the snapshot rows). */
+export function visibleInSnapshot(xid: number, snapshot: SnapshotInfo): boolean {
+  const xmax = BigInt(snapshot.xmax)
+  const full = widenXid(xid, xmax)
+  if (full < BigInt(snapshot.xmin)) return true
+  return full < xmax && !snapshot.xipList.includes(full.toString())
+}
+
+/** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
+export class Shape {
+  snapshot: SnapshotInfo | null = null
+  /** Complete snapshot chunk files; `snapshotChunks` is set once the last one is written. */
+  readyChunks = 0
+  snapshotChunks: number | null = null
+  failure: Error | null = null
+  invalidated = false
+  private held: HeldTransaction[] = []
+  private readonly waiters = new Set<Wake>()
+
+  constructor(
+    readonly handle: string,
+    readonly definition: ShapeDefinition,
+    readonly dir: string,
+    readonly log: ShapeLog,
+    readonly createdAt: string
+  ) {}
+
+  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number): Shape {
+    const shape = new Shape(meta.handle, definition, dir, ShapeLog.open(dir, chunkBytes), meta.createdAt)
+    shape.snapshot = meta.snapshot
+    shape.readyChunks = meta.chunks
+    shape.snapshotChunks = meta.chunks
+    return shape
+  }
+
+  meta(): ShapeMeta | null {
+    if (!this.snapshot || this.snapshotChunks === null) return null
+    return {
+      handle: this.handle,
+      input: this.definition.input,
+      createdAt: this.createdAt,
+      tableFingerprint: this.definition.table.fingerprint,
+      snapshot: this.snapshot,
+      chunks: this.snapshotChunks
+    }
+  }
+
+  get lastOffset(): LogOffset {
+    return this.log.lastOffset
+  }
+
+  /** Takes a committed transaction's entries for this shape; returns true when the log grew. */
+  receive(xid: number, entries: LogEntry[]): boolean {
+    if (this.invalidated || entries.length === 0) return false
+    if (!this.snapshot) {
+      this.held.push({ xid, entries })
+      return false
+    }
+    if (visibleInSnapshot(xid, this.snapshot)) return false
+    const added = this.log.append(entries) > 0
+    if (added) this.wake()
+    return added
+  }
+
+  snapshotTaken(info: SnapshotInfo): void {
+    this.snapshot = info
+    const held = this.held
+    this.held = []
+    for (const transaction of held) this.receive(transaction.xid, transaction.entries)
+  }
+
+  chunkWritten(chunk: number, last: boolean): void {
+    this.readyChunks = chunk + 1
+    if (last) this.snapshotChunks = chunk + 1
+    this.wake()
+  }
+
+  fail(error: Error): void {
+    this.failure = error
+    this.wake()
+  }
+
+  invalidate(): void {
+    this.invalidated = true
+    this.wake()
+  }
+
+  private wake(): void {
+    const waiters = [...this.waiters]
+    this.waiters.clear()
+    for (const wake of waiters) wake()
+  }
+
+  /** Resolves on the next change of this shape (new entries, a chunk, failure, invalidation), after `ms`, or on abort. */
+  nextChange(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.waiters.delete(done)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.waiters.add(done)
+      signal?.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  /** Waits until `until()` holds or `ms` have passed; returns whether it holds. */
+  async waitFor(until: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + ms
+    while (!until()) {
+      const left = deadline - Date.now()
+      if (left <= 0 || this.invalidated || this.failure || signal?.aborted) return until()
+      await this.nextChange(left, signal)
+    }
+    return true
+  }
+
+  async readChunk(chunk: number): Promise<Buffer> {
+    const data = await readFile(chunkPath(this.dir, chunk))
+    return data.subarray(0, Math.max(0, data.length - 1))
+  }
+
+  readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
+    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.log.readAfter(offset)
+  }
+
+  get waiting(): number {
+    return this.waiters.size
+  }
+}

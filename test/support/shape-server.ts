@@ -1,0 +1,72 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { startApp, type RunningApp } from '../../src/main/app'
+import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+
+export interface TestShapeServerOptions {
+  headerBrand?: ServeOptions['headerBrand']
+  secret?: string
+  longPollTimeout?: number
+  sseKeepAlive?: number
+  chunkBytes?: number
+  /** An external Postgres URL; default: a fresh embedded Postgres with the demo schema. */
+  database?: string
+  /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
+  dataDir?: string
+}
+
+export interface TestShapeServer {
+  /** http://127.0.0.1:<port>: GET/POST/DELETE `${url}/v1/shape`. */
+  url: string
+  /** A pool on the same database the server follows. */
+  pool: pg.Pool
+  databaseUrl: string
+  dataDir: string
+  app: RunningApp
+  /** Stops the server (and its embedded Postgres); keeps the data folder. */
+  stop(): Promise<void>
+  /** Stops the server and deletes the data folder it created. */
+  close(): Promise<void>
+}
+
+/** A real `syncscope serve` core in-process (embedded Postgres + shape API) on a free loopback port. */
+export async function startTestShapeServer(options: TestShapeServerOptions = {}): Promise<TestShapeServer> {
+  const ownDir = options.dataDir ? null : await mkdtemp(join(tmpdir(), 'syncscope-shapes-'))
+  const dataDir = options.dataDir ?? (ownDir as string)
+  const serve = ServeOptionsSchema.parse({
+    port: 0,
+    host: '127.0.0.1',
+    database: options.database ?? 'embedded',
+    dataDir,
+    workspace: dataDir,
+    headerBrand: options.headerBrand ?? 'service',
+    secret: options.secret,
+    longPollTimeout: options.longPollTimeout ?? 20_000,
+    sseKeepAlive: options.sseKeepAlive ?? 21_000,
+    chunkBytes: options.chunkBytes
+  })
+  const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
+  const databaseUrl = app.core.database().url
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await pool.end()
+    await app.close()
+  }
+  return {
+    url: app.server.url,
+    pool,
+    databaseUrl,
+    dataDir,
+    app,
+    stop,
+    async close() {
+      await stop()
+      if (ownDir) await rm(ownDir, { recursive: true, force: true })
+    }
+  }
+}
