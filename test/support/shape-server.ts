@@ -50,6 +50,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
   const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
   const databaseUrl = app.core.database().url
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+  // idle connections die with a restarted Postgres; the next query opens a new one
+  pool.on('error', () => undefined)
   let stopped = false
   const stop = async () => {
     if (stopped) return

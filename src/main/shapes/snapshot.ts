@@ -108,6 +108,8 @@ class ChunkWriter {
 /** Runs the initial snapshot of a shape into chunk files in `dir`, ending with the snapshot-end message. */
 export async function runSnapshot(pool: pg.Pool, dir: string, chunkBytes: number, query: SnapshotQuery, progress: SnapshotProgress): Promise<SnapshotInfo> {
   const client = await pool.connect()
+  // a connection lost mid-query rejects the query; the event must not crash the app
+  client.on('error', () => undefined)
   const writer = new ChunkWriter(dir, chunkBytes, progress.onChunk)
   try {
     const info = await beginSnapshot(client)

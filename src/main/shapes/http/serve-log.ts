@@ -77,7 +77,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     offset = SNAPSHOT_END
   }
   if (compareOffsets(offset, shape.lastOffset) > 0 && !(await shape.waitFor(() => compareOffsets(offset, shape.lastOffset) <= 0, context.live.longPollTimeout / 2, context.signal))) {
-    if (shape.invalidated) return conflict(context, context.service.active(context.definition.identity) ?? null)
+    if (shape.invalidated) return conflict(context, await replacement(context))
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
   if (context.request.liveSse) return streamSse(context, shape, offset, requested)
@@ -88,7 +88,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
   }
   await shape.waitFor(() => compareOffsets(shape.lastOffset, offset) > 0, context.live.longPollTimeout, context.signal)
-  if (shape.invalidated) return conflict(context, context.service.active(context.definition.identity) ?? null)
+  if (shape.invalidated) return conflict(context, await replacement(context))
   const late = await shape.readLogAfter(offset)
   if (late) return answer(context, dataAnswer(context, shape, requested, late))
   const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
@@ -114,7 +114,7 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
   return headers
 }
 
-function answer(context: LogRequestContext, result: LogAnswer | Shape): void {
+async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
   if (!('body' in result)) return unavailableShape(context, result)
   const { r, request } = context
   const { names } = r
@@ -133,10 +133,22 @@ function answer(context: LogRequestContext, result: LogAnswer | Shape): void {
 }
 
 /** A shape that failed or was dropped while the request waited for its snapshot. */
-function unavailableShape(context: LogRequestContext, shape: Shape): void {
-  if (shape.invalidated && !shape.failure) return conflict(context, context.service.active(context.definition.identity) ?? null)
+async function unavailableShape(context: LogRequestContext, shape: Shape): Promise<void> {
+  if (shape.invalidated && !shape.failure) return conflict(context, await replacement(context))
   if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
   context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, { [context.r.names.knownError]: 'true' })
+}
+
+/**
+ * The shape that takes over from one dropped while a request held it: the definition is resolved again (the table
+ * may have changed), and none is offered when it no longer resolves.
+ */
+async function replacement(context: LogRequestContext): Promise<Shape | null> {
+  try {
+    return await context.service.shapeFor(await context.service.resolve(context.definition.input))
+  } catch {
+    return null
+  }
 }
 
 /** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */

@@ -44,7 +44,8 @@ function secretMatches(query: URLSearchParams, secret: string): boolean {
 export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const names = protocolHeaderNames(options.brand)
   return async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost')
+    // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
+    const url = new URL(`http://localhost${req.url ?? '/'}`)
     const path = normalisePath(url.pathname)
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'

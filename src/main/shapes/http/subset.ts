@@ -109,6 +109,7 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
   }
   const mark = randomInt(0, 2 ** 31 - 1)
   const client = await service.pool.connect()
+  client.on('error', () => undefined)
   let rows: string[]
   let metadata: Record<string, unknown>
   try {

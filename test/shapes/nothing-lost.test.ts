@@ -1,0 +1,158 @@
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { restartPostgres } from '../support/replication'
+import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+import { type Message, controls, get, messages } from '../support/shape-http'
+
+type Rows = Map<string, Record<string, string | null>>
+
+const SHAPES: Array<Record<string, string>> = [
+  { table: 'items' },
+  { table: 'items', where: 'grp = 1' },
+  { table: 'items', where: 'grp IN (2, 3)' },
+  { table: 'items', where: 'val > 50' },
+  { table: 'items', where: 'grp = 1 AND val < 30', columns: 'id,val' },
+  { table: 'items', where: "note LIKE 'n1%' OR val IS NULL", replica: 'full' }
+]
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A client as the protocol describes it: initial sync, live long-polls, restart on must-refetch, retry on 5xx. */
+function follow(base: string, shape: Record<string, string>, signal: AbortSignal) {
+  const rows: Rows = new Map()
+  const anomalies: string[] = []
+  let handle = ''
+  let offset = '-1'
+  let live = false
+  const apply = (list: Message[]) => {
+    for (const message of list) {
+      const key = message.key
+      if (!key) continue
+      const operation = message.headers.operation
+      if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
+      if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
+      if (operation === 'delete') rows.delete(key)
+      else rows.set(key, { ...rows.get(key), ...message.value })
+    }
+  }
+  const done = (async () => {
+    while (!signal.aborted) {
+      const params: Record<string, string> = { ...shape, offset }
+      if (offset !== '-1') params.handle = handle
+      if (live) params.live = 'true'
+      const response = await get(base, params, { signal }).catch(() => null)
+      if (!response || response.status >= 500) {
+        await sleep(100)
+        continue
+      }
+      if (response.status === 409) {
+        rows.clear()
+        handle = response.header('@handle') ?? ''
+        offset = '-1'
+        live = false
+        continue
+      }
+      if (response.status !== 200) throw new Error(`${response.status} ${response.text}`)
+      apply(messages(response))
+      if (offset === '-1') handle = response.header('@handle') ?? ''
+      offset = response.header('@offset') ?? offset
+      if (controls(response).includes('up-to-date')) live = true
+    }
+  })().catch((error: unknown) => {
+    if (!signal.aborted) throw error
+  })
+  return { rows, anomalies, done }
+}
+
+async function expected(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
+  const columns = shape.columns ?? 'id,grp,val,note'
+  const { rows } = await pool.query<Record<string, string | null>>(`SELECT ${columns} FROM items ${shape.where ? `WHERE ${shape.where}` : ''}`)
+  return new Map(rows.map((row) => [`"public"."items"/"${row.id}"`, row]))
+}
+
+/** Random transactions: inserts, updates of filtered columns (moving rows between shapes), deletes, several rows at once. */
+async function write(pool: pg.Pool, transactions: number, seed: number): Promise<void> {
+  let state = seed
+  const random = (n: number) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31
+    return state % n
+  }
+  for (let t = 0; t < transactions; t++) {
+    const client = await pool.connect().catch(() => null)
+    if (!client) {
+      await sleep(100)
+      continue
+    }
+    client.on('error', () => undefined)
+    try {
+      await client.query('BEGIN')
+      for (let op = 0, ops = 1 + random(4); op < ops; op++) {
+        const id = random(120)
+        const kind = random(10)
+        if (kind < 4) {
+          await client.query(
+            'INSERT INTO items VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET grp = EXCLUDED.grp, val = EXCLUDED.val',
+            [id, random(4), random(10) === 0 ? null : random(100), `n${random(30)}`]
+          )
+        } else if (kind < 8) {
+          await client.query('UPDATE items SET grp = $2, val = CASE WHEN $3 THEN NULL ELSE val + $4 - 40 END WHERE id = $1', [id, random(4), random(12) === 0, random(80)])
+        } else {
+          await client.query('DELETE FROM items WHERE id = $1', [id])
+        }
+      }
+      await client.query('COMMIT')
+    } catch {
+      await client.query('ROLLBACK').catch(() => undefined)
+    } finally {
+      client.release()
+    }
+  }
+}
+
+describe('nothing lost', () => {
+  let database: TestPostgres | null = null
+  let server: TestShapeServer | null = null
+  let restarted: { stop(): Promise<void> } | null = null
+  afterEach(async () => {
+    await server?.close()
+    await restarted?.stop()
+    await database?.destroy()
+    server = null
+    restarted = null
+    database = null
+  })
+
+  async function run(restartInTheMiddle: boolean): Promise<void> {
+    database = await startTestPostgres()
+    const setup = new pg.Pool({ connectionString: database.url, max: 4 })
+    setup.on('error', () => undefined)
+    await setup.query('CREATE TABLE items (id int PRIMARY KEY, grp int NOT NULL, val int, note text)')
+    await setup.query("INSERT INTO items SELECT g, g % 4, g % 100, 'n' || (g % 30) FROM generate_series(0, 59) g")
+    server = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
+    const controller = new AbortController()
+    const clients = SHAPES.map((shape) => ({ shape, ...follow(server!.url, shape, controller.signal) }))
+    const writers = Promise.all([write(setup, 150, 7), write(setup, 150, 11)])
+    if (restartInTheMiddle) {
+      await sleep(400)
+      restarted = await restartPostgres(database)
+    }
+    await writers
+    await setup.end()
+    const check = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    try {
+      for (const client of clients) {
+        const want = await expected(check, client.shape)
+        await expect.poll(() => client.rows, { timeout: 20_000, interval: 100 }).toEqual(want)
+        expect(client.anomalies, JSON.stringify(client.shape)).toEqual([])
+      }
+    } finally {
+      controller.abort()
+      await Promise.all(clients.map((client) => client.done))
+      await check.end()
+    }
+  }
+
+  it('every client ends with exactly the rows of its shape after concurrent random transactions', () => run(false))
+  it('and so after a Postgres restart in the middle', () => run(true))
+})

@@ -1,0 +1,69 @@
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { readdirSync } from 'node:fs'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { startTestShapeServer } from '../support/shape-server'
+import { changes, get, syncToEnd } from '../support/shape-http'
+
+describe('shape logs across a restart of the server', () => {
+  let database: TestPostgres
+  let pool: pg.Pool
+  beforeAll(async () => {
+    database = await startTestPostgres()
+    pool = new pg.Pool({ connectionString: database.url, max: 2 })
+    await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text)')
+    await pool.query("INSERT INTO notes VALUES (1, 'one')")
+  })
+  afterAll(async () => {
+    await pool?.end()
+    await database?.destroy()
+  })
+
+  it('continues a handle and offset after a restart, with the changes made while it was down', async () => {
+    const first = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
+    const dataDir = first.dataDir
+    const synced = await syncToEnd(first.url, { table: 'notes' })
+    const live = get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle, live: 'true' })
+    await pool.query("INSERT INTO notes VALUES (2, 'two')")
+    const [two] = changes(await live)
+    expect(two?.key).toBe('"public"."notes"/"2"')
+    const offset = (await get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).header('@offset') ?? ''
+    await first.stop()
+
+    await pool.query("INSERT INTO notes VALUES (3, 'three')")
+    await pool.query("UPDATE notes SET body = 'uno' WHERE id = 1")
+    const second = await startTestShapeServer({ database: database.url, dataDir, longPollTimeout: 1000 })
+    try {
+      const replay = await get(second.url, { table: 'notes', offset: synced.offset, handle: synced.handle })
+      expect(replay.status).toBe(200)
+      expect(changes(replay).map((change) => change.key)).toEqual(['"public"."notes"/"2"', '"public"."notes"/"3"', '"public"."notes"/"1"'])
+      const caughtUp = await get(second.url, { table: 'notes', offset, handle: synced.handle, live: 'true' })
+      expect(changes(caughtUp).map((change) => [change.headers.operation, change.value])).toEqual([
+        ['insert', { id: '3', body: 'three' }],
+        ['update', { id: '1', body: 'uno' }]
+      ])
+    } finally {
+      await second.stop()
+    }
+
+    const shapesDir = join(dataDir, 'shapes')
+    const [databaseFolder] = readdirSync(shapesDir)
+    await rm(join(shapesDir, databaseFolder ?? '', 'shapes', synced.handle), { recursive: true, force: true })
+    const third = await startTestShapeServer({ database: database.url, dataDir, longPollTimeout: 1000 })
+    try {
+      const gone = await get(third.url, { table: 'notes', offset, handle: synced.handle })
+      expect(gone.status).toBe(409)
+      const fresh = await syncToEnd(third.url, { table: 'notes' })
+      expect(fresh.handle).not.toBe(synced.handle)
+      expect(fresh.messages.filter((message) => message.key).map((message) => message.value)).toEqual([
+        { id: '2', body: 'two' },
+        { id: '3', body: 'three' },
+        { id: '1', body: 'uno' }
+      ])
+    } finally {
+      await third.close()
+    }
+  })
+})
