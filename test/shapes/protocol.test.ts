@@ -286,7 +286,7 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       ['a where that escapes its parentheses', { table: 'issues', where: '1=1) OR (1=1', offset: '-1' }, 'where', /syntax error/],
       ['a stacked statement', { table: 'issues', where: 'id=1; drop table issues', offset: '-1' }, 'where', /;/],
       ['a subquery into another table', { table: 'issues', where: 'owner_id IN (SELECT id FROM users)', offset: '-1' }, 'where', /subquer/],
-      ['a missing params[n]', { table: 'issues', where: 'id = $1', offset: '-1' }, 'params', /\$1/],
+      ['a missing params[n]', { table: 'issues', where: 'id = $1', offset: '-1' }, 'where', /\$1/],
       ['non-sequential params', { table: 'issues', where: 'id = $1', 'params[2]': '1', offset: '-1' }, 'params', /sequentially/],
       ['an unknown column in where', { table: 'issues', where: 'secret = 1', offset: '-1' }, 'where', /secret/],
       ['a non-boolean where', { table: 'issues', where: 'id + 1', offset: '-1' }, 'where', /boolean/]
@@ -307,7 +307,7 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       expect(changes(response)).toEqual([])
       const typed = await fetchShape({ table: 'issues', where: 'id = $1', 'params[1]': '1 OR 1=1', offset: '-1' })
       expect(typed.status).toBe(400)
-      expect((typed.body as { errors: Record<string, string[]> }).errors.params?.[0]).toMatch(/integer/)
+      expect((typed.body as { errors: Record<string, string[]> }).errors.where?.[0]).toMatch(/params\[1\].*integer/)
     })
 
     it('answers an offset beyond the log with 400 after waiting', async () => {

@@ -130,7 +130,8 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
     return handleApp(req, res, url)
   }
 
-  const server: Server = createServer((req, res) => {
+  // Room for long shape URLs, so the shape API can answer an over-long one with its own 414 rather than Node's bare 431.
+  const server: Server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
     route(req, res).catch((error: unknown) => {
       options.log(`headless server: ${(error as Error).message}`)
       if (!res.headersSent) sendJson(res, 500, errorBody('internal_error', 'internal error'))

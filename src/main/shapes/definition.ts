@@ -142,9 +142,9 @@ function compile(input: ShapeInput, table: TableInfo): CompiledWhere | null {
     return compileWhere({ where: input.where, params: input.params, columns: table.columnTypes })
   } catch (error) {
     if (!(error instanceof WhereError)) throw error
-    const field = error.param === 'where' ? 'where' : error.param.startsWith('params') ? 'params' : error.param
+    // Like the reference, every error found while compiling the where (a param's value included) is the where's.
     const at = error.position !== undefined ? `At location ${error.position - 1}: ` : ''
-    throw new InvalidRequestError({ [field]: [`${at}${error.message}`] })
+    throw new InvalidRequestError({ where: [`${at}${error.message}`] })
   }
 }
 

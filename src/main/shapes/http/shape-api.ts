@@ -20,6 +20,9 @@ export interface ShapeApiOptions {
   log(line: string): void
 }
 
+/** Longer request targets get 414 (legacy GET subsets with big filters: use POST). */
+export const MAX_URL_LENGTH = 8192
+
 /** `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form. */
 export function normalisePath(pathname: string): string {
   let decoded = pathname
@@ -49,6 +52,9 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     const path = normalisePath(url.pathname)
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
+    if ((req.url ?? '').length > MAX_URL_LENGTH) {
+      return r.json(414, { message: `The URL is longer than ${MAX_URL_LENGTH} characters: send subset parameters in the body of a POST /v1/shape instead` })
+    }
     if (path === '/v1/health' && (method === 'GET' || method === 'HEAD')) return health(r, options)
     if (path !== '/v1/shape') return r.json(404, { message: 'Not found' })
     if (method === 'OPTIONS') return r.send(204, preflightHeaders(req), null)

@@ -1,0 +1,80 @@
+import type pg from 'pg'
+import { quoteIdent } from '../where'
+import { isDuplicateObject, isInsufficientPrivilege, ReplicationSetupError } from './catalog'
+
+const WAIT_LIMIT_MS = 60_000
+
+/**
+ * Puts the table into the publication with REPLICA IDENTITY FULL. When that changed anything, waits for the
+ * transactions that were already open: their earlier changes are decoded without the new settings, so they must be
+ * committed (and in any snapshot taken next) before the caller relies on the stream for this table.
+ */
+export async function publishTable(pool: pg.Pool, publication: string, schema: string, table: string, isStopped: () => boolean): Promise<void> {
+  const name = `${quoteIdent(schema)}.${quoteIdent(table)}`
+  const state = await tableState(pool, publication, schema, table)
+  if (!state) throw new ReplicationSetupError(`table ${name} does not exist`)
+  if (!state.published) await addToPublication(pool, publication, name)
+  if (state.replicaIdentity !== 'f') await setReplicaIdentityFull(pool, name)
+  if (!state.published || state.replicaIdentity !== 'f') await waitForOpenTransactions(pool, name, isStopped)
+}
+
+async function tableState(
+  pool: pg.Pool,
+  publication: string,
+  schema: string,
+  table: string
+): Promise<{ published: boolean; replicaIdentity: string } | null> {
+  const { rows } = await pool.query<{ published: boolean; replica_identity: string }>(
+    `SELECT c.relreplident AS replica_identity,
+            EXISTS (SELECT 1 FROM pg_publication_tables p WHERE p.pubname = $3 AND p.schemaname = n.nspname AND p.tablename = c.relname) AS published
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`,
+    [schema, table, publication]
+  )
+  const row = rows[0]
+  return row ? { published: row.published, replicaIdentity: row.replica_identity } : null
+}
+
+async function addToPublication(pool: pg.Pool, publication: string, name: string): Promise<void> {
+  try {
+    await pool.query(`ALTER PUBLICATION ${quoteIdent(publication)} ADD TABLE ${name}`)
+  } catch (error) {
+    if (isDuplicateObject(error)) return
+    if (isInsufficientPrivilege(error)) {
+      throw new ReplicationSetupError(
+        `cannot add ${name} to the publication "${publication}": ${(error as Error).message}; the role must own both the table and the publication (or be a superuser)`
+      )
+    }
+    throw error
+  }
+}
+
+async function setReplicaIdentityFull(pool: pg.Pool, name: string): Promise<void> {
+  try {
+    await pool.query(`ALTER TABLE ${name} REPLICA IDENTITY FULL`)
+  } catch (error) {
+    if (isInsufficientPrivilege(error)) {
+      throw new ReplicationSetupError(
+        `cannot set REPLICA IDENTITY FULL on ${name}: ${(error as Error).message}; run ALTER TABLE ${name} REPLICA IDENTITY FULL as the table's owner`
+      )
+    }
+    throw error
+  }
+}
+
+/** Waits until every transaction id assigned before now has finished. */
+async function waitForOpenTransactions(pool: pg.Pool, name: string, isStopped: () => boolean): Promise<void> {
+  const { rows } = await pool.query<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax')
+  const deadline = Date.now() + WAIT_LIMIT_MS
+  for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
+    if (isStopped()) throw new Error('replication stopped')
+    const done = await pool.query<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [rows[0]?.xmax])
+    if (done.rows[0]?.done) return
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${name} joined the publication, but transactions opened before that are still running after ${WAIT_LIMIT_MS / 1000} s; end the long-running or idle-in-transaction sessions shown in pg_stat_activity`
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}

@@ -1,0 +1,121 @@
+import pg from 'pg'
+import { quoteIdent } from '../where'
+import { formatLsn } from './lsn'
+import { decodeWalSenderMessage, standbyStatusUpdate, type WalSenderMessage } from './walsender'
+
+/** The same output settings as the snapshot connection, so live values are formatted like snapshot values. */
+const SESSION_SETTINGS = [
+  'DateStyle=ISO,DMY',
+  'TimeZone=UTC',
+  'extra_float_digits=1',
+  'bytea_output=hex',
+  'IntervalStyle=iso_8601',
+  'client_encoding=UTF8'
+]
+
+/** Appends the session settings to the URL's `options`, after any the URL already has, so ours win. */
+export function withSessionSettings(connectionString: string): string {
+  let url: URL
+  try {
+    url = new URL(connectionString)
+  } catch {
+    throw new Error('the connection string must be a postgres:// URL')
+  }
+  const settings = SESSION_SETTINGS.map((setting) => `-c ${setting}`).join(' ')
+  const existing = url.searchParams.get('options')
+  url.searchParams.set('options', existing ? `${existing} ${settings}` : settings)
+  return url.toString()
+}
+
+export interface SessionOptions {
+  connectionString: string
+  slotName: string
+  publicationName: string
+  startLsn: bigint
+  onMessage(message: WalSenderMessage): void
+  /** Called once when the session ends for any reason other than close(). */
+  onEnd(error: Error): void
+}
+
+/** One walsender connection streaming pgoutput from the slot. */
+export interface ReplicationSession {
+  acknowledge(lsn: bigint): void
+  pause(): void
+  resume(): void
+  close(): Promise<void>
+}
+
+/** The parts of pg's connection that replication needs and its type declarations leave out. */
+interface CopyBothConnection {
+  on(event: 'copyData', listener: (message: { chunk: Buffer }) => void): void
+  once(event: 'replicationStart', listener: () => void): void
+  sendCopyFromChunk(chunk: Buffer): void
+  stream: { pause(): void; resume(): void }
+}
+
+export async function openReplicationSession(options: SessionOptions): Promise<ReplicationSession> {
+  const config: pg.ClientConfig & { replication: 'database' } = {
+    connectionString: withSessionSettings(options.connectionString),
+    replication: 'database',
+    application_name: 'syncscope-replication',
+    keepAlive: true
+  }
+  const client = new pg.Client(config)
+  let started = false
+  let closing = false
+  let ended = false
+  const end = (error: Error): void => {
+    if (ended) return
+    ended = true
+    if (started && !closing) options.onEnd(error)
+  }
+  client.on('error', end)
+  client.on('end', () => end(new Error('the replication connection closed')))
+  const connection = client.connection as unknown as CopyBothConnection
+  connection.on('copyData', ({ chunk }) => {
+    if (closing || ended) return
+    let message: WalSenderMessage
+    try {
+      message = decodeWalSenderMessage(chunk)
+    } catch (error) {
+      end(error as Error)
+      return
+    }
+    options.onMessage(message)
+  })
+  try {
+    await client.connect()
+    await new Promise<void>((resolve, reject) => {
+      connection.once('replicationStart', () => {
+        started = true
+        resolve()
+      })
+      const settled = (error: Error): void => {
+        reject(error)
+        end(error)
+      }
+      client.query(startReplicationCommand(options)).then(() => settled(new Error('the replication stream ended')), settled)
+    })
+  } catch (error) {
+    closing = true
+    await client.end().catch(() => undefined)
+    throw error
+  }
+  return {
+    acknowledge(lsn) {
+      if (!closing && !ended) connection.sendCopyFromChunk(standbyStatusUpdate(lsn))
+    },
+    pause: () => connection.stream.pause(),
+    resume: () => connection.stream.resume(),
+    async close() {
+      closing = true
+      connection.stream.resume()
+      await client.end().catch(() => undefined)
+    }
+  }
+}
+
+function startReplicationCommand(options: SessionOptions): string {
+  const publications = quoteIdent(options.publicationName).replaceAll("'", "''")
+  return `START_REPLICATION SLOT ${quoteIdent(options.slotName)} LOGICAL ${formatLsn(options.startLsn)} (proto_version '1', publication_names '${publications}')`
+}
