@@ -125,7 +125,9 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
 
     it('delivers inserts, updates and deletes, and rows moving in and out of the where', async () => {
       const shape = { table: 'issues', columns: 'id,title,priority,project_id', where: 'priority = 5 AND id > 9000' }
-      let { handle, offset } = await followLive(shape)
+      const live = await followLive(shape)
+      const handle = live.handle
+      let offset = live.offset
       const poll = async () => {
         const response = await fetchShape({ ...shape, offset, handle, live: 'true' })
         expect(response.status).toBe(200)
@@ -163,7 +165,9 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
     it('replica=full sends whole rows with old values, and a key change as delete + insert', async () => {
       const shape = { table: 'issues', columns: 'id,title,priority,project_id', where: 'id BETWEEN 9100 AND 9199', replica: 'full' }
       await sql("INSERT INTO issues (id, project_id, title) VALUES (9100, 1000000001, 'full')")
-      let { handle, offset } = await followLive(shape)
+      const live = await followLive(shape)
+      const handle = live.handle
+      let offset = live.offset
       const poll = async () => {
         const response = await fetchShape({ ...shape, offset, handle, live: 'true' })
         offset = response.header('@offset') ?? offset

@@ -20,7 +20,7 @@ export function shapeUrl(base: string, params: Record<string, string>, path = '/
 export async function get(base: string, params: Record<string, string>, init: RequestInit = {}, brand = 'service'): Promise<ShapeResponse> {
   const response = await fetch(shapeUrl(base, params), init)
   const text = await response.text()
-  let body: unknown = null
+  let body: unknown
   try {
     body = text === '' ? null : JSON.parse(text)
   } catch {
