@@ -157,7 +157,11 @@ describe('subset snapshots', () => {
       signal: controller.signal
     })
     try {
-      await new Promise<void>((resolve, reject) => stream.subscribe((messages) => messages.some((m) => 'control' in m.headers && m.headers.control === 'up-to-date') && resolve(), reject))
+      await new Promise<void>((resolve, reject) =>
+        stream.subscribe((messages) => {
+          if (messages.some((m) => 'control' in m.headers && m.headers.control === 'up-to-date')) resolve()
+        }, reject)
+      )
       const { data, metadata } = await stream.requestSnapshot({ where: 'priority = $1', params: { '1': '1' }, orderBy: 'id', limit: 4 })
       expect(data.map((message) => Number(message.value.id))).toEqual(
         (await server.pool.query<{ id: number }>('SELECT id FROM issues WHERE project_id = 1000000003 AND priority = 1 ORDER BY id LIMIT 4')).rows.map((row) => Number(row.id))
