@@ -64,6 +64,28 @@ describe('values and keys', () => {
     expect(snapshotRows[1]).toMatchObject({ small: null, real_value: 'NaN', double_value: '-Infinity', flag: 'false' })
   })
 
+  it('encodes any text the same in snapshots and live: quotes, backslashes, control characters, unicode', async () => {
+    await server.pool.query('CREATE TABLE weird_text (id text PRIMARY KEY, note text, flag boolean)')
+    const texts = ['plain', 'a "quoted" \\ back\\slash', 'tab\there\nnew\rline', 'bell\u0007 vt\u000b ff\f bs\b', '\\v not a vertical tab', 'unicode ☃ 𝄞 é', 'slash/in/key', '\\N', '']
+    const shape = { table: 'weird_text' }
+    const synced = await syncToEnd(server.url, shape)
+    const live = get(server.url, { ...shape, offset: synced.offset, handle: synced.handle, live: 'true' })
+    const client = await server.pool.connect()
+    try {
+      await client.query('BEGIN')
+      for (const [index, text] of texts.entries()) await client.query('INSERT INTO weird_text VALUES ($1, $2, $3)', [`${index}:${text}`, text, index % 2 === 0])
+      await client.query('COMMIT')
+    } finally {
+      client.release()
+    }
+    const liveMessages = changes(await live).map((message) => [message.key, message.value])
+    const snapshotMessages = (await syncToEnd(server.url, shape)).messages.filter((message: Message) => message.key).map((message) => [message.key, message.value])
+    expect(snapshotMessages).toEqual(liveMessages)
+    expect(snapshotMessages.map(([, value]) => (value as Record<string, string>).note)).toEqual(texts)
+    expect(snapshotMessages[6]?.[0]).toBe('"public"."weird_text"/"6:slash//in//key"')
+    expect(snapshotMessages.map(([, value]) => (value as Record<string, string>).flag)).toEqual(texts.map((_, index) => String(index % 2 === 0)))
+  })
+
   it('builds keys that never collide for names and values with `.`, `/` and `"`', async () => {
     await server.pool.query(`CREATE SCHEMA "we.ird/s"`)
     await server.pool.query(`CREATE SCHEMA "we.ird/s.ta""b"`)

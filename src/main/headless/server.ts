@@ -138,6 +138,9 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
       else res.end()
     })
   })
+  // Clients reuse connections between chained shape requests; a short idle timeout races them into ECONNRESET.
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, options.host, () => resolve())

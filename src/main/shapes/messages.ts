@@ -1,6 +1,9 @@
 import type { ShapeDefinition } from './definition'
-import { keyPrefix } from './row-sql'
+import { parseCopyLine } from './row-sql'
 import type { TableInfo } from './table-info'
+
+/** Raw control characters (tab aside, COPY's field separator) or a `\v` escape: not JSON as COPY prints them. */
+const NOT_JSON_SAFE = /[\u0000-\u0008\u000a-\u001f]|\\v/
 
 export type Row = Readonly<Record<string, string | null>>
 
@@ -20,30 +23,92 @@ export interface ShapeMessage {
   message: { headers: Record<string, unknown>; key: string; value: Record<string, string | null>; old_value?: Record<string, string | null> }
 }
 
+/** `"schema"."table"` as it starts every row key: `/` doubled and `.` doubled in the names. */
+export function keyPrefix(table: Pick<TableInfo, 'schema' | 'name'>): string {
+  const escape = (name: string) => name.replaceAll('/', '//').replaceAll('.', '..')
+  return `"${escape(table.schema)}"."${escape(table.name)}"`
+}
+
+const keyPart = (value: string | null | undefined): string => (value === null || value === undefined ? '_' : `"${value.replaceAll('/', '//')}"`)
+
 /** `"schema"."table"/"pk1"/"pk2"`: `/` in values doubled, NULL (tables without a key) as a bare `_`. */
 export function rowKey(table: TableInfo, row: Row): string {
-  const parts = table.keyColumns.map((name) => {
-    const value = row[name]
-    return value === null || value === undefined ? '_' : `"${value.replaceAll('/', '//')}"`
-  })
-  return `${keyPrefix(table)}/${parts.join('/')}`
+  return `${keyPrefix(table)}/${table.keyColumns.map((name) => keyPart(row[name])).join('/')}`
 }
 
 /**
- * Live values come from pgoutput, where booleans are `t`/`f`; snapshots format them as `true`/`false`.
- * We send `true`/`false` everywhere (see docs/protocol.md).
+ * Postgres prints booleans as `t`/`f` (in COPY and in pgoutput); the protocol's rows say `true`/`false`, as the
+ * reference's snapshots do. We send `true`/`false` everywhere (see docs/protocol.md).
  */
-function liveValue(table: TableInfo, name: string, value: string | null): string | null {
-  if (value === null) return null
-  const column = table.columns.find((candidate) => candidate.name === name)
-  if (column?.type === 'bool' && !column.isArray) return value === 't' ? 'true' : value === 'f' ? 'false' : value
-  return value
+function wireValue(isBool: boolean, value: string | null): string | null {
+  if (value === null || !isBool) return value
+  return value === 't' ? 'true' : value === 'f' ? 'false' : value
 }
+
+const isBoolColumn = (table: TableInfo, name: string): boolean => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
 
 function pick(definition: ShapeDefinition, row: Row, names: readonly string[]): Record<string, string | null> {
   const value: Record<string, string | null> = {}
-  for (const name of names) Object.defineProperty(value, name, { value: liveValue(definition.table, name, row[name] ?? null), enumerable: true })
+  for (const name of names) Object.defineProperty(value, name, { value: wireValue(isBoolColumn(definition.table, name), row[name] ?? null), enumerable: true })
   return value
+}
+
+/**
+ * Encodes snapshot and subset rows (values in `columns` order, as selected) into insert messages, one line of JSON
+ * each, with the same keys and values the live path produces.
+ */
+export class InsertEncoder {
+  /** What the query must select: the shape's columns, then key columns it does not select. */
+  readonly columns: string[]
+  private readonly prefix: string
+  private readonly fields: Array<{ name: string; index: number; isBool: boolean }>
+  private readonly keyIndexes: number[]
+  private readonly keyStart: string
+  /** The key's prefix as the start of a JSON string (opening quote, no closing one). */
+  private readonly keyStartJson: string
+
+  constructor(definition: ShapeDefinition, extraHeaders: Record<string, unknown> = {}) {
+    const { table } = definition
+    this.columns = [...definition.columns, ...table.keyColumns.filter((name) => !definition.columns.includes(name))]
+    const headers = { operation: 'insert', relation: [table.schema, table.name], ...extraHeaders }
+    this.prefix = `{"headers":${JSON.stringify(headers)},"key":`
+    this.fields = definition.columns.map((name, index) => ({ name: JSON.stringify(name), index, isBool: isBoolColumn(table, name) }))
+    this.keyIndexes = table.keyColumns.map((name) => this.columns.indexOf(name))
+    this.keyStart = `${keyPrefix(table)}/`
+    this.keyStartJson = JSON.stringify(this.keyStart).slice(0, -1)
+  }
+
+  /**
+   * Encodes one line of COPY text output without unescaping it: COPY's escapes (`\\ \n \r \t \b \f`) are JSON's
+   * too, so escaping `"` makes each field a JSON string body. Lines with `\v` or raw control characters take the
+   * general path.
+   */
+  encodeCopyLine(line: string): string {
+    if (NOT_JSON_SAFE.test(line)) return this.encode(parseCopyLine(line))
+    const fields = (line.includes('"') ? line.replaceAll('"', '\\"') : line).split('\t')
+    let key = this.keyStartJson
+    for (let i = 0; i < this.keyIndexes.length; i++) {
+      const field = fields[this.keyIndexes[i] as number] as string
+      key += `${i === 0 ? '' : '/'}${field === '\\N' ? '_' : `\\"${field.includes('/') ? field.replaceAll('/', '//') : field}\\"`}`
+    }
+    let value = ''
+    for (const column of this.fields) {
+      const field = fields[column.index] as string
+      const json = field === '\\N' ? 'null' : column.isBool && (field === 't' || field === 'f') ? (field === 't' ? '"true"' : '"false"') : `"${field}"`
+      value += `${value === '' ? '{' : ','}${column.name}:${json}`
+    }
+    return `${this.prefix}${key}","value":${value === '' ? '{' : value}}}`
+  }
+
+  encode(values: ReadonlyArray<string | null>): string {
+    const key = this.keyStart + this.keyIndexes.map((index) => keyPart(values[index])).join('/')
+    let value = ''
+    for (const field of this.fields) {
+      const text = wireValue(field.isBool, values[field.index] ?? null)
+      value += `${value === '' ? '{' : ','}${field.name}:${text === null ? 'null' : JSON.stringify(text)}`
+    }
+    return `${this.prefix}${JSON.stringify(key)},"value":${value === '' ? '{' : value}}}`
+  }
 }
 
 function headers(definition: ShapeDefinition, operation: string, tx: TransactionContext, op: number): Record<string, unknown> {

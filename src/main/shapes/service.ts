@@ -26,6 +26,7 @@ const StateSchema = z.object({ systemId: z.string(), slotName: z.string(), appli
 type State = z.infer<typeof StateSchema>
 
 const TABLE_INFO_TTL_MS = 2_000
+const DEFINITION_CACHE_SIZE = 2_000
 const textTypes = { getTypeParser: () => (value: string) => value }
 
 const tableKey = (schema: string, name: string): string => JSON.stringify([schema, name])
@@ -41,6 +42,8 @@ export class ShapeService {
   private readonly router: ShapeRouter<Shape> = createShapeRouter<Shape>()
   private readonly tables = new Map<string, { info: TableInfo; at: number }>()
   private readonly publishedTables = new Set<string>()
+  /** Resolved definitions by request input, oldest first. */
+  private readonly definitions = new Map<string, ShapeDefinition>()
   private replication: ReplicationStream | null = null
   private lastLsn = 0n
   private counter = 0
@@ -113,14 +116,26 @@ export class ShapeService {
     const key = tableKey(schema, name)
     const cached = this.tables.get(key)
     if (cached && Date.now() - cached.at < TABLE_INFO_TTL_MS) return cached.info
-    const info = await readTableInfo(this.pool, schema, name)
+    const fresh = await readTableInfo(this.pool, schema, name)
+    const unchanged = cached && cached.info.fingerprint === fresh.fingerprint && cached.info.oid === fresh.oid
+    const info = unchanged ? cached.info : fresh
+    if (cached && !unchanged) await this.dropTableShapes(schema, name)
     this.tables.set(key, { info, at: Date.now() })
-    if (cached && (cached.info.fingerprint !== info.fingerprint || cached.info.oid !== info.oid)) await this.dropTableShapes(schema, name)
     return info
   }
 
-  resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition> {
-    return resolveDefinition(input, (schema, name) => this.tableInfo(schema, name))
+  /** Resolves a request's shape; the compiled definition is reused while its table is unchanged. */
+  async resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition> {
+    const key = JSON.stringify(input)
+    const cached = this.definitions.get(key)
+    if (cached) {
+      const { schema, name } = cached.table
+      if ((await this.tableInfo(schema, name)) === cached.table) return cached
+    }
+    const definition = await resolveDefinition(input, (schema, name) => this.tableInfo(schema, name))
+    if (this.definitions.size >= DEFINITION_CACHE_SIZE) this.definitions.delete(this.definitions.keys().next().value as string)
+    this.definitions.set(key, definition)
+    return definition
   }
 
   /** The active shape for a definition, created (with its snapshot started) when there is none. */
@@ -159,7 +174,7 @@ export class ShapeService {
     await mkdir(dir, { recursive: true })
     const shape = new Shape(handle, definition, dir, ShapeLog.open(dir, this.options.chunkBytes), new Date().toISOString())
     this.register(shape)
-    const query = { table: definition.table, columns: definition.columns, whereSql: definition.where?.sql ?? null, withRows: definition.log === 'full' }
+    const query = { definition, withRows: definition.log === 'full' }
     runSnapshot(this.pool, dir, this.options.chunkBytes, query, {
       onSnapshot: (info) => shape.snapshotTaken(info),
       onChunk: (chunk, last) => {

@@ -16,6 +16,8 @@ export interface LogSlice {
 }
 
 const RECORD_BYTES = 20
+/** Recently appended bytes kept in memory, so live readers of a busy shape do not go to disk. */
+const TAIL_BYTES = 64 * 1024
 
 /** A growable column of numbers, so an idle shape with an empty log costs a few bytes. */
 class Column<T extends BigUint64Array | Float64Array> {
@@ -49,6 +51,9 @@ export class ShapeLog {
   private readonly ends = new Column(new Float64Array(0), (size) => new Float64Array(size))
   private chunkEnds: number[] = []
   private chunkStart = 0
+  /** The log's bytes from `tailStart` to its end (at most TAIL_BYTES of them). */
+  private tail = Buffer.alloc(0)
+  private tailStart = 0
 
   private constructor(
     private readonly logPath: string,
@@ -101,6 +106,7 @@ export class ShapeLog {
       ftruncateSync(indexFd, valid * RECORD_BYTES)
       ftruncateSync(logFd, this.byteEnd(valid - 1))
     })
+    this.tailStart = this.byteEnd(this.count - 1)
   }
 
   private byteEnd(index: number): number {
@@ -154,7 +160,15 @@ export class ShapeLog {
       end += Buffer.byteLength(entry.line) + 1
       this.remember(entry.offset.tx, entry.offset.op, end)
     }
+    this.keepTail(text)
     return fresh.length
+  }
+
+  private keepTail(text: Buffer): void {
+    const tail = Buffer.concat([this.tail, text])
+    const drop = Math.max(0, tail.length - TAIL_BYTES)
+    this.tail = drop > 0 ? Buffer.from(tail.subarray(drop)) : tail
+    this.tailStart += drop
   }
 
   /** Index of the first entry after `offset`. */
@@ -176,6 +190,7 @@ export class ShapeLog {
     const last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
     const start = this.byteEnd(first - 1)
     const length = this.byteEnd(last) - start - 1
+    if (start >= this.tailStart) return { lines: this.tail.subarray(start - this.tailStart, start - this.tailStart + length), end: this.offsetAt(last) }
     const lines = Buffer.alloc(length)
     const file = await open(this.logPath, 'r')
     try {

@@ -2,8 +2,9 @@ import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
-import { copyVerbatim, insertMessagesSql, setDisplaySettingsSql } from './row-sql'
-import type { TableInfo } from './table-info'
+import type { ShapeDefinition } from './definition'
+import { InsertEncoder } from './messages'
+import { CopyTextLines, selectRowsSql, setDisplaySettingsSql } from './row-sql'
 
 /** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
 export interface SnapshotInfo {
@@ -15,9 +16,7 @@ export interface SnapshotInfo {
 }
 
 export interface SnapshotQuery {
-  table: TableInfo
-  columns: readonly string[]
-  whereSql: string | null
+  definition: ShapeDefinition
   /** `changes_only` shapes capture the snapshot but read no rows. */
   withRows: boolean
 }
@@ -47,7 +46,7 @@ export function snapshotEndMessage(info: SnapshotInfo): string {
 }
 
 /** Opens a REPEATABLE READ transaction with the display settings and reads its snapshot. */
-export async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
+async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
   await client.query(setDisplaySettingsSql())
   const { rows } = await client.query<{ snapshot: string; lsn: string }>('SELECT pg_current_snapshot()::text AS snapshot, pg_current_wal_lsn()::text AS lsn')
@@ -56,10 +55,15 @@ export async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo
   return parseSnapshot(row.snapshot, row.lsn)
 }
 
+const WRITE_BATCH_BYTES = 256 * 1024
+const COPY_BATCH_BYTES = 256 * 1024
+
 /** Writes lines into chunk files of about `chunkBytes`, cutting only after a line that crosses the threshold. */
 class ChunkWriter {
   private chunk = 0
-  private bytes = 0
+  private chunkSize = 0
+  private pending: string[] = []
+  private pendingSize = 0
   private file: Awaited<ReturnType<typeof open>> | null = null
 
   constructor(
@@ -68,34 +72,37 @@ class ChunkWriter {
     private readonly onChunk: SnapshotProgress['onChunk']
   ) {}
 
-  private async current() {
-    this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
-    return this.file
+  /** Adds a line; returns a promise only when the line made it write to disk. */
+  add(line: string): Promise<void> | undefined {
+    const size = Buffer.byteLength(line) + 1
+    this.pending.push(line)
+    this.pendingSize += size
+    this.chunkSize += size
+    if (this.chunkSize >= this.chunkBytes) return this.cut(false)
+    if (this.pendingSize >= WRITE_BATCH_BYTES) return this.flush()
+    return undefined
   }
 
-  async write(data: Buffer): Promise<void> {
-    let from = 0
-    while (from < data.length) {
-      const crossing = from + Math.max(1, this.chunkBytes - this.bytes) - 1
-      const newline = crossing < data.length ? data.indexOf(10, crossing) : -1
-      const end = newline === -1 ? data.length : newline + 1
-      await (await this.current()).write(data.subarray(from, end))
-      this.bytes += end - from
-      from = end
-      if (newline !== -1) await this.cut(false)
-    }
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0) return
+    this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
+    const text = `${this.pending.join('\n')}\n`
+    this.pending = []
+    this.pendingSize = 0
+    await this.file.write(text)
   }
 
   private async cut(last: boolean): Promise<void> {
-    await (await this.current()).close()
+    await this.flush()
+    await this.file?.close()
     this.file = null
     this.onChunk(this.chunk, last)
     this.chunk += 1
-    this.bytes = 0
+    this.chunkSize = 0
   }
 
   async finish(endLine: string): Promise<void> {
-    await (await this.current()).write(`${endLine}\n`)
+    this.pending.push(endLine)
     await this.cut(true)
   }
 
@@ -105,27 +112,61 @@ class ChunkWriter {
   }
 }
 
-/** Runs the initial snapshot of a shape into chunk files in `dir`, ending with the snapshot-end message. */
-export async function runSnapshot(pool: pg.Pool, dir: string, chunkBytes: number, query: SnapshotQuery, progress: SnapshotProgress): Promise<SnapshotInfo> {
+/** Streams the shape's rows with COPY (Postgres's fastest path) and encodes each as an insert message. */
+async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writer: ChunkWriter): Promise<void> {
+  const encoder = new InsertEncoder(definition)
+  const lines = new CopyTextLines()
+  const sql = `COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`
+  // Postgres sends a message per row: rows are decoded in batches, not one by one.
+  let batch: Buffer[] = []
+  let batchSize = 0
+  const decode = async () => {
+    const data = Buffer.concat(batch)
+    batch = []
+    batchSize = 0
+    for (const line of lines.push(data)) await writer.add(encoder.encodeCopyLine(line))
+  }
+  for await (const data of client.query(copyTo(sql)) as AsyncIterable<Buffer>) {
+    batch.push(data)
+    batchSize += data.length
+    if (batchSize >= COPY_BATCH_BYTES) await decode()
+  }
+  await decode()
+}
+
+/**
+ * Runs `work` in a snapshot transaction on a pooled connection. A connection lost midway rejects the work instead of
+ * surfacing as an unhandled 'error' event.
+ */
+export async function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient, info: SnapshotInfo) => Promise<T>): Promise<T> {
   const client = await pool.connect()
-  // a connection lost mid-query rejects the query; the event must not crash the app
-  client.on('error', () => undefined)
-  const writer = new ChunkWriter(dir, chunkBytes, progress.onChunk)
+  const ignore = () => undefined
+  client.on('error', ignore)
   try {
-    const info = await beginSnapshot(client)
-    progress.onSnapshot(info)
-    if (query.withRows) {
-      const stream = client.query(copyTo(copyVerbatim(insertMessagesSql(query.table, query.columns, query.whereSql))))
-      for await (const data of stream as AsyncIterable<Buffer>) await writer.write(data)
-    }
+    const result = await work(client, await beginSnapshot(client))
     await client.query('COMMIT')
-    await writer.finish(snapshotEndMessage(info))
-    return info
+    return result
   } catch (error) {
-    await writer.abort()
     await client.query('ROLLBACK').catch(() => undefined)
     throw error
   } finally {
+    client.off('error', ignore)
     client.release()
+  }
+}
+
+/** Runs the initial snapshot of a shape into chunk files in `dir`, ending with the snapshot-end message. */
+export async function runSnapshot(pool: pg.Pool, dir: string, chunkBytes: number, query: SnapshotQuery, progress: SnapshotProgress): Promise<SnapshotInfo> {
+  const writer = new ChunkWriter(dir, chunkBytes, progress.onChunk)
+  try {
+    return await inSnapshot(pool, async (client, info) => {
+      progress.onSnapshot(info)
+      if (query.withRows) await copyRows(client, query.definition, writer)
+      await writer.finish(snapshotEndMessage(info))
+      return info
+    })
+  } catch (error) {
+    await writer.abort()
+    throw error
   }
 }

@@ -2,9 +2,10 @@ import { randomInt } from 'node:crypto'
 import type { QueryArrayConfig } from 'pg'
 import { InvalidRequestError } from '../definition'
 import { formatOffset } from '../offset'
-import { insertMessagesSql } from '../row-sql'
+import { InsertEncoder } from '../messages'
+import { selectRowsSql } from '../row-sql'
 import type { Shape } from '../shape'
-import { beginSnapshot } from '../snapshot'
+import { inSnapshot } from '../snapshot'
 import { schemaHeader } from '../table-info'
 import { WhereError, compileOrderBy, compileWhere } from '../where'
 import { CACHE_CONTROL } from './protocol'
@@ -85,10 +86,10 @@ export function compileSubset(raw: RawSubset, shape: Shape['definition']): Subse
 }
 
 /** The subset's SELECT: `(shape where) AND (subset where)`, ordered and paged. */
-function subsetSql(shape: Shape, subset: Subset, mark: number): string {
+function subsetSql(shape: Shape, subset: Subset, columns: readonly string[]): string {
   const conditions = [shape.definition.where?.sql, subset.whereSql].filter((condition): condition is string => !!condition)
   const whereSql = conditions.length > 0 ? conditions.map((condition) => `(${condition})`).join(' AND ') : null
-  let sql = insertMessagesSql(shape.definition.table, shape.definition.columns, whereSql, `,"snapshot_mark":${mark}`)
+  let sql = selectRowsSql(shape.definition.table, columns, whereSql)
   if (subset.orderBySql) sql += ` ORDER BY ${subset.orderBySql}`
   if (subset.limit !== null) sql += ` LIMIT ${subset.limit}`
   if (subset.offset !== null) sql += ` OFFSET ${subset.offset}`
@@ -108,24 +109,19 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
     shape = await service.shapeFor(definition)
   }
   const mark = randomInt(0, 2 ** 31 - 1)
-  const client = await service.pool.connect()
-  client.on('error', () => undefined)
-  let rows: string[]
-  let metadata: Record<string, unknown>
+  let answer: { rows: string[]; metadata: Record<string, unknown> }
   try {
-    const info = await beginSnapshot(client)
-    const query: QueryArrayConfig = { text: subsetSql(shape, subset, mark), rowMode: 'array' }
-    const result = await client.query<[string]>(query)
-    await client.query('COMMIT')
-    rows = result.rows.map((row) => row[0])
-    metadata = { xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList, database_lsn: info.databaseLsn, snapshot_mark: mark }
+    answer = await inSnapshot(service.pool, async (client, info) => {
+      const encoder = new InsertEncoder(shape.definition, { snapshot_mark: mark })
+      const query: QueryArrayConfig = { text: subsetSql(shape, subset, encoder.columns), rowMode: 'array' }
+      const result = await client.query<Array<string | null>>(query)
+      const metadata = { xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList, database_lsn: info.databaseLsn, snapshot_mark: mark }
+      return { rows: result.rows.map((row) => encoder.encode(row)), metadata }
+    })
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined)
     const sqlState = (error as { code?: unknown }).code
     if (typeof sqlState === 'string' && /^(22|42)/.test(sqlState)) return r.invalidRequest({ subset: { where: (error as Error).message } })
     throw error
-  } finally {
-    client.release()
   }
   const offset = request.offset.kind === 'start' ? { tx: 0n, op: 0 } : request.offset.kind === 'now' ? shape.lastOffset : request.offset.offset
   const headers = {
@@ -136,5 +132,5 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
     [r.names.offset]: formatOffset(offset),
     [r.names.schema]: JSON.stringify(schemaHeader(definition.table, definition.columns))
   }
-  r.send(200, headers, `{"metadata":${JSON.stringify(metadata)},"data":[${rows.join(',')}]}`)
+  r.send(200, headers, `{"metadata":${JSON.stringify(answer.metadata)},"data":[${answer.rows.join(',')}]}`)
 }

@@ -1,0 +1,127 @@
+/**
+ * The shape server's performance targets (issue 3), each measured against a real embedded Postgres:
+ *   1. initial sync of a 1M-row shape, against COPY (SELECT …) TO STDOUT of the same table in the same run;
+ *   2. commit → client latency with 10,000 `col = const` shapes on one table;
+ *   3. 1,000 long-poll clients on one shape receiving one change;
+ *   4. memory per idle shape.
+ * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000]
+ */
+import { to as copyTo } from 'pg-copy-streams'
+import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
+import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
+
+const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = process.argv.slice(2).map(Number)
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
+}
+const ms = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e6
+const report = (line: string) => process.stdout.write(`${line}\n`)
+
+async function initialSync(server: TestShapeServer): Promise<void> {
+  await server.pool.query('CREATE TABLE big (id bigint PRIMARY KEY, owner int NOT NULL, title text, amount numeric(12,2), done boolean, created timestamptz)')
+  await server.pool.query(
+    `INSERT INTO big SELECT g, g % 1000, 'row ' || g || ' of the benchmark', (g % 10000) / 7.0, g % 3 = 0, timestamptz '2025-01-01' + g * interval '1 second' FROM generate_series(1, ${ROWS}) g`
+  )
+  await server.pool.query('VACUUM ANALYZE big')
+  const client = await server.pool.connect()
+  const copyStart = process.hrtime.bigint()
+  let copied = 0
+  for await (const chunk of client.query(copyTo('COPY (SELECT * FROM big) TO STDOUT')) as AsyncIterable<Buffer>) {
+    for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) copied += 1
+  }
+  const copyMs = ms(copyStart)
+  client.release()
+  const syncStart = process.hrtime.bigint()
+  const synced = await syncToEnd(server.url, { table: 'big' })
+  const syncMs = ms(syncStart)
+  const rows = synced.messages.filter((message) => message.key).length
+  const copyRate = copied / (copyMs / 1000)
+  const syncRate = rows / (syncMs / 1000)
+  report(`| 1. initial sync of ${rows.toLocaleString('en')} rows (${synced.requests} requests) | ${Math.round(syncRate).toLocaleString('en')} rows/s in ${(syncMs / 1000).toFixed(2)} s | COPY: ${Math.round(copyRate).toLocaleString('en')} rows/s → ${(syncRate / copyRate).toFixed(2)}× COPY | ≥ 200,000 rows/s and ≥ 0.5× COPY |`)
+}
+
+async function createShapes(server: TestShapeServer): Promise<Array<{ owner: number; handle: string; offset: string }>> {
+  await server.pool.query('CREATE TABLE items (id serial PRIMARY KEY, owner int NOT NULL, val int NOT NULL DEFAULT 0)')
+  await server.pool.query(`INSERT INTO items (owner) SELECT g FROM generate_series(0, ${SHAPES - 1}) g`)
+  await server.pool.query('CREATE INDEX items_owner ON items (owner)')
+  const shapes: Array<{ owner: number; handle: string; offset: string }> = []
+  const batch = 50
+  for (let first = 0; first < SHAPES; first += batch) {
+    const created = await Promise.all(
+      Array.from({ length: Math.min(batch, SHAPES - first) }, async (_, i) => {
+        const owner = first + i
+        const synced = await syncToEnd(server.url, { table: 'items', where: `owner = ${owner}` })
+        return { owner, handle: synced.handle, offset: synced.offset }
+      })
+    )
+    shapes.push(...created)
+  }
+  return shapes
+}
+
+function heapUsed(): number {
+  globalThis.gc?.()
+  globalThis.gc?.()
+  return process.memoryUsage().heapUsed
+}
+
+async function commitLatency(server: TestShapeServer, shapes: Array<{ owner: number; handle: string; offset: string }>): Promise<void> {
+  const latencies: number[] = []
+  for (let i = 0; i < 300; i++) {
+    const shape = shapes[(i * 7919) % shapes.length]!
+    const params = { table: 'items', where: `owner = ${shape.owner}`, handle: shape.handle, offset: shape.offset, live: 'true' }
+    const waiting = get(server.url, params)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const start = process.hrtime.bigint()
+    await server.pool.query('UPDATE items SET val = val + 1 WHERE owner = $1', [shape.owner])
+    const response = await waiting
+    latencies.push(ms(start))
+    shape.offset = response.header('@offset') ?? shape.offset
+  }
+  report(`| 2. commit → client, ${shapes.length.toLocaleString('en')} shapes \`owner = const\` on one table (300 commits) | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | max ${Math.max(...latencies).toFixed(1)} ms | p99 ≤ 15 ms |`)
+}
+
+async function fanOut(server: TestShapeServer): Promise<void> {
+  await server.pool.query('CREATE TABLE fan (id int PRIMARY KEY, val int)')
+  await server.pool.query('INSERT INTO fan VALUES (1, 0)')
+  const synced = await syncToEnd(server.url, { table: 'fan' })
+  const latencies: number[] = []
+  for (let round = 0; round < 3; round++) {
+    const url = shapeUrl(server.url, { table: 'fan', handle: synced.handle, offset: synced.offset, live: 'true' })
+    let start = 0n
+    const clients = Array.from({ length: CLIENTS }, () =>
+      fetch(url).then(async (response) => {
+        await response.arrayBuffer()
+        if (start > 0n) latencies.push(ms(start))
+      })
+    )
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    start = process.hrtime.bigint()
+    await server.pool.query('UPDATE fan SET val = val + 1')
+    await Promise.all(clients)
+    synced.offset = (await get(server.url, { table: 'fan', handle: synced.handle, offset: synced.offset })).header('@offset') ?? synced.offset
+  }
+  report(`| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds) | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | ${latencies.length} responses | p99 ≤ 100 ms |`)
+}
+
+async function main(): Promise<void> {
+  const server = await startTestShapeServer({ longPollTimeout: 20_000 })
+  try {
+    report(`machine: ${(await import('node:os')).cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+    report('| target | measured | detail | goal |')
+    report('|---|---|---|---|')
+    await initialSync(server)
+    const before = heapUsed()
+    const shapes = await createShapes(server)
+    const perShape = (heapUsed() - before) / shapes.length
+    report(`| 4. memory per idle shape (${shapes.length.toLocaleString('en')} shapes, heap after GC) | ${(perShape / 1024).toFixed(1)} kB | ${server.app.rooms.shapes.service()?.shapeCount} shapes registered | ≤ 15 kB |`)
+    await commitLatency(server, shapes)
+    await fanOut(server)
+  } finally {
+    await server.close()
+  }
+}
+
+void main()
