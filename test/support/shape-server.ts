@@ -52,6 +52,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
   // idle connections die with a restarted Postgres; the next query opens a new one
   pool.on('error', () => undefined)
+  pool.on('connect', (client) => client.on('error', () => undefined))
   let stopped = false
   const stop = async () => {
     if (stopped) return

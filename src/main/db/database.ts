@@ -40,6 +40,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   const url = embedded?.url ?? options.target
   const pool = new pg.Pool({ connectionString: url, max: 6, types: textTypes, application_name: 'syncscope' })
   pool.on('error', (error) => options.onLog?.(`postgres pool: ${error.message}`))
+  pool.on('connect', (client) => client.on('error', () => undefined))
   try {
     await pool.query('SELECT 1')
     if (embedded) await seedOnce(pool, options.dataDir)

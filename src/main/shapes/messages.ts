@@ -3,6 +3,7 @@ import { parseCopyLine } from './row-sql'
 import type { TableInfo } from './table-info'
 
 /** Raw control characters (tab aside, COPY's field separator) or a `\v` escape: not JSON as COPY prints them. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const NOT_JSON_SAFE = /[\u0000-\u0008\u000a-\u001f]|\\v/
 
 export type Row = Readonly<Record<string, string | null>>

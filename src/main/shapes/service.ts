@@ -57,7 +57,9 @@ export class ShapeService {
   static async start(options: ShapeServiceOptions): Promise<ShapeService> {
     await loadParser()
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, types: textTypes, application_name: 'syncscope-shapes' })
+    // Connections die with a restarted Postgres, idle or checked out; the next query opens a new one.
     pool.on('error', (error) => options.log(`shape pool: ${error.message}`))
+    pool.on('connect', (client) => client.on('error', () => undefined))
     try {
       const state = await prepareState(pool, options.dir)
       const service = new ShapeService(options, pool, state)
@@ -87,6 +89,9 @@ export class ShapeService {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         for (const shape of [...this.shapes.values()]) await this.drop(shape)
         this.publishedTables.clear()
+        // The new slot may follow a replaced cluster whose LSNs are lower: nothing applied so far counts any more.
+        this.lastLsn = (await this.replication?.currentWalLsn().catch(() => 0n)) ?? 0n
+        this.saveState(null)
       },
       onStatus: (status) => status.error && this.options.log(`replication ${status.state}: ${status.error}`),
       log: this.options.log
@@ -268,7 +273,11 @@ export class ShapeService {
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
     }
     this.lastLsn = tx.commitLsn
-    this.state = { ...this.state, appliedLsn: tx.commitLsn.toString() }
+    this.saveState(tx.commitLsn)
+  }
+
+  private saveState(appliedLsn: bigint | null): void {
+    this.state = { ...this.state, appliedLsn: appliedLsn === null ? null : appliedLsn.toString() }
     writeFileSync(join(this.options.dir, 'state.json'), JSON.stringify(this.state))
   }
 

@@ -134,14 +134,9 @@ async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writ
   await decode()
 }
 
-/**
- * Runs `work` in a snapshot transaction on a pooled connection. A connection lost midway rejects the work instead of
- * surfacing as an unhandled 'error' event.
- */
+/** Runs `work` in a snapshot transaction on a pooled connection (whose pool handles connection errors). */
 export async function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient, info: SnapshotInfo) => Promise<T>): Promise<T> {
   const client = await pool.connect()
-  const ignore = () => undefined
-  client.on('error', ignore)
   try {
     const result = await work(client, await beginSnapshot(client))
     await client.query('COMMIT')
@@ -150,7 +145,6 @@ export async function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient,
     await client.query('ROLLBACK').catch(() => undefined)
     throw error
   } finally {
-    client.off('error', ignore)
     client.release()
   }
 }

@@ -33,11 +33,16 @@ export async function currentRole(pool: pg.Pool): Promise<string> {
   return rows[0]?.role ?? ''
 }
 
+/** Changes of a partition are published as changes of the partitioned table, which is what shapes name. */
 export async function ensurePublication(pool: pg.Pool, publication: string): Promise<void> {
-  const { rowCount } = await pool.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [publication])
-  if (rowCount) return
+  const { rows } = await pool.query<{ via_root: boolean }>('SELECT pubviaroot AS via_root FROM pg_publication WHERE pubname = $1', [publication])
+  const existing = rows[0]
+  if (existing?.via_root === false) {
+    await pool.query(`ALTER PUBLICATION ${quoteIdent(publication)} SET (publish_via_partition_root = true)`)
+  }
+  if (existing) return
   try {
-    await pool.query(`CREATE PUBLICATION ${quoteIdent(publication)}`)
+    await pool.query(`CREATE PUBLICATION ${quoteIdent(publication)} WITH (publish_via_partition_root = true)`)
   } catch (error) {
     if (isDuplicateObject(error)) return
     if (isInsufficientPrivilege(error)) {

@@ -12,27 +12,31 @@ const WAIT_LIMIT_MS = 60_000
 export async function publishTable(pool: pg.Pool, publication: string, schema: string, table: string, isStopped: () => boolean): Promise<void> {
   const name = `${quoteIdent(schema)}.${quoteIdent(table)}`
   const state = await tableState(pool, publication, schema, table)
-  if (!state) throw new ReplicationSetupError(`table ${name} does not exist`)
+  if (!state) throw new ReplicationSetupError(`table ${name} does not exist (or is not a table)`)
   if (!state.published) await addToPublication(pool, publication, name)
-  if (state.replicaIdentity !== 'f') await setReplicaIdentityFull(pool, name)
-  if (!state.published || state.replicaIdentity !== 'f') await waitForOpenTransactions(pool, name, isStopped)
+  for (const relation of state.withoutFullIdentity) await setReplicaIdentityFull(pool, relation)
+  if (!state.published || state.withoutFullIdentity.length > 0) await waitForOpenTransactions(pool, name, isStopped)
 }
 
+/** Whether the table is published, and which of it and its partitions (they each have their own setting) lack REPLICA IDENTITY FULL. */
 async function tableState(
   pool: pg.Pool,
   publication: string,
   schema: string,
   table: string
-): Promise<{ published: boolean; replicaIdentity: string } | null> {
-  const { rows } = await pool.query<{ published: boolean; replica_identity: string }>(
-    `SELECT c.relreplident AS replica_identity,
-            EXISTS (SELECT 1 FROM pg_publication_tables p WHERE p.pubname = $3 AND p.schemaname = n.nspname AND p.tablename = c.relname) AS published
+): Promise<{ published: boolean; withoutFullIdentity: string[] } | null> {
+  const { rows } = await pool.query<{ published: boolean; without_full_identity: Array<{ schema: string; table: string }> }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_publication_tables p WHERE p.pubname = $3 AND p.schemaname = n.nspname AND p.tablename = c.relname) AS published,
+            (SELECT coalesce(json_agg(json_build_object('schema', pn.nspname, 'table', pc.relname)), '[]')
+               FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+              WHERE (pc.oid = c.oid OR pc.oid IN (SELECT relid FROM pg_partition_tree(c.oid))) AND pc.relreplident <> 'f') AS without_full_identity
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p')`,
     [schema, table, publication]
   )
   const row = rows[0]
-  return row ? { published: row.published, replicaIdentity: row.replica_identity } : null
+  if (!row) return null
+  return { published: row.published, withoutFullIdentity: row.without_full_identity.map((relation) => `${quoteIdent(relation.schema)}.${quoteIdent(relation.table)}`) }
 }
 
 async function addToPublication(pool: pg.Pool, publication: string, name: string): Promise<void> {

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { TransactionLog } from '../../../../test/support/replication'
+import { expectCommitOrder, idRange, ignoreConnectionErrors, insertedIds, TransactionLog } from '../../../../test/support/replication'
 import { parseLsn, type ReplicatedTransaction, type ReplicationOptions, type ReplicationStream, startReplication } from '.'
 
 let server: TestPostgres
@@ -12,6 +12,7 @@ let slotCount = 0
 beforeAll(async () => {
   server = await startTestPostgres()
   pool = new pg.Pool({ connectionString: server.url, max: 4, idleTimeoutMillis: 0 }) // no idle timers: a test counts timers
+  ignoreConnectionErrors(pool)
   // Defaults that differ from the consumer's session settings: its values must not depend on them.
   await pool.query(`ALTER DATABASE postgres SET TimeZone = 'Asia/Tokyo'`)
   await pool.query(`ALTER DATABASE postgres SET DateStyle = 'SQL, MDY'`)
@@ -157,6 +158,24 @@ describe('decoding', () => {
     expect(stream.lastLsn).toBe(second.commitLsn)
   })
 
+  it('reports changes of a partition as changes of its partitioned table, also in a publication made without that', async () => {
+    await pool.query(`CREATE TABLE measurements (id int, at date, v text, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)`)
+    await pool.query(`CREATE TABLE measurements_2024 PARTITION OF measurements FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')`)
+    const { publicationName } = names()
+    await pool.query(`CREATE PUBLICATION ${publicationName}`)
+    const log = new TransactionLog()
+    const stream = await follow(log, { publicationName })
+    await stream.ensureTable('public', 'measurements')
+    await pool.query(`INSERT INTO measurements VALUES (1, '2024-05-06', 'x')`)
+    await pool.query(`UPDATE measurements SET id = 2`)
+    await log.waitFor((txs) => expect(txs).toHaveLength(2))
+    const changes = log.transactions.flatMap((tx) => tx.changes.filter((change) => change.kind !== 'relation'))
+    expect(changes).toMatchObject([
+      { kind: 'insert', relation: { table: 'measurements' }, new: { id: '1', at: '2024-05-06', v: 'x' } },
+      { kind: 'update', relation: { table: 'measurements' }, old: { id: '1', at: '2024-05-06', v: 'x' }, new: { id: '2', at: '2024-05-06', v: 'x' } }
+    ])
+  })
+
   it('carries only the key in old rows of a table published without REPLICA IDENTITY FULL', async () => {
     await pool.query(`CREATE TABLE keyed (id int PRIMARY KEY, label text, big text)`)
     await pool.query(`ALTER TABLE keyed ALTER COLUMN big SET STORAGE EXTERNAL`)
@@ -196,7 +215,7 @@ describe('ensureTable', () => {
       [publicationName]
     )
     expect(rows).toEqual([{ relreplident: 'f', published: 1 }])
-    await expect(stream.ensureTable('public', 'missing')).rejects.toThrow('table "public"."missing" does not exist')
+    await expect(stream.ensureTable('public', 'missing')).rejects.toThrow('table "public"."missing" does not exist (or is not a table)')
   })
 
   it('waits for transactions that were open when the table joined the publication', async () => {
@@ -220,19 +239,8 @@ describe('ensureTable', () => {
   })
 })
 
-/** The ids inserted into `table` by the handed-over transactions, in order. */
-function insertedIds(transactions: ReplicatedTransaction[]): string[] {
-  return rowsOf(transactions, 'insert').map((row) => row.id ?? '')
-}
-
-async function insertOneByOne(table: string, ids: number[]): Promise<void> {
+async function insertOneByOne(table: string, ids: Array<number | string>): Promise<void> {
   for (const id of ids) await pool.query(`INSERT INTO ${table} VALUES ($1)`, [id])
-}
-
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, index) => from + index)
-
-function expectIncreasingLsns(transactions: ReplicatedTransaction[]): void {
-  transactions.slice(1).forEach((tx, index) => expect(tx.commitLsn).toBeGreaterThan(transactions[index]!.commitLsn))
 }
 
 describe('acknowledgement and recovery', () => {
@@ -261,6 +269,20 @@ describe('acknowledgement and recovery', () => {
     await insertOneByOne('acked', [4])
     await again.waitFor((txs) => expect(insertedIds(txs)).toEqual(['2', '3', '4']))
     expect(second.lastLsn).toBe(again.transactions.at(-1)?.commitLsn)
+  })
+
+  it('confirms WAL without published changes while idle, so Postgres can recycle it', async () => {
+    await pool.query(`CREATE TABLE not_published (id int PRIMARY KEY)`)
+    const settings = names()
+    const stream = await follow(new TransactionLog(), settings)
+    await insertOneByOne('not_published', [1, 2, 3])
+    const written = await stream.currentWalLsn()
+    await vi.waitFor(async () => {
+      const { rows } = await pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`, [
+        settings.slotName
+      ])
+      expect(parseLsn(rows[0]!.lsn)).toBeGreaterThanOrEqual(written)
+    })
   })
 
   it('skips what appliedLsn covers when the slot still holds it', async () => {
@@ -312,14 +334,14 @@ describe('acknowledgement and recovery', () => {
     const terminate = async (): Promise<void> => {
       await pool.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active', [settings.slotName])
     }
-    await insertOneByOne('interrupted', range(1, 10))
+    await insertOneByOne('interrupted', idRange(1, 10))
     await terminate()
-    await insertOneByOne('interrupted', range(11, 20))
+    await insertOneByOne('interrupted', idRange(11, 20))
     await log.waitFor((txs) => expect(txs.length).toBeGreaterThanOrEqual(15))
     await terminate()
-    await insertOneByOne('interrupted', range(21, 30))
-    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(range(1, 30).map(String)))
-    expectIncreasingLsns(log.transactions)
+    await insertOneByOne('interrupted', idRange(21, 30))
+    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(idRange(1, 30)))
+    expectCommitOrder(log.transactions)
   })
 
   it('reports a dropped slot, recreates it and follows from there', async () => {
@@ -377,8 +399,10 @@ describe('acknowledgement and recovery', () => {
     await vi.waitFor(() => expect(statuses).toContain('reconnecting'))
     await reconnecting.stop()
 
-    const { rows } = await pool.query(`SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`)
-    expect(rows).toEqual([])
+    await vi.waitFor(async () => {
+      const { rows } = await pool.query(`SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`)
+      expect(rows).toEqual([])
+    })
     expect(timers()).toBeLessThanOrEqual(timersBefore)
   })
 

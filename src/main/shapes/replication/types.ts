@@ -35,3 +35,27 @@ export interface ReplicatedTransaction {
   commitTime: Date
   changes: ReplicatedChange[]
 }
+
+export interface ReplicationOptions {
+  connectionString: string
+  slotName: string
+  publicationName: string
+  /** Transactions whose commitLsn <= this were already applied by the caller (persisted): skip them on (re)start. */
+  appliedLsn: bigint | null
+  /** Called sequentially, one committed transaction at a time; its LSN is acknowledged to Postgres only after the promise resolves. */
+  onTransaction(tx: ReplicatedTransaction): Promise<void>
+  /** The slot disappeared (dropped, or the database was replaced): the caller invalidates every shape; the consumer recreates the slot and continues from the current WAL position. */
+  onSlotLost(reason: string): Promise<void>
+  onStatus?(status: { state: 'streaming' | 'reconnecting'; error?: string }): void
+  log?(line: string): void
+}
+
+export interface ReplicationStream {
+  /** Adds the table to the publication (if absent), sets REPLICA IDENTITY FULL (if not set), then waits until every transaction that was in progress before the table joined the publication has finished, so a snapshot taken afterwards plus the stream misses nothing. Clear error when not permitted. */
+  ensureTable(schema: string, table: string): Promise<void>
+  /** Commit LSN of the last transaction handed to onTransaction (or appliedLsn); 0 when neither exists, e.g. after the slot was lost. */
+  readonly lastLsn: bigint
+  /** pg_current_wal_lsn() as a bigint. */
+  currentWalLsn(): Promise<bigint>
+  stop(): Promise<void>
+}
