@@ -66,4 +66,31 @@ describe('shape logs across a restart of the server', () => {
       await third.close()
     }
   })
+
+  it('invalidates every shape when the replication slot is gone, and keeps serving', async () => {
+    const server = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
+    try {
+      const synced = await syncToEnd(server.url, { table: 'notes' })
+      // the consumer reconnects within a fraction of a second: terminate and drop until the drop wins the race
+      await expect
+        .poll(
+          async () => {
+            await pool.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND active_pid IS NOT NULL")
+            return pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'").then(
+              () => 'dropped',
+              (error: Error) => error.message
+            )
+          },
+          { timeout: 10_000, interval: 20 }
+        )
+        .toBe('dropped')
+      await expect.poll(async () => (await get(server.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).status, { timeout: 15_000 }).toBe(409)
+      const fresh = await syncToEnd(server.url, { table: 'notes' })
+      const live = get(server.url, { table: 'notes', offset: fresh.offset, handle: fresh.handle, live: 'true' })
+      await pool.query("INSERT INTO notes VALUES (4, 'after the slot came back')")
+      expect(changes(await live).map((change) => change.value)).toEqual([{ id: '4', body: 'after the slot came back' }])
+    } finally {
+      await server.close()
+    }
+  })
 })
