@@ -1,10 +1,6 @@
 import type { ShapeDefinition } from './definition'
-import { parseCopyLine } from './row-sql'
+import { notJsonSafe, parseCopyLine } from './row-sql'
 import type { TableInfo } from './table-info'
-
-/** Raw control characters (tab aside, COPY's field separator) or a `\v` escape: not JSON as COPY prints them. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const NOT_JSON_SAFE = /[\u0000-\u0008\u000a-\u001f]|\\v/
 
 export type Row = Readonly<Record<string, string | null>>
 
@@ -80,12 +76,11 @@ export class InsertEncoder {
   }
 
   /**
-   * Encodes one line of COPY text output without unescaping it: COPY's escapes (`\\ \n \r \t \b \f`) are JSON's
-   * too, so escaping `"` makes each field a JSON string body. Lines with `\v` or raw control characters take the
-   * general path.
+   * Encodes one line of COPY text output without unescaping it (see `notJsonSafe`); other lines take the general
+   * path. `knownSafe` skips the check for lines of a batch already checked as a whole.
    */
-  encodeCopyLine(line: string): string {
-    if (NOT_JSON_SAFE.test(line)) return this.encode(parseCopyLine(line))
+  encodeCopyLine(line: string, knownSafe = false): string {
+    if (!knownSafe && notJsonSafe(line)) return this.encode(parseCopyLine(line))
     const fields = (line.includes('"') ? line.replaceAll('"', '\\"') : line).split('\t')
     let key = this.keyStartJson
     for (let i = 0; i < this.keyIndexes.length; i++) {

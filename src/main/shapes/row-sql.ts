@@ -26,6 +26,15 @@ export function selectRowsSql(table: TableInfo, columns: readonly string[], wher
 
 const COPY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const NOT_JSON_SAFE = /[\u0000-\u0008\u000b-\u001f]|\\v/
+
+/**
+ * COPY text whose fields become JSON string bodies once `"` is escaped: COPY's escapes (`\\ \n \r \t \b \f`) are
+ * JSON's too. Not so with a `\v` escape or a raw control character (tab and newline, COPY's separators, aside).
+ */
+export const notJsonSafe = (text: string): boolean => NOT_JSON_SAFE.test(text)
+
 /** One field of COPY's text format: `\N` is NULL, backslash escapes undone. */
 function copyField(text: string): string | null {
   if (text === '\\N') return null
@@ -39,14 +48,16 @@ export const parseCopyLine = (line: string): Array<string | null> => line.split(
 export class CopyTextLines {
   private rest: Buffer = Buffer.alloc(0)
 
-  push(data: Buffer): string[] {
+  /** The complete lines, and whether all of them are JSON-safe as they stand (see `notJsonSafe`). */
+  push(data: Buffer): { lines: string[]; jsonSafe: boolean } {
     const buffer = this.rest.length > 0 ? Buffer.concat([this.rest, data]) : data
     const end = buffer.lastIndexOf(10)
     if (end === -1) {
       this.rest = buffer
-      return []
+      return { lines: [], jsonSafe: true }
     }
     this.rest = Buffer.from(buffer.subarray(end + 1))
-    return buffer.toString('utf8', 0, end).split('\n')
+    const text = buffer.toString('utf8', 0, end)
+    return { lines: text.split('\n'), jsonSafe: !notJsonSafe(text) }
   }
 }

@@ -124,7 +124,11 @@ async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writ
     const data = Buffer.concat(batch)
     batch = []
     batchSize = 0
-    for (const line of lines.push(data)) await writer.add(encoder.encodeCopyLine(line))
+    const decoded = lines.push(data)
+    for (const line of decoded.lines) {
+      const writing = writer.add(encoder.encodeCopyLine(line, decoded.jsonSafe))
+      if (writing) await writing
+    }
   }
   for await (const data of client.query(copyTo(sql)) as AsyncIterable<Buffer>) {
     batch.push(data)
