@@ -90,6 +90,14 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       expect(end?.headers).toMatchObject({ control: 'snapshot-end', xmin: expect.stringMatching(/^\d+$/), xmax: expect.stringMatching(/^\d+$/), xip_list: [] })
     })
 
+    it('answers HEAD with the headers of GET and no body', async () => {
+      const head = await fetchShape({ table: 'projects', offset: '-1' }, { method: 'HEAD' })
+      expect(head.status).toBe(200)
+      expect(head.text).toBe('')
+      expect(head.header('@offset')).toBe('0_0')
+      expect(head.header('@handle')).toMatch(/^\d+-\d+$/)
+    })
+
     it('answers If-None-Match with 304 and the same cache headers', async () => {
       const first = await fetchShape({ table: 'projects', offset: '-1' })
       const again = await fetchShape({ table: 'projects', offset: '-1' }, { headers: { 'if-none-match': first.header('etag') ?? '' } })

@@ -46,4 +46,14 @@ describe('the API secret', () => {
     expect(text).not.toContain(SECRET)
     expect(text).not.toMatch(/SELECT|at .*\.ts/)
   })
+
+  it('answers an internal failure with a bare 500: no SQL, stack or secret', async () => {
+    const shapes = server.app.rooms.shapes.service()
+    expect(shapes).not.toBeNull()
+    await shapes?.pool.end()
+    const response = await raw(`/v1/shape?table=comments&offset=-1&secret=${SECRET}`)
+    expect(response.status).toBe(500)
+    expect(await response.json()).toEqual({ error: 'Internal server error' })
+    expect(response.headers.get('cache-control')).toBe('no-store')
+  })
 })

@@ -119,4 +119,18 @@ describe('values and keys', () => {
     const rows = materialise(new Map(), (await syncToEnd(server.url, shape)).messages)
     expect([...rows.keys()]).toEqual(['"public"."no_key"/_/"2"'])
   })
+
+  it('shapes a table with a generated column by its other columns, and follows it live', async () => {
+    await server.pool.query('CREATE TABLE priced (id int PRIMARY KEY, net numeric, gross numeric GENERATED ALWAYS AS (net * 1.2) STORED)')
+    const refused = await get(server.url, { table: 'priced', offset: '-1' })
+    expect(refused.status).toBe(400)
+    expect((refused.body as { errors: { columns: string[] } }).errors.columns[0]).toMatch(/generated and cannot be included.*gross.*columns/)
+    const shape = { table: 'priced', columns: 'id,net' }
+    const synced = await syncToEnd(server.url, shape)
+    const live = get(server.url, { ...shape, offset: synced.offset, handle: synced.handle, live: 'true' })
+    await server.pool.query('INSERT INTO priced (id, net) VALUES (1, 10)')
+    const response = await live
+    expect(response.status).toBe(200)
+    expect(changes(response).map((change) => change.value)).toEqual([{ id: '1', net: '10' }])
+  })
 })

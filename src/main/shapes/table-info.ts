@@ -104,7 +104,8 @@ export async function readTableInfo(db: pg.Pool | pg.PoolClient, schema: string,
     keyColumns: pk.length > 0 ? pk.map((column) => column.name) : columns.map((column) => column.name).sort(),
     hasPrimaryKey: pk.length > 0,
     columnTypes,
-    fingerprint: columnsFingerprint(columns)
+    // generated columns are never replicated (nor shaped), so the stream's Relation messages leave them out
+    fingerprint: columnsFingerprint(columns.filter((column) => !column.generated))
   }
 }
 
