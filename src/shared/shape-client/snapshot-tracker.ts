@@ -1,0 +1,79 @@
+import { z } from 'zod'
+import type { ChangeMessage, Message } from './messages'
+
+/** The metadata of a subset snapshot: the Postgres snapshot its rows were read in. */
+export const SnapshotMetadataSchema = z.object({
+  xmin: z.string().regex(/^\d+$/),
+  xmax: z.string().regex(/^\d+$/),
+  xip_list: z.array(z.string().regex(/^\d+$/)),
+  database_lsn: z.string().regex(/^\d+$/),
+  snapshot_mark: z.number().int()
+})
+export type SnapshotMetadata = z.infer<typeof SnapshotMetadataSchema>
+
+interface TrackedSnapshot {
+  xmin: bigint
+  xmax: bigint
+  xip: Set<bigint>
+  databaseLsn: bigint
+  keys: Set<string>
+}
+
+/** Widens a 32-bit xid (what change messages carry) to the xid8 near `reference` (valid within 2^31 of it). */
+export function widenXid(xid: number, reference: bigint): bigint {
+  let full = (reference & ~0xffffffffn) | BigInt(xid >>> 0)
+  if (full > reference + 0x80000000n) full -= 0x100000000n
+  else if (full + 0x80000000n < reference) full += 0x100000000n
+  return full
+}
+
+/**
+ * Remembers the subset snapshots a client applied, so the main stream can skip changes those snapshots already hold:
+ * a change is skipped when its key came with a snapshot whose Postgres snapshot saw its transaction committed. A
+ * snapshot is forgotten once the stream has passed it (a transaction at or after its xmax, or an LSN at or after its
+ * database LSN): every later change is news to it.
+ */
+export class SnapshotTracker {
+  private readonly snapshots = new Map<number, TrackedSnapshot>()
+
+  get size(): number {
+    return this.snapshots.size
+  }
+
+  add(metadata: SnapshotMetadata, keys: Iterable<string>): void {
+    this.snapshots.set(metadata.snapshot_mark, {
+      xmin: BigInt(metadata.xmin),
+      xmax: BigInt(metadata.xmax),
+      xip: new Set(metadata.xip_list.map(BigInt)),
+      databaseLsn: BigInt(metadata.database_lsn),
+      keys: new Set(keys)
+    })
+  }
+
+  /** Whether the main stream should drop this change: a snapshot already contains its effect. */
+  contains(message: ChangeMessage): boolean {
+    const xid = Array.isArray(message.headers.txids) ? message.headers.txids[0] : undefined
+    if (typeof xid !== 'number') return false
+    for (const snapshot of this.snapshots.values()) {
+      if (!snapshot.keys.has(message.key)) continue
+      const full = widenXid(xid, snapshot.xmax)
+      if (full < snapshot.xmin || (full < snapshot.xmax && !snapshot.xip.has(full))) return true
+    }
+    return false
+  }
+
+  /** Forgets the snapshots the stream has moved past, as this message shows. */
+  observe(message: Message): void {
+    const headers = message.headers as { lsn?: unknown; global_last_seen_lsn?: unknown; txids?: unknown }
+    const lsnText = typeof headers.lsn === 'string' ? headers.lsn : typeof headers.global_last_seen_lsn === 'string' ? headers.global_last_seen_lsn : null
+    const lsn = lsnText !== null && /^\d+$/.test(lsnText) ? BigInt(lsnText) : null
+    const xid = Array.isArray(headers.txids) && typeof headers.txids[0] === 'number' ? headers.txids[0] : null
+    for (const [mark, snapshot] of this.snapshots) {
+      if ((lsn !== null && lsn >= snapshot.databaseLsn) || (xid !== null && widenXid(xid, snapshot.xmax) >= snapshot.xmax)) this.snapshots.delete(mark)
+    }
+  }
+
+  clear(): void {
+    this.snapshots.clear()
+  }
+}
