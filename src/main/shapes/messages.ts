@@ -1,5 +1,4 @@
 import type { ShapeDefinition } from './definition'
-import { notJsonSafe, parseCopyLine } from './row-sql'
 import type { TableInfo } from './table-info'
 
 export type Row = Readonly<Record<string, string | null>>
@@ -60,9 +59,8 @@ export class InsertEncoder {
   private readonly prefix: string
   private readonly fields: Array<{ name: string; index: number; isBool: boolean }>
   private readonly keyIndexes: number[]
-  private readonly keyStart: string
-  /** The key's prefix as the start of a JSON string (opening quote, no closing one). */
-  private readonly keyStartJson: string
+  /** `"schema"."table"/`, what every key starts with. */
+  readonly keyStart: string
 
   constructor(definition: ShapeDefinition, extraHeaders: Record<string, unknown> = {}) {
     const { table } = definition
@@ -72,28 +70,6 @@ export class InsertEncoder {
     this.fields = definition.columns.map((name, index) => ({ name: JSON.stringify(name), index, isBool: isBoolColumn(table, name) }))
     this.keyIndexes = table.keyColumns.map((name) => this.columns.indexOf(name))
     this.keyStart = `${keyPrefix(table)}/`
-    this.keyStartJson = JSON.stringify(this.keyStart).slice(0, -1)
-  }
-
-  /**
-   * Encodes one line of COPY text output without unescaping it (see `notJsonSafe`); other lines take the general
-   * path. `knownSafe` skips the check for lines of a batch already checked as a whole.
-   */
-  encodeCopyLine(line: string, knownSafe = false): string {
-    if (!knownSafe && notJsonSafe(line)) return this.encode(parseCopyLine(line))
-    const fields = (line.includes('"') ? line.replaceAll('"', '\\"') : line).split('\t')
-    let key = this.keyStartJson
-    for (let i = 0; i < this.keyIndexes.length; i++) {
-      const field = fields[this.keyIndexes[i] as number] as string
-      key += `${i === 0 ? '' : '/'}${field === '\\N' ? '_' : `\\"${field.includes('/') ? field.replaceAll('/', '//') : field}\\"`}`
-    }
-    let value = ''
-    for (const column of this.fields) {
-      const field = fields[column.index] as string
-      const json = field === '\\N' ? 'null' : column.isBool && (field === 't' || field === 'f') ? (field === 't' ? '"true"' : '"false"') : `"${field}"`
-      value += `${value === '' ? '{' : ','}${column.name}:${json}`
-    }
-    return `${this.prefix}${key}","value":${value === '' ? '{' : value}}}`
   }
 
   encode(values: ReadonlyArray<string | null>): string {

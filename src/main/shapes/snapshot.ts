@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import { to as copyTo } from 'pg-copy-streams'
 import type { ShapeDefinition } from './definition'
-import { InsertEncoder } from './messages'
-import { CopyTextLines, selectRowsSql, setDisplaySettingsSql } from './row-sql'
+import { CopyEncoder, type EncodedRows } from './copy-encoder'
+import { selectRowsSql, setDisplaySettingsSql } from './row-sql'
 
 /** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
 export interface SnapshotInfo {
@@ -55,15 +55,12 @@ async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
   return parseSnapshot(row.snapshot, row.lsn)
 }
 
-const WRITE_BATCH_BYTES = 256 * 1024
 const COPY_BATCH_BYTES = 256 * 1024
 
-/** Writes lines into chunk files of about `chunkBytes`, cutting only after a line that crosses the threshold. */
+/** Writes encoded rows into chunk files of about `chunkBytes`, cutting only after a row that crosses the threshold. */
 class ChunkWriter {
   private chunk = 0
   private chunkSize = 0
-  private pending: string[] = []
-  private pendingSize = 0
   private file: Awaited<ReturnType<typeof open>> | null = null
 
   constructor(
@@ -72,29 +69,26 @@ class ChunkWriter {
     private readonly onChunk: SnapshotProgress['onChunk']
   ) {}
 
-  /** Adds a line; returns a promise only when the line made it write to disk. */
-  add(line: string): Promise<void> | undefined {
-    const size = Buffer.byteLength(line) + 1
-    this.pending.push(line)
-    this.pendingSize += size
-    this.chunkSize += size
-    if (this.chunkSize >= this.chunkBytes) return this.cut(false)
-    if (this.pendingSize >= WRITE_BATCH_BYTES) return this.flush()
-    return undefined
+  async add({ data, rowEnds }: EncodedRows): Promise<void> {
+    let written = 0
+    for (const end of rowEnds) {
+      if (this.chunkSize + (end - written) < this.chunkBytes) continue
+      await this.write(data.subarray(written, end))
+      written = end
+      await this.cut(false)
+    }
+    if (written < data.length) await this.write(data.subarray(written))
   }
 
-  private async flush(): Promise<void> {
-    if (this.pending.length === 0) return
+  private async write(data: Buffer): Promise<void> {
     this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
-    const text = `${this.pending.join('\n')}\n`
-    this.pending = []
-    this.pendingSize = 0
-    await this.file.write(text)
+    await this.file.write(data)
+    this.chunkSize += data.length
   }
 
   private async cut(last: boolean): Promise<void> {
-    await this.flush()
-    await this.file?.close()
+    this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
+    await this.file.close()
     this.file = null
     this.onChunk(this.chunk, last)
     this.chunk += 1
@@ -102,7 +96,7 @@ class ChunkWriter {
   }
 
   async finish(endLine: string): Promise<void> {
-    this.pending.push(endLine)
+    await this.write(Buffer.from(`${endLine}\n`))
     await this.cut(true)
   }
 
@@ -112,30 +106,26 @@ class ChunkWriter {
   }
 }
 
-/** Streams the shape's rows with COPY (Postgres's fastest path) and encodes each as an insert message. */
+/** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, in batches, as insert messages. */
 async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writer: ChunkWriter): Promise<void> {
-  const encoder = new InsertEncoder(definition)
-  const lines = new CopyTextLines()
+  const encoder = new CopyEncoder(definition)
   const sql = `COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`
-  // Postgres sends a message per row: rows are decoded in batches, not one by one.
-  let batch: Buffer[] = []
-  let batchSize = 0
-  const decode = async () => {
-    const data = Buffer.concat(batch)
-    batch = []
-    batchSize = 0
-    const decoded = lines.push(data)
-    for (const line of decoded.lines) {
-      const writing = writer.add(encoder.encodeCopyLine(line, decoded.jsonSafe))
-      if (writing) await writing
-    }
+  // Postgres sends a message per row: rows are encoded in batches of complete lines, not one by one.
+  let pending: Buffer[] = []
+  let pendingSize = 0
+  const flush = async (final: boolean) => {
+    const data = Buffer.concat(pending)
+    const end = final ? data.length : data.lastIndexOf(10) + 1
+    pending = end < data.length ? [data.subarray(end)] : []
+    pendingSize = data.length - end
+    if (end > 0) await writer.add(encoder.encode(data.subarray(0, end)))
   }
   for await (const data of client.query(copyTo(sql)) as AsyncIterable<Buffer>) {
-    batch.push(data)
-    batchSize += data.length
-    if (batchSize >= COPY_BATCH_BYTES) await decode()
+    pending.push(data)
+    pendingSize += data.length
+    if (pendingSize >= COPY_BATCH_BYTES) await flush(false)
   }
-  await decode()
+  await flush(true)
 }
 
 /** Runs `work` in a snapshot transaction on a pooled connection (whose pool handles connection errors). */
