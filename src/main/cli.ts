@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { startApp } from './app'
 import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
+import { mcpMain } from './cli/mcp'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
 
@@ -42,6 +43,7 @@ async function serve(argv: string[]): Promise<number> {
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === 'serve') return serve(rest)
+  if (command === 'mcp') return mcpMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0

@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import type { McpEntry } from '../../shared/contract/mcp'
+import { defaultDataDir } from '../data-dir'
+import { McpFailure, toToolError } from '../mcp/errors'
+import { McpHost } from '../mcp/host'
+import { detectSecretStore } from '../mcp/persistence/secret-store'
+
+export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
+  syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
+  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json]
+  syncscope mcp login <server> [--no-open]           run the OAuth login in the browser; tokens are stored
+options for all:
+  --config FILE      read only this file (mcp.json, or a Claude/Cursor/VS Code config)
+  --workspace DIR    workspace holding mcp.json (default: the current folder), layered over
+  --data-dir DIR     the app data folder holding settings.json (default ${defaultDataDir()})`
+
+const LOGIN_TIMEOUT_MS = 5 * 60_000
+
+interface Output {
+  out: (text: string) => void
+  err: (text: string) => void
+}
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      workspace: { type: 'string' },
+      'data-dir': { type: 'string' },
+      json: { type: 'boolean' },
+      args: { type: 'string' },
+      timeout: { type: 'string' },
+      'no-open': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' }
+    }
+  })
+}
+
+/** Opens a URL in the system browser; a machine without one still has the printed URL. */
+function openInBrowser(url: string): void {
+  const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open'
+  const child = spawn(command, [url], { stdio: 'ignore', detached: true })
+  child.on('error', () => {})
+  child.unref()
+}
+
+function describeEntry(entry: McpEntry): string {
+  const detail = entry.error ? ` — ${entry.error.code}: ${entry.error.message}` : ''
+  return `${entry.name.padEnd(20)} ${String(entry.transport ?? '?').padEnd(6)} ${entry.state.padEnd(12)} ${entry.source}${detail}`
+}
+
+/** The JSON shape scripts read: name, transport, state and, for errors, the error object. */
+function listItem(entry: McpEntry) {
+  return { name: entry.name, transport: entry.transport, state: entry.state, authMode: entry.authMode, source: entry.source, sourcePath: entry.sourcePath, ...(entry.error ? { error: entry.error } : {}) }
+}
+
+function required(value: string | undefined, what: string): string {
+  if (!value) throw new UsageError(`missing ${what}`)
+  return value
+}
+
+function parseToolArgs(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {}
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`)
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError('--args must be a JSON object')
+  return value as Record<string, unknown>
+}
+
+async function run(command: string, positionals: string[], values: ReturnType<typeof parse>['values'], host: McpHost, io: Output): Promise<number> {
+  const { registry } = host
+  if (command === 'list') {
+    const entries = registry.list()
+    if (values.json) io.out(`${JSON.stringify(entries.map(listItem), null, 2)}\n`)
+    else io.out(entries.length ? `${entries.map(describeEntry).join('\n')}\n` : 'no MCP servers configured\n')
+    for (const source of host.sources()) if (source.error) io.err(`${source.path}: ${source.error}\n`)
+    return 0
+  }
+  const server = required(positionals[0], 'the server name')
+  if (command === 'tools') {
+    const tools = await registry.tools(server)
+    if (values.json) io.out(`${JSON.stringify(tools, null, 2)}\n`)
+    else io.out(`${tools.map((tool) => `${tool.name}${tool.description ? `  ${tool.description}` : ''}`).join('\n')}\n`)
+    return 0
+  }
+  if (command === 'call') {
+    const tool = required(positionals[1], 'the tool name')
+    const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout)
+    if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError('--timeout must be a positive number of milliseconds')
+    const result = await registry.callTool(server, tool, parseToolArgs(values.args), timeoutMs ? { timeoutMs } : {})
+    const text = (result.content ?? []).map((part) => (part.type === 'text' ? part.text : JSON.stringify(part))).join('\n')
+    io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${text}\n`)
+    return result.isError ? 1 : 0
+  }
+  if (command === 'login') {
+    const finished = registry.waitForLogin(server)
+    const { authorizeUrl } = await registry.login(server)
+    if (!authorizeUrl) {
+      io.out(`${server} is connected (the stored tokens still work)\n`)
+      return 0
+    }
+    io.err(`Open this URL to log in to ${server}:\n  ${authorizeUrl}\nWaiting for the browser to come back…\n`)
+    if (!values['no-open']) openInBrowser(authorizeUrl)
+    const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), LOGIN_TIMEOUT_MS).unref())
+    const outcome = await Promise.race([finished, timeout])
+    if (outcome === 'timeout') throw new McpFailure('needs_login', `no callback within ${LOGIN_TIMEOUT_MS / 60_000} minutes`)
+    if (outcome) throw new McpFailure(outcome.code, outcome.message)
+    io.out(`${server} is connected; tokens stored in ${host.secretStore.description}\n`)
+    return 0
+  }
+  throw new UsageError(`unknown mcp command '${command}'`)
+}
+
+/** `syncscope mcp …`: the registry for people and scripts, on the same files and secret store as the app. */
+export async function mcpMain(argv: string[], io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    io.err(`syncscope mcp: ${(error as Error).message}\n\n${MCP_USAGE}\n`)
+    return 2
+  }
+  const [command, ...positionals] = parsed.positionals
+  if (!command || parsed.values.help) {
+    io.out(`usage:\n  ${MCP_USAGE}\n`)
+    return parsed.values.help ? 0 : 2
+  }
+  const { values } = parsed
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir())
+  const workspace = resolve(values.workspace ?? process.cwd())
+  const host = new McpHost({
+    workspace,
+    settingsFile: join(dataDir, 'settings.json'),
+    ...(values.config ? { configFile: resolve(values.config) } : {}),
+    secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
+    log: (line) => io.err(`${line}\n`)
+  })
+  try {
+    await host.start()
+    return await run(command, positionals, values, host, io)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`syncscope mcp: ${error.message}\n\n${MCP_USAGE}\n`)
+      return 2
+    }
+    const failure = toToolError(error)
+    io.err(`syncscope mcp: ${failure.code}: ${failure.message}\n`)
+    return 1
+  } finally {
+    await host.close()
+  }
+}

@@ -1,0 +1,97 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+
+export interface CallbackParams {
+  code: string | null
+  state: string | null
+  /** RFC 9207 issuer identification. */
+  iss: string | null
+  error: string | null
+  errorDescription: string | null
+}
+
+export type CallbackHandler = (server: string, params: CallbackParams) => Promise<{ ok: boolean; message: string }>
+
+const PREFIX = '/oauth/callback/'
+
+function page(ok: boolean, message: string): string {
+  const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
+  return `<!doctype html><meta charset="utf-8"><title>Syncscope — ${ok ? 'logged in' : 'login failed'}</title><body style="font-family:sans-serif;margin:3rem"><h1>${ok ? 'Logged in' : 'Login failed'}</h1><p data-testid="oauth-result">${escaped}</p><p>You can close this tab.</p></body>`
+}
+
+/**
+ * The OAuth redirect target (RFC 8252 loopback redirect): `http://127.0.0.1:<port>/oauth/callback/<server>`, one
+ * listener per port, started when a server with the authorization-code grant needs a redirect URI.
+ */
+export class CallbackListeners {
+  private readonly servers = new Map<number, Server>()
+  private defaultPort: Promise<number> | null = null
+
+  constructor(private readonly handle: CallbackHandler) {}
+
+  /** The redirect URI for a server: on `preferredPort` when it is free (a registered client's), else any free port. */
+  async redirectUri(serverName: string, preferredPort?: number): Promise<string> {
+    const port = preferredPort && (this.servers.has(preferredPort) || (await this.tryListen(preferredPort))) ? preferredPort : await this.anyPort()
+    return `http://127.0.0.1:${port}${PREFIX}${encodeURIComponent(serverName)}`
+  }
+
+  /** Listens on the port of an explicit loopback redirect URI; other URIs must reach the app some other way. */
+  async ensureFor(redirectUri: string): Promise<void> {
+    const url = new URL(redirectUri)
+    if (url.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) || !url.port) return
+    const port = Number(url.port)
+    if (!this.servers.has(port) && !(await this.tryListen(port))) throw new Error(`cannot listen on ${url.host} for the OAuth redirect ${redirectUri}`)
+  }
+
+  private anyPort(): Promise<number> {
+    this.defaultPort ??= this.listen(0)
+    return this.defaultPort
+  }
+
+  private async tryListen(port: number): Promise<boolean> {
+    try {
+      await this.listen(port)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private async listen(port: number): Promise<number> {
+    const server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+      const send = (status: number, ok: boolean, message: string) => {
+        res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        res.end(page(ok, message))
+      }
+      if (req.method !== 'GET' || !url.pathname.startsWith(PREFIX)) return send(404, false, 'not an OAuth callback')
+      const name = decodeURIComponent(url.pathname.slice(PREFIX.length))
+      const get = (key: string) => url.searchParams.get(key)
+      this.handle(name, { code: get('code'), state: get('state'), iss: get('iss'), error: get('error'), errorDescription: get('error_description') }).then(
+        (result) => send(result.ok ? 200 : 400, result.ok, result.message),
+        (error: unknown) => send(500, false, (error as Error).message)
+      )
+    })
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => resolve())
+    })
+    const bound = (server.address() as AddressInfo).port
+    this.servers.set(bound, server)
+    return bound
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      [...this.servers.values()].map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve())
+            server.closeAllConnections()
+          })
+      )
+    )
+    this.servers.clear()
+    this.defaultPort = null
+  }
+}

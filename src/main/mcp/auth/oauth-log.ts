@@ -1,0 +1,79 @@
+import type { OAuthExchange } from '../../../shared/contract/mcp'
+
+type Step = OAuthExchange['step']
+export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>
+
+const REDACTED_PARAMS = ['code', 'state', 'code_verifier', 'access_token', 'refresh_token', 'client_secret']
+
+/** A URL safe to show: the values of code, state and token parameters are hidden. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    for (const key of REDACTED_PARAMS) if (parsed.searchParams.has(key)) parsed.searchParams.set(key, '…')
+    return parsed.toString()
+  } catch {
+    return url
+  }
+}
+
+function bodyText(init?: RequestInit): string {
+  const body = init?.body
+  if (typeof body === 'string') return body
+  if (body instanceof URLSearchParams) return body.toString()
+  return ''
+}
+
+function classify(url: string, init: RequestInit | undefined, registrationHint: (url: string) => boolean): Step {
+  const text = bodyText(init)
+  if (url.includes('/.well-known/')) return 'discovery'
+  if (/grant_type=refresh_token/.test(text)) return 'refresh'
+  if (/grant_type=(authorization_code|client_credentials)/.test(text)) return 'token'
+  if ((init?.method ?? 'GET') === 'POST' && (registrationHint(url) || text.includes('"redirect_uris"'))) return 'registration'
+  return 'resource'
+}
+
+/** The HTTP exchanges of one server's OAuth flows, newest last, bounded. */
+export class OAuthLog {
+  private readonly exchanges: OAuthExchange[] = []
+  constructor(
+    private readonly onExchange: (exchange: OAuthExchange) => void = () => {},
+    private readonly limit = 200
+  ) {}
+
+  add(step: Step, method: string, url: string, status: number | null, note: string | null = null): void {
+    const exchange: OAuthExchange = { at: new Date().toISOString(), step, method, url: redactUrl(url), status, note }
+    this.exchanges.push(exchange)
+    if (this.exchanges.length > this.limit) this.exchanges.shift()
+    this.onExchange(exchange)
+  }
+
+  list(): OAuthExchange[] {
+    return [...this.exchanges]
+  }
+
+  clear(): void {
+    this.exchanges.length = 0
+  }
+
+  /**
+   * A fetch that records every auth exchange (discovery, registration, token, refresh) and every resource request
+   * the server refused with 401/403, never a body or a header value.
+   */
+  recording(base: FetchLike): FetchLike {
+    return async (input, init) => {
+      const url = String(input)
+      const step = classify(url, init, (candidate) => /\/(reg|register|registration)\b/.test(new URL(candidate).pathname))
+      try {
+        const response = await base(input, init)
+        if (step !== 'resource' || response.status === 401 || response.status === 403) {
+          const challenge = response.headers.get('www-authenticate')
+          this.add(step, init?.method ?? 'GET', url, response.status, challenge ? `WWW-Authenticate: ${challenge}` : null)
+        }
+        return response
+      } catch (error) {
+        this.add(step, init?.method ?? 'GET', url, null, (error as Error).message)
+        throw error
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { readFile, stat } from 'node:fs/promises'
+import { writeAtomically } from '../../fs/atomic-write'
+
+type JsonObject = Record<string, unknown>
+
+/** The indentation a person used (tabs, 2 or 4 spaces…), so a rewrite looks like their file. */
+function indentOf(text: string): string | number {
+  const match = /^([ \t]+)"/m.exec(text)
+  return match?.[1] ?? 2
+}
+
+/**
+ * Read-modify-write of a JSON config file: key order, indentation and the final newline are kept, the write is atomic
+ * and keeps the file's mode. A file that is not valid JSON is never overwritten.
+ */
+export async function updateJsonFile(path: string, update: (root: JsonObject) => void): Promise<void> {
+  let text = ''
+  let mode = 0o644
+  try {
+    text = await readFile(path, 'utf8')
+    mode = (await stat(path)).mode & 0o777
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  let root: unknown = {}
+  if (text.trim() !== '') {
+    try {
+      root = JSON.parse(text)
+    } catch (error) {
+      throw new Error(`${path} is not valid JSON (${(error as Error).message}); fix it by hand before saving from the app`, { cause: error })
+    }
+  }
+  if (!root || typeof root !== 'object' || Array.isArray(root)) throw new Error(`${path} does not hold a JSON object`)
+  update(root as JsonObject)
+  const newline = text === '' || text.endsWith('\n') ? '\n' : ''
+  await writeAtomically(path, JSON.stringify(root, null, indentOf(text)) + newline, mode)
+}
+
+/** The object at `keys`, created on the way when missing. */
+export function objectAt(root: JsonObject, keys: string[]): JsonObject {
+  let node = root
+  for (const key of keys) {
+    const next = node[key]
+    if (!next || typeof next !== 'object' || Array.isArray(next)) node[key] = {}
+    node = node[key] as JsonObject
+  }
+  return node
+}
+
+/** Sets `name` in a map, in the place `previousName` had (a rename keeps the entry's position). */
+export function putEntry(map: JsonObject, name: string, value: unknown, previousName?: string): void {
+  if (!previousName || previousName === name || !(previousName in map)) {
+    map[name] = value
+    return
+  }
+  const entries = Object.entries(map).filter(([key]) => key !== name)
+  for (const key of Object.keys(map)) delete map[key]
+  for (const [key, existing] of entries) map[key === previousName ? name : key] = key === previousName ? value : existing
+}

@@ -1,0 +1,258 @@
+import { existsSync } from 'node:fs'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { McpHttpServerConfig, McpStdioServerConfig, McpToolError } from '../../shared/contract/mcp'
+import type { FetchLike } from './auth/oauth-log'
+import { expandWorkspaceRoot } from './config/expand'
+import { McpFailure, toToolError } from './errors'
+
+export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'needs-login' | 'error'
+
+export const CLIENT_INFO = { name: 'syncscope', version: '0.1.0' }
+
+/** A live link to one MCP server: made on demand, shared by every call, reported through `onChange`. */
+export interface Connection {
+  readonly state: ConnectionState
+  readonly error: McpToolError | null
+  readonly pid: number | null
+  readonly restarts: number
+  client(): Promise<Client>
+  /** Drops the live link (and its process); the next `client()` makes a new one. */
+  reset(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface RestartPolicy {
+  /** Delay before the first restart; doubled for each further crash in the window. */
+  baseDelayMs: number
+  maxDelayMs: number
+  /** This many crashes within `windowMs` make a crash loop: the entry stays in error until reconnected. */
+  maxCrashes: number
+  windowMs: number
+}
+
+export const DEFAULT_RESTART: RestartPolicy = { baseDelayMs: 250, maxDelayMs: 5_000, maxCrashes: 5, windowMs: 60_000 }
+const STDERR_LINES = 40
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+abstract class BaseConnection implements Connection {
+  state: ConnectionState = 'idle'
+  error: McpToolError | null = null
+  restarts = 0
+  protected current: Client | null = null
+  protected connecting: Promise<Client> | null = null
+  protected closed = false
+
+  constructor(protected readonly onChange: () => void) {}
+
+  get pid(): number | null {
+    return null
+  }
+
+  protected set(state: ConnectionState, error: McpToolError | null = null): void {
+    this.state = state
+    this.error = error
+    this.onChange()
+  }
+
+  async client(): Promise<Client> {
+    if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
+    if (this.current) return this.current
+    this.connecting ??= this.open().finally(() => (this.connecting = null))
+    return this.connecting
+  }
+
+  protected abstract open(): Promise<Client>
+
+  async reset(): Promise<void> {
+    const client = this.current
+    this.current = null
+    if (client) await client.close().catch(() => {})
+    this.set('idle')
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const client = this.current
+    this.current = null
+    await client?.close().catch(() => {})
+  }
+}
+
+/**
+ * One subprocess per server, spawned on first use, restarted with backoff after a crash; too many crashes in a row
+ * leave it in a `crash_loop` error that names the last stderr lines.
+ */
+export class StdioConnection extends BaseConnection {
+  private transport: StdioClientTransport | null = null
+  private crashes: number[] = []
+  private stderr: string[] = []
+
+  constructor(
+    private readonly config: McpStdioServerConfig,
+    private readonly workspaceRoot: string,
+    onChange: () => void,
+    private readonly policy: RestartPolicy = DEFAULT_RESTART
+  ) {
+    super(onChange)
+  }
+
+  override get pid(): number | null {
+    return this.current ? (this.transport?.pid ?? null) : null
+  }
+
+  override async client(): Promise<Client> {
+    if (this.error?.code === 'crash_loop') throw new McpFailure('crash_loop', this.error.message, { stderr: this.error.stderr ?? [] })
+    return super.client()
+  }
+
+  protected async open(delayMs = 0): Promise<Client> {
+    this.set('connecting')
+    if (delayMs > 0) await sleep(delayMs)
+    if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
+    const { command, args = [], env = {}, timeoutMs } = this.config
+    let cwd: string | undefined
+    try {
+      cwd = this.workingDirectory()
+    } catch (error) {
+      this.set('error', toToolError(error))
+      throw error
+    }
+    const transport = new StdioClientTransport({
+      command,
+      args: args.map((arg) => expandWorkspaceRoot(arg, this.workspaceRoot)),
+      env: { ...getDefaultEnvironment(), ...env },
+      ...(cwd ? { cwd } : {}),
+      stderr: 'pipe'
+    })
+    transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
+    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    try {
+      await client.connect(transport, { timeout: timeoutMs ?? 30_000 })
+    } catch (error) {
+      await client.close().catch(() => {})
+      const failure = this.crashed(`could not start \`${command}\`: ${(error as Error).message}`)
+      throw new McpFailure(failure.code, failure.message, { stderr: failure.stderr ?? [] })
+    }
+    client.onclose = () => this.exited(client)
+    this.transport = transport
+    this.current = client
+    this.set('connected')
+    return client
+  }
+
+  /** The configured cwd (which must exist), else the workspace when there is one on disk. */
+  private workingDirectory(): string | undefined {
+    if (this.config.cwd) {
+      const cwd = expandWorkspaceRoot(this.config.cwd, this.workspaceRoot)
+      if (!existsSync(cwd)) throw new McpFailure('invalid_config', `cwd ${cwd} does not exist`, { path: ['cwd'] })
+      return cwd
+    }
+    return existsSync(this.workspaceRoot) ? this.workspaceRoot : undefined
+  }
+
+  private keepStderr(text: string): void {
+    this.stderr.push(...text.split('\n').filter((line) => line.trim() !== ''))
+    if (this.stderr.length > STDERR_LINES) this.stderr.splice(0, this.stderr.length - STDERR_LINES)
+  }
+
+  /** Counts a crash; returns the error the entry shows now. */
+  private crashed(message: string): McpToolError {
+    const now = Date.now()
+    this.crashes = [...this.crashes.filter((at) => now - at < this.policy.windowMs), now]
+    const loop = this.crashes.length >= this.policy.maxCrashes
+    const error: McpToolError = loop
+      ? { code: 'crash_loop', message: `\`${this.config.command}\` crashed ${this.crashes.length} times within ${this.policy.windowMs / 1000} s; reconnect to try again (last: ${message})`, stderr: [...this.stderr] }
+      : { code: 'transport_error', message, stderr: [...this.stderr] }
+    this.set('error', error)
+    return error
+  }
+
+  private exited(client: Client): void {
+    if (this.closed || this.current !== client) return
+    this.current = null
+    const error = this.crashed(`\`${this.config.command}\` exited (pid ${this.transport?.pid ?? '?'})`)
+    if (error.code === 'crash_loop') return
+    this.restarts += 1
+    const delay = Math.min(this.policy.baseDelayMs * 2 ** (this.crashes.length - 1), this.policy.maxDelayMs)
+    const restarting = this.open(delay).finally(() => {
+      if (this.connecting === restarting) this.connecting = null
+    })
+    this.connecting = restarting
+    restarting.catch(() => {})
+  }
+
+  override async reset(): Promise<void> {
+    this.crashes = []
+    this.stderr = []
+    await super.reset()
+  }
+}
+
+export interface HttpAuthWiring {
+  fetch: FetchLike
+  authProvider?: OAuthClientProvider
+  /** False when the grant needs a person first (no tokens yet): the entry shows needs-login without a request. */
+  canConnect(): boolean
+}
+
+/** Streamable HTTP; a 401 the auth layer cannot recover from leaves the entry in needs-login. */
+export class HttpConnection extends BaseConnection {
+  constructor(
+    private readonly config: McpHttpServerConfig,
+    private readonly wiring: HttpAuthWiring,
+    onChange: () => void
+  ) {
+    super(onChange)
+  }
+
+  protected async open(): Promise<Client> {
+    if (!this.wiring.canConnect()) {
+      this.set('needs-login')
+      throw needsLogin(this.config.name)
+    }
+    this.set('connecting')
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+      fetch: this.wiring.fetch,
+      ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
+    })
+    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    try {
+      await client.connect(transport, { timeout: this.config.timeoutMs ?? 30_000 })
+    } catch (error) {
+      await client.close().catch(() => {})
+      if (error instanceof UnauthorizedError && this.wiring.authProvider) {
+        this.set('needs-login')
+        throw needsLogin(this.config.name)
+      }
+      const failure = httpFailure(error)
+      this.set('error', failure)
+      throw new McpFailure(failure.code, failure.message)
+    }
+    client.onclose = () => {
+      if (this.current === client && !this.closed) {
+        this.current = null
+        this.set('idle')
+      }
+    }
+    this.current = client
+    this.set('connected')
+    return client
+  }
+}
+
+/** A refused credential reads as an auth problem with its HTTP status; anything else as a transport error. */
+function httpFailure(error: unknown): McpToolError {
+  const status = (error as { code?: unknown }).code
+  if (status === 401 || status === 403) {
+    return { code: 'auth_unavailable', message: `the server refused the credentials (HTTP ${status}): ${(error as Error).message}` }
+  }
+  return toToolError(error)
+}
+
+function needsLogin(name: string): McpFailure {
+  return new McpFailure('needs_login', `${name} needs a login: use "Log in" on the MCP page or run \`syncscope mcp login ${name}\``)
+}

@@ -1,0 +1,470 @@
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { McpEntry, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
+import { AuthorizationCodeProvider, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
+import { CallbackListeners, type CallbackParams } from './auth/callback-server'
+import { ClientCredentials } from './auth/client-credentials'
+import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
+import { OAuthLog, type FetchLike } from './auth/oauth-log'
+import { singleFlightRefresh } from './auth/single-flight'
+import { importForeignEntry, type SourceKind } from './config/parse'
+import { DEFAULT_RESTART, HttpConnection, StdioConnection, type Connection, type HttpAuthWiring, type RestartPolicy } from './connection'
+import { McpFailure, toToolError } from './errors'
+import { maskSecrets, tokenStatus } from './mask'
+import { prefixedToolName, serverOfPrefixedName } from './naming'
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+/** Where an entry came from, for the list (provenance, shadowing, the entry as written). */
+export interface Origin {
+  source: SourceKind
+  sourcePath: string | null
+  shadows: Array<{ source: SourceKind; path: string | null }>
+  raw: Record<string, unknown> | null
+}
+
+export interface InvalidEntry {
+  name: string
+  error: McpToolError
+  origin?: Origin
+}
+
+export interface RegistryConfig {
+  servers: McpServerConfig[]
+  /** Entries that failed validation: listed in error state, never connected. */
+  invalid?: InvalidEntry[]
+  origins?: ReadonlyMap<string, Origin>
+}
+
+export interface RegistryOptions {
+  /** Expanded for `${workspaceRoot}` in stdio args and used as their default cwd. */
+  workspaceRoot?: string
+  /** Opens the authorisation URL in a browser (Electron: shell.openExternal; headless: a new tab via the UI). */
+  openAuthorizeUrl?: (url: string, server: string) => void | Promise<void>
+  /** Servers added by the host, below every config file (a file's entry of the same name wins). */
+  extraMcpServers?: McpServerConfig[]
+  /** Pre-built OAuth client providers that `oauthProviderRef` names (mutual TLS and other special cases). */
+  oauthProviders?: ReadonlyMap<string, OAuthClientProvider>
+  restartPolicy?: RestartPolicy
+  /** applyConfig returns before HTTP servers have answered (the app must not wait on a slow server to start). */
+  connectInBackground?: boolean
+  fetch?: FetchLike
+  onChange?: (names: string[]) => void
+  onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
+  /** After "log out" cleared the in-memory tokens: the host deletes the persisted ones. */
+  onLogout?: (server: string) => Promise<void>
+}
+
+interface Entry {
+  name: string
+  config: McpServerConfig | null
+  invalid: McpToolError | null
+  origin: Origin | null
+  hash: string
+  connection: Connection | null
+  oauth: { provider: OAuthClientProvider; config: AuthorizationCodeConfig | null } | null
+  tools: Tool[] | null
+}
+
+/** A stable fingerprint of everything that needs a new connection; callbacks and seed tokens are not part of it. */
+function configHash(config: McpServerConfig): string {
+  return JSON.stringify(config, (key, value: unknown) => {
+    if (typeof value === 'function' || key === 'tokens' || key === 'client') return undefined
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      return Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b)))
+    }
+    return value
+  })
+}
+
+/** The MCP servers a host knows: their connections, tools, OAuth state and errors. */
+export class Registry {
+  private readonly entries = new Map<string, Entry>()
+  private readonly oauthStates = new Map<string, OAuthState>()
+  private readonly oauthLogs = new Map<string, OAuthLog>()
+  private readonly loginWaiters = new Map<string, Array<(error: McpToolError | null) => void>>()
+  private readonly callbacks = new CallbackListeners((server, params) => this.completeLogin(server, params))
+  private readonly fetchFn: FetchLike
+  private closed = false
+
+  constructor(private readonly options: RegistryOptions = {}) {
+    this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
+  }
+
+  /** Adds or replaces one server; an unchanged config keeps its connection. HTTP servers connect now, stdio on first use. */
+  async addServer(config: McpServerConfig, origin?: Origin): Promise<McpEntry> {
+    await this.upsert(config, origin ?? null)
+    await this.warm(config.name)
+    return this.describe(config.name)
+  }
+
+  /** Declarative: servers not named are removed, changed ones reconnect, unchanged ones keep their connections. */
+  async applyConfig(config: RegistryConfig): Promise<McpEntry[]> {
+    const extras = (this.options.extraMcpServers ?? []).filter((extra) => !config.servers.some((s) => s.name === extra.name) && !config.invalid?.some((i) => i.name === extra.name))
+    const servers = [...config.servers, ...extras]
+    const extraOrigin: Origin = { source: 'extra', sourcePath: null, shadows: [], raw: null }
+    const keep = new Set([...servers.map((server) => server.name), ...(config.invalid ?? []).map((entry) => entry.name)])
+    for (const name of [...this.entries.keys()]) if (!keep.has(name)) await this.remove(name)
+    for (const invalid of config.invalid ?? []) await this.setInvalid(invalid)
+    for (const server of servers) await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
+    this.reorder([...(config.origins?.keys() ?? []), ...servers.map((server) => server.name)])
+    const connecting = Promise.all(servers.map((server) => this.warm(server.name)))
+    if (!this.options.connectInBackground) await connecting
+    return this.list()
+  }
+
+  /** Entries in the order their files list them (extras last). */
+  private reorder(names: string[]): void {
+    const ordered = [...new Set(names)].filter((name) => this.entries.has(name))
+    const rest = [...this.entries.keys()].filter((name) => !ordered.includes(name))
+    const entries = [...ordered, ...rest].map((name) => [name, this.entries.get(name)!] as const)
+    this.entries.clear()
+    for (const [name, entry] of entries) this.entries.set(name, entry)
+  }
+
+  list(): McpEntry[] {
+    return [...this.entries.keys()].map((name) => this.describe(name))
+  }
+
+  describe(name: string): McpEntry {
+    const entry = this.entry(name)
+    const connection = entry.connection
+    const oauth = this.oauthStates.get(name)
+    const state = entry.invalid ? 'error' : entry.config?.disabled ? 'disabled' : (connection?.state ?? 'idle')
+    return {
+      name,
+      transport: entry.config?.transport ?? transportOf(entry.origin?.raw ?? null),
+      authMode: entry.config?.auth?.mode ?? (entry.config ? 'none' : null),
+      state,
+      error: entry.invalid ?? (state === 'error' || state === 'needs-login' ? (connection?.error ?? null) : null),
+      source: entry.origin?.source ?? 'programmatic',
+      sourcePath: entry.origin?.sourcePath ?? null,
+      shadows: entry.origin?.shadows ?? [],
+      config: (maskSecrets(entry.origin?.raw ?? (entry.config ? withoutCallbacks(entry.config) : null)) as Record<string, unknown> | null) ?? null,
+      toolCount: entry.tools?.length ?? null,
+      pid: connection?.pid ?? null,
+      restarts: connection?.restarts ?? 0,
+      tokens: entry.config?.auth?.mode === 'authorizationCode' ? tokenStatus(oauth?.tokens?.value, oauth?.client?.value.clientId) : null
+    }
+  }
+
+  async tools(name: string): Promise<McpToolInfo[]> {
+    const tools = await this.withSession(name, async (client) => {
+      const listed: Tool[] = []
+      let cursor: string | undefined
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {})
+        listed.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor)
+      return listed
+    })
+    const entry = this.entry(name)
+    entry.tools = tools
+    this.changed([name])
+    return tools.map((tool) => ({
+      name: prefixedToolName(name, tool.name),
+      tool: tool.name,
+      title: tool.title ?? tool.annotations?.title ?? null,
+      description: tool.description ?? null,
+      inputSchema: tool.inputSchema as Record<string, unknown>
+    }))
+  }
+
+  /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
+  async callTool(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+    await this.client(name)
+    const known = this.entry(name).tools
+    if (known && !known.some((candidate) => candidate.name === tool)) {
+      throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
+    }
+    const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    try {
+      return await this.withSession(name, async (client) => (await client.callTool({ name: tool, arguments: args }, undefined, { timeout })) as CallToolResult)
+    } catch (error) {
+      throw this.callFailure(name, tool, timeout, error)
+    }
+  }
+
+  /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
+  private async withSession<T>(name: string, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await request(await this.client(name))
+    } catch (error) {
+      if (!isExpiredSession(error)) throw error
+    }
+    await this.entry(name).connection?.reset()
+    return request(await this.client(name))
+  }
+
+  /** Calls a tool by its `mcp__<server>__<tool>` name. */
+  async callPrefixed(prefixed: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+    const server = serverOfPrefixedName(prefixed, this.entries.keys())
+    if (!server) throw new McpFailure('unknown_server', `no server matches the tool name ${prefixed}`)
+    const tools = this.entry(server).tools ?? (await this.tools(server), this.entry(server).tools ?? [])
+    const tool = tools.find((candidate) => prefixedToolName(server, candidate.name) === prefixed)
+    if (!tool) throw new McpFailure('tool_not_found', `${server} has no tool named ${prefixed}`)
+    return this.callTool(server, tool.name, args, options)
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const entry = this.entries.get(name)
+    if (!entry) return false
+    this.entries.delete(name)
+    await entry.connection?.close()
+    this.oauthStates.delete(name)
+    this.oauthLogs.delete(name)
+    this.changed([name])
+    return true
+  }
+
+  /** Drops the connection (clearing a crash loop) and connects again. */
+  async reconnect(name: string): Promise<McpEntry> {
+    const entry = this.entry(name)
+    await entry.connection?.reset()
+    entry.tools = null
+    await this.warm(name, true)
+    return this.describe(name)
+  }
+
+  /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
+  async login(name: string): Promise<{ authorizeUrl: string }> {
+    const { entry, state } = this.oauthEntry(name)
+    const log = this.oauthLog(name)
+    delete state.tokens
+    delete state.authorizeUrl
+    const config = entry.oauth?.config
+    const result = await auth(entry.oauth!.provider, {
+      serverUrl: (entry.config as { url: string }).url,
+      ...(config?.scopes?.length ? { scope: config.scopes.join(' ') } : {}),
+      fetchFn: log.recording(this.fetchFn)
+    })
+    if (result === 'AUTHORIZED') {
+      await this.reconnect(name)
+      return { authorizeUrl: '' }
+    }
+    const url = state.authorizeUrl
+    if (!url) throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
+    log.add('authorization', 'GET', url, null, 'opened in the browser')
+    await Promise.resolve(this.options.openAuthorizeUrl?.(url, name)).catch(() => {})
+    return { authorizeUrl: url }
+  }
+
+  /** Resolves when the login in flight finishes: null when connected, else its error. */
+  waitForLogin(name: string): Promise<McpToolError | null> {
+    return new Promise((resolve) => this.loginWaiters.set(name, [...(this.loginWaiters.get(name) ?? []), resolve]))
+  }
+
+  /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
+  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
+    const log = this.oauthLog(name)
+    const state = this.oauthStates.get(name)
+    const finish = (error: McpToolError | null, message: string) => {
+      for (const resolve of this.loginWaiters.get(name) ?? []) resolve(error)
+      this.loginWaiters.delete(name)
+      return { ok: error === null, message }
+    }
+    if (!state || !this.entries.has(name)) return { ok: false, message: `no login is in flight for ${name}` }
+    if (!statesMatch(state.pendingState, params.state)) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, 400, 'state does not match the request in flight: refused')
+      return { ok: false, message: 'the state parameter does not match the login in flight; start the login again' }
+    }
+    delete state.pendingState
+    if (params.error) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, null, `${params.error}${params.errorDescription ? `: ${params.errorDescription}` : ''}`)
+      return finish({ code: 'needs_login', message: `the authorisation server refused: ${params.error}` }, `login refused: ${params.error}`)
+    }
+    const issuer = state.discovery?.authorizationServerMetadata?.issuer
+    if (params.iss && issuer && params.iss !== issuer) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, 400, `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`)
+      return finish({ code: 'needs_login', message: 'the callback came from another authorisation server' }, 'the callback names another authorisation server')
+    }
+    if (!params.code) return finish({ code: 'needs_login', message: 'the callback carried no code' }, 'no authorisation code')
+    log.add('callback', 'GET', `oauth callback for ${name}`, 200, 'code and state received')
+    const { entry } = this.oauthEntry(name)
+    try {
+      await auth(entry.oauth!.provider, { serverUrl: (entry.config as { url: string }).url, authorizationCode: params.code, fetchFn: log.recording(this.fetchFn) })
+      await this.reconnect(name)
+    } catch (error) {
+      const failure = toToolError(error, 'auth_unavailable')
+      return finish(failure, `the token exchange failed: ${failure.message}`)
+    }
+    const described = this.describe(name)
+    return finish(described.state === 'connected' ? null : described.error, described.state === 'connected' ? `${name} is connected.` : `${name}: ${described.error?.message ?? described.state}`)
+  }
+
+  /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
+  async logout(name: string): Promise<McpEntry> {
+    const { entry, state } = this.oauthEntry(name)
+    delete state.tokens
+    await this.options.onLogout?.(name)
+    await entry.connection?.reset()
+    await this.warm(name, true)
+    return this.describe(name)
+  }
+
+  oauthExchanges(name: string): OAuthExchange[] {
+    return this.oauthLogs.get(name)?.list() ?? []
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await Promise.all([...this.entries.values()].map((entry) => entry.connection?.close()))
+    this.entries.clear()
+    await this.callbacks.close()
+  }
+
+  private entry(name: string): Entry {
+    const entry = this.entries.get(name)
+    if (!entry) throw new McpFailure('unknown_server', `no MCP server named '${name}'`)
+    return entry
+  }
+
+  private oauthEntry(name: string): { entry: Entry; state: OAuthState } {
+    const entry = this.entry(name)
+    if (entry.config?.transport !== 'http' || entry.config.auth.mode !== 'authorizationCode' || !entry.oauth) {
+      throw new McpFailure('auth_unavailable', `${name} does not use the authorizationCode grant`)
+    }
+    return { entry, state: this.oauthState(name) }
+  }
+
+  private oauthState(name: string): OAuthState {
+    let state = this.oauthStates.get(name)
+    if (!state) this.oauthStates.set(name, (state = {}))
+    return state
+  }
+
+  private oauthLog(name: string): OAuthLog {
+    let log = this.oauthLogs.get(name)
+    if (!log) this.oauthLogs.set(name, (log = new OAuthLog((exchange) => this.options.onOAuthExchange?.(name, exchange))))
+    return log
+  }
+
+  private async client(name: string): Promise<Client> {
+    const entry = this.entry(name)
+    if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
+    if (entry.config?.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
+    if (!entry.connection) throw new McpFailure('transport_error', `${name} has no connection`)
+    return entry.connection.client()
+  }
+
+  private callFailure(name: string, tool: string, timeout: number, error: unknown): McpFailure {
+    if (error instanceof McpFailure) return error
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new McpFailure('timeout', `${prefixedToolName(name, tool)} timed out after ${timeout} ms (server ${name}, tool ${tool})`)
+    }
+    if (error instanceof McpError && error.code === ErrorCode.InvalidParams && /not found|unknown tool/i.test(error.message)) {
+      return new McpFailure('tool_not_found', `${name}: ${error.message}`)
+    }
+    if (error instanceof McpError) return new McpFailure('server_error', `${name}: ${error.message}`)
+    return new McpFailure('transport_error', `${name}: ${(error as Error).message}`)
+  }
+
+  private async setInvalid(invalid: InvalidEntry): Promise<void> {
+    const previous = this.entries.get(invalid.name)
+    await previous?.connection?.close()
+    this.entries.set(invalid.name, { name: invalid.name, config: null, invalid: invalid.error, origin: invalid.origin ?? null, hash: '', connection: null, oauth: null, tools: null })
+    this.changed([invalid.name])
+  }
+
+  private async upsert(config: McpServerConfig, origin: Origin | null): Promise<void> {
+    const hash = configHash(config)
+    const previous = this.entries.get(config.name)
+    if (config.transport === 'http' && config.auth.mode === 'authorizationCode') seedOAuthState(this.oauthState(config.name), config.auth)
+    if (previous && previous.hash === hash && !previous.invalid) {
+      previous.origin = origin
+      previous.config = config
+      if (previous.oauth && config.transport === 'http' && config.auth.mode === 'authorizationCode') previous.oauth.config = config.auth
+      return
+    }
+    await previous?.connection?.close()
+    const entry: Entry = { name: config.name, config, invalid: null, origin, hash, connection: null, oauth: null, tools: null }
+    this.entries.set(config.name, entry)
+    try {
+      entry.connection = await this.connectionFor(entry, config)
+    } catch (error) {
+      entry.invalid = toToolError(error, 'auth_unavailable')
+    }
+    this.changed([config.name])
+  }
+
+  private async connectionFor(entry: Entry, config: McpServerConfig): Promise<Connection | null> {
+    const onChange = () => this.changed([config.name])
+    if (config.disabled) return null
+    if (config.transport === 'stdio') return new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
+    return new HttpConnection(config, await this.httpWiring(entry, config), onChange)
+  }
+
+  private async httpWiring(entry: Entry, config: Extract<McpServerConfig, { transport: 'http' }>): Promise<HttpAuthWiring> {
+    const log = this.oauthLog(config.name)
+    const base = fetchWithHeaders(log.recording(this.fetchFn), config.headers ?? {})
+    const { auth: authConfig } = config
+    switch (authConfig.mode) {
+      case 'none':
+        return { fetch: base, canConnect: () => true }
+      case 'apiKey':
+        return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
+      case 'clientCredentials':
+        return { fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base), canConnect: () => true }
+      case 'authorizationCode': {
+        const provider = await this.authorizationProvider(config.name, authConfig)
+        entry.oauth = { provider, config: authConfig }
+        const state = this.oauthState(config.name)
+        return { fetch: singleFlightRefresh(base), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+      }
+    }
+  }
+
+  private async authorizationProvider(name: string, config: AuthorizationCodeConfig): Promise<OAuthClientProvider> {
+    if (config.oauthProviderRef) {
+      const provider = this.options.oauthProviders?.get(config.oauthProviderRef)
+      if (!provider) throw new McpFailure('auth_unavailable', `oauthProviderRef '${config.oauthProviderRef}' names no provider the host registered`)
+      return provider
+    }
+    const state = this.oauthState(name)
+    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
+    if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
+    const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
+    return new AuthorizationCodeProvider(name, config, state, redirectUri, {
+      onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
+      onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
+      onAuthorizeUrl: () => this.changed([name])
+    })
+  }
+
+  /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */
+  private async warm(name: string, force = false): Promise<void> {
+    const entry = this.entries.get(name)
+    if (!entry?.connection || this.closed) return
+    if (entry.config?.transport === 'stdio' && !force) return
+    await entry.connection.client().catch(() => {})
+  }
+
+  private changed(names: string[]): void {
+    if (!this.closed) this.options.onChange?.(names)
+  }
+}
+
+/** Streamable HTTP answers 404 to a session id the server no longer knows. */
+function isExpiredSession(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404
+}
+
+/** The transport an invalid entry was meant to have, in any of the file formats. */
+function transportOf(raw: Record<string, unknown> | null): 'http' | 'stdio' | null {
+  const transport = raw ? importForeignEntry(raw).transport : null
+  return transport === 'http' || transport === 'stdio' ? transport : null
+}
+
+function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>
+}
+
+/** The loopback port a registered client's redirect URI uses, so the next login can reuse the registration. */
+function registeredPort(client: OAuthClientInfo | undefined): number | undefined {
+  const uris = (client as { redirect_uris?: unknown } | undefined)?.redirect_uris
+  const first = Array.isArray(uris) ? uris.find((uri): uri is string => typeof uri === 'string' && uri.startsWith('http://127.0.0.1:')) : undefined
+  return first ? Number(new URL(first).port) : undefined
+}

@@ -1,0 +1,48 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { mcpCalls } from '../../../shared/contract/mcp'
+import { RpcError } from '../../../shared/contract/errors'
+import type { Core } from '../../core'
+import { existingClientConfigs } from '../../mcp/config/client-configs'
+import { McpFailure, toToolError } from '../../mcp/errors'
+import type { Rooms } from '../../rooms'
+import type { HandlersFor } from '../dispatcher'
+
+/** Expected failures reach the renderer as their McpToolError code, with the config path at fault. */
+async function guarded<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (error instanceof McpFailure) throw new RpcError(error.code, error.message, { ...error.extra })
+    throw error
+  }
+}
+
+export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCalls> {
+  const host = rooms.mcp
+  const registry = host.registry
+  return {
+    'mcp.list': async () => ({ entries: registry.list(), sources: host.sources(), secretStore: host.secretStore.description }),
+    'mcp.tools': ({ name }) => guarded(() => registry.tools(name)),
+    'mcp.callTool': async ({ name, tool, args, timeoutMs }) => {
+      const started = performance.now()
+      try {
+        const result: CallToolResult = await registry.callTool(name, tool, args, timeoutMs ? { timeoutMs } : {})
+        return { ok: !result.isError, durationMs: performance.now() - started, result }
+      } catch (error) {
+        return { ok: false, durationMs: performance.now() - started, error: toToolError(error) }
+      }
+    },
+    'mcp.save': ({ name, entry, target, previousName }) => guarded(() => host.save(name, entry, target, previousName)),
+    'mcp.remove': ({ name, target }) => guarded(async () => ({ removed: await host.remove(name, target) })),
+    'mcp.reconnect': ({ name }) => guarded(() => registry.reconnect(name)),
+    'mcp.login': ({ name }) => guarded(() => registry.login(name)),
+    'mcp.logout': ({ name }) => guarded(() => registry.logout(name)),
+    'mcp.oauthLog': async ({ name }) => registry.oauthExchanges(name),
+    'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
+    'mcp.import': ({ path }) => guarded(() => host.importFrom(path)),
+    'mcp.setInput': async ({ id, value }) => {
+      await host.setInput(id, value)
+      return { stored: true as const }
+    }
+  }
+}

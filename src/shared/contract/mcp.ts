@@ -1,0 +1,252 @@
+import { z } from 'zod'
+import { call, event } from './define'
+
+/** Server names become keychain accounts and tool prefixes (`mcp__<name>__<tool>`), so they stay tool-name safe. */
+export const McpServerNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a server name is 1–64 letters, digits, `_` or `-`')
+
+export const OAuthTokensSchema = z.looseObject({
+  accessToken: z.string().min(1),
+  refreshToken: z.string().min(1).optional(),
+  /** Unix seconds. */
+  expiresAt: z.number().optional(),
+  scope: z.string().optional(),
+  tokenType: z.string().optional(),
+  /** The authorisation server these tokens are bound to (issuer binding). */
+  issuer: z.string().optional()
+})
+export type OAuthTokens = z.infer<typeof OAuthTokensSchema>
+
+/** A client: its id and secret plus the RFC 7591 registration metadata, kept as the server returned it. */
+export const OAuthClientInfoSchema = z.looseObject({
+  clientId: z.string().min(1),
+  clientSecret: z.string().optional(),
+  issuer: z.string().optional()
+})
+export type OAuthClientInfo = z.infer<typeof OAuthClientInfoSchema>
+
+/** Keys that name a secret by reference; the registry takes secrets inline (or as `${VAR}`) instead. */
+const isReferenceKey = (key: string) => /Ref$/.test(key) && key !== 'oauthProviderRef'
+
+function strictAuthObject<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined
+      const references = issue.keys.filter(isReferenceKey)
+      if (references.length > 0) {
+        return `${references.join(', ')}: secrets are given inline (for example "clientSecret": "\${CLIENT_SECRET}"), not by reference`
+      }
+      return `unknown ${issue.keys.length === 1 ? 'field' : 'fields'} ${issue.keys.join(', ')}`
+    }
+  })
+}
+
+const urlString = z.string().refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http:// or https:// URL')
+const scopes = z.array(z.string().min(1)).optional()
+const callback = <A>() =>
+  z.custom<(value: A) => void | Promise<void>>((value) => typeof value === 'function', 'must be a function').optional()
+
+export const NoAuthSchema = strictAuthObject({ mode: z.literal('none') })
+export const ApiKeyAuthSchema = strictAuthObject({
+  mode: z.literal('apiKey'),
+  key: z.string().min(1, 'the API key is empty'),
+  headerName: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').optional(),
+  valuePrefix: z.string().optional()
+})
+export const ClientCredentialsAuthSchema = strictAuthObject({
+  mode: z.literal('clientCredentials'),
+  tokenUrl: urlString,
+  clientId: z.string().min(1, 'clientId is empty'),
+  clientSecret: z.string().min(1, 'clientSecret is empty'),
+  scopes,
+  audience: z.string().optional(),
+  resource: urlString.optional()
+})
+export const AuthorizationCodeAuthSchema = strictAuthObject({
+  mode: z.literal('authorizationCode'),
+  scopes,
+  resource: urlString.optional(),
+  redirectUri: urlString.optional(),
+  client: OAuthClientInfoSchema.optional(),
+  tokens: OAuthTokensSchema.optional(),
+  onTokensChanged: callback<OAuthTokens>(),
+  onClientRegistered: callback<OAuthClientInfo>(),
+  oauthProviderRef: z.string().min(1).optional()
+})
+
+export const McpAuthConfigSchema = z.discriminatedUnion('mode', [NoAuthSchema, ApiKeyAuthSchema, ClientCredentialsAuthSchema, AuthorizationCodeAuthSchema], {
+  error: 'auth.mode must be none, apiKey, clientCredentials or authorizationCode'
+})
+export type McpAuthConfig = z.infer<typeof McpAuthConfigSchema>
+export type AuthMode = McpAuthConfig['mode']
+
+const timeoutMs = z.number().int().positive('timeoutMs must be a positive number of milliseconds').max(600_000).optional()
+const stringMap = z.record(z.string(), z.string())
+
+const httpFields = {
+  transport: z.literal('http'),
+  url: urlString,
+  auth: McpAuthConfigSchema,
+  /** Extra request headers (imported from `headers` of Claude Code, Cursor and VS Code configs). */
+  headers: stringMap.optional(),
+  timeoutMs,
+  disabled: z.boolean().optional()
+}
+const stdioFields = {
+  transport: z.literal('stdio'),
+  command: z.string().min(1, 'command is empty'),
+  args: z.array(z.string()).optional(),
+  env: stringMap.optional(),
+  cwd: z.string().min(1).optional(),
+  auth: McpAuthConfigSchema.optional(),
+  timeoutMs,
+  disabled: z.boolean().optional()
+}
+
+const transportError = { error: 'transport must be "http" or "stdio"' }
+/** One server as written in a file, where the name is the key of the `servers` map. */
+export const McpServerEntrySchema = z.discriminatedUnion('transport', [z.strictObject(httpFields), z.strictObject(stdioFields)], transportError)
+export type McpServerEntry = z.infer<typeof McpServerEntrySchema>
+
+export const McpHttpServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...httpFields })
+export const McpStdioServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...stdioFields })
+export const McpServerConfigSchema = z.discriminatedUnion('transport', [McpHttpServerConfigSchema, McpStdioServerConfigSchema], transportError)
+export type McpServerConfig = z.infer<typeof McpServerConfigSchema>
+export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfigSchema>
+export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfigSchema>
+
+export const McpToolErrorCodeSchema = z.enum([
+  'invalid_config',
+  'auth_unavailable',
+  'needs_login',
+  'transport_error',
+  'timeout',
+  'server_error',
+  'tool_not_found',
+  'crash_loop',
+  'unknown_server'
+])
+export const McpToolErrorSchema = z.object({
+  code: McpToolErrorCodeSchema,
+  message: z.string(),
+  /** The config path at fault, e.g. `["servers", "github", "auth", "clientSecretRef"]`. */
+  path: z.array(z.union([z.string(), z.number()])).optional(),
+  /** The file that holds the faulty entry. */
+  source: z.string().optional(),
+  /** The last lines a stdio server wrote to stderr. */
+  stderr: z.array(z.string()).optional()
+})
+export type McpToolError = z.infer<typeof McpToolErrorSchema>
+
+export const McpStateSchema = z.enum(['idle', 'connecting', 'connected', 'needs-login', 'error', 'disabled'])
+export type McpState = z.infer<typeof McpStateSchema>
+
+/** Where an entry comes from: a config file, the host's `extraMcpServers`, or `Registry.addServer` (programmatic). */
+export const SourceKindSchema = z.enum(['workspace', 'settings', 'file', 'extra', 'programmatic'])
+export const McpSourceSchema = z.object({
+  kind: SourceKindSchema,
+  path: z.string().nullable(),
+  /** The file's format: ours, VS Code's `servers` + `inputs`, or the `mcpServers` map of Claude/Cursor/Inspector. */
+  format: z.enum(['servers', 'vscode', 'mcpServers']).nullable(),
+  state: z.enum(['ok', 'missing', 'error']),
+  error: z.string().nullable()
+})
+export type McpSource = z.infer<typeof McpSourceSchema>
+
+export const TokenStatusSchema = z.object({
+  hasAccessToken: z.boolean(),
+  hasRefreshToken: z.boolean(),
+  expiresAt: z.number().nullable(),
+  scope: z.string().nullable(),
+  issuer: z.string().nullable(),
+  /** The access token with all but its ends masked. */
+  preview: z.string().nullable(),
+  clientId: z.string().nullable()
+})
+export type TokenStatus = z.infer<typeof TokenStatusSchema>
+
+export const McpToolInfoSchema = z.object({
+  /** `mcp__<server>__<tool>`. */
+  name: z.string(),
+  tool: z.string(),
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  inputSchema: z.record(z.string(), z.unknown())
+})
+export type McpToolInfo = z.infer<typeof McpToolInfoSchema>
+
+export const McpEntrySchema = z.object({
+  name: z.string(),
+  transport: z.enum(['http', 'stdio']).nullable(),
+  authMode: z.string().nullable(),
+  state: McpStateSchema,
+  error: McpToolErrorSchema.nullable(),
+  source: SourceKindSchema,
+  sourcePath: z.string().nullable(),
+  /** Entries of a lower layer hidden by this one (the workspace wins over settings). */
+  shadows: z.array(z.object({ source: SourceKindSchema, path: z.string().nullable() })),
+  /** The entry as written, secrets masked; null when the entry is not valid JSON of an object. */
+  config: z.record(z.string(), z.unknown()).nullable(),
+  toolCount: z.number().int().nullable(),
+  pid: z.number().int().nullable(),
+  restarts: z.number().int(),
+  tokens: TokenStatusSchema.nullable()
+})
+export type McpEntry = z.infer<typeof McpEntrySchema>
+
+export const OAuthStepSchema = z.enum(['discovery', 'registration', 'authorization', 'callback', 'token', 'refresh', 'resource'])
+export const OAuthExchangeSchema = z.object({
+  at: z.string(),
+  step: OAuthStepSchema,
+  method: z.string(),
+  url: z.string(),
+  status: z.number().int().nullable(),
+  note: z.string().nullable()
+})
+export type OAuthExchange = z.infer<typeof OAuthExchangeSchema>
+
+export const McpCallResultSchema = z.object({
+  ok: z.boolean(),
+  durationMs: z.number(),
+  result: z.unknown().optional(),
+  error: McpToolErrorSchema.optional()
+})
+export type McpCallResult = z.infer<typeof McpCallResultSchema>
+
+const named = z.object({ name: McpServerNameSchema })
+
+export const mcpCalls = {
+  'mcp.list': call(z.object({}), z.object({ entries: z.array(McpEntrySchema), sources: z.array(McpSourceSchema), secretStore: z.string() })),
+  'mcp.tools': call(named, z.array(McpToolInfoSchema)),
+  'mcp.callTool': call(
+    named.extend({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}), timeoutMs: timeoutMs }),
+    McpCallResultSchema
+  ),
+  /** Saves one server into settings.json (or the workspace mcp.json); secrets typed in go to the secret store. */
+  'mcp.save': call(
+    z.object({ name: McpServerNameSchema, previousName: McpServerNameSchema.optional(), entry: z.unknown(), target: z.enum(['settings', 'workspace']).default('settings') }),
+    McpEntrySchema
+  ),
+  'mcp.remove': call(named.extend({ target: z.enum(['settings', 'workspace']).default('settings') }), z.object({ removed: z.boolean() })),
+  'mcp.reconnect': call(named, McpEntrySchema),
+  'mcp.login': call(named, z.object({ authorizeUrl: z.string() })),
+  'mcp.logout': call(named, McpEntrySchema),
+  'mcp.oauthLog': call(named, z.array(OAuthExchangeSchema)),
+  /** Config files of Claude Desktop/Code, Cursor, VS Code and MCP Inspector found on this machine. */
+  'mcp.importCandidates': call(z.object({}), z.array(z.object({ client: z.string(), path: z.string() }))),
+  'mcp.import': call(
+    z.object({ path: z.string().min(1, 'give the path of the file to import') }),
+    z.object({ imported: z.array(z.string()), skipped: z.array(z.object({ name: z.string(), reason: z.string() })) })
+  ),
+  /** A value for a VS Code `${input:id}`; it goes to the secret store. */
+  'mcp.setInput': call(z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }), z.object({ stored: z.literal(true) }))
+}
+
+export const mcpEvents = {
+  /** Any entry changed state, or a config file changed. */
+  'mcp.changed': event(z.object({ names: z.array(z.string()) })),
+  /** An OAuth flow wants the browser: the renderer opens it in a new tab (or the system browser). */
+  'mcp.authorize': event(z.object({ name: z.string(), url: z.string() })),
+  'mcp.oauthStep': event(z.object({ name: z.string(), exchange: OAuthExchangeSchema }))
+}

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
+import { z } from 'zod'
+
+export type Gate =
+  | { kind: 'none' }
+  /** The request must carry this exact header value. */
+  | { kind: 'header'; name: string; value: string }
+  /** A JWT access token from the issuer, with the server's /mcp URL as audience. */
+  | { kind: 'oauth'; issuer: () => string }
+
+export interface RunningMcpHttpServer {
+  url: string
+  base: string
+  /** Headers of every /mcp request. */
+  requests: IncomingHttpHeaders[]
+  /** Refuses the access token with this jti from now on (as after a revocation). */
+  revoke(jti: string): void
+  /** jti of the last token accepted. */
+  lastJti(): string | null
+  /** Forgets every session, as a server restart does (stateful servers only). */
+  dropSessions(): void
+  stop(): Promise<void>
+}
+
+function toolsFor(server: McpServer, caller: () => Record<string, unknown>): void {
+  server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }))
+  server.registerTool('whoami', { description: 'The caller as the server sees it' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(caller()) }] }))
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk)
+  const text = Buffer.concat(chunks).toString('utf8')
+  return text ? JSON.parse(text) : undefined
+}
+
+/**
+ * A streamable-HTTP MCP server built with the SDK, behind an API key, OAuth bearer tokens, or nothing; stateless (a
+ * server per request) or stateful (sessions by `mcp-session-id`, answered 404 once forgotten).
+ */
+export async function startMcpHttpServer(gate: Gate, options: { stateful?: boolean } = {}): Promise<RunningMcpHttpServer> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>()
+  const server: Server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const url = `${base}/mcp`
+  const requests: IncomingHttpHeaders[] = []
+  const revoked = new Set<string>()
+  let last: string | null = null
+  let jwks: ReturnType<typeof createRemoteJWKSet> | null = null
+  const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`
+
+  function unauthorized(res: ServerResponse, description: string): void {
+    const challenge = gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"` : 'ApiKey'
+    res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': challenge })
+    res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
+  }
+
+  async function authorise(req: IncomingMessage): Promise<Record<string, unknown> | string> {
+    if (gate.kind === 'none') return {}
+    if (gate.kind === 'header') return req.headers[gate.name.toLowerCase()] === gate.value ? { key: 'ok' } : 'wrong or missing API key'
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]
+    if (!token) return 'no bearer token'
+    jwks ??= createRemoteJWKSet(new URL(`${gate.issuer()}/jwks`))
+    try {
+      const { payload } = await jwtVerify(token, jwks, { issuer: gate.issuer(), audience: url })
+      if (payload.jti && revoked.has(payload.jti)) return 'token revoked'
+      last = payload.jti ?? null
+      return payload as Record<string, unknown>
+    } catch (error) {
+      return (error as Error).message
+    }
+  }
+
+  server.on('request', (req, res) => {
+    void (async () => {
+      if (req.url?.startsWith('/.well-known/oauth-protected-resource') && gate.kind === 'oauth') {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] }))
+        return
+      }
+      if (!req.url?.startsWith('/mcp')) {
+        res.writeHead(404).end()
+        return
+      }
+      requests.push(req.headers)
+      const caller = await authorise(req)
+      if (typeof caller === 'string') return unauthorized(res, caller)
+      const body = req.method === 'POST' ? await readBody(req) : undefined
+      const sessionId = req.headers['mcp-session-id']
+      if (options.stateful && typeof sessionId === 'string') {
+        const session = sessions.get(sessionId)
+        if (!session) {
+          res.writeHead(404, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }))
+          return
+        }
+        return session.handleRequest(req, res, body)
+      }
+      const mcp = new McpServer({ name: 'http-fixture', version: '1.0.0' })
+      toolsFor(mcp, () => caller)
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: options.stateful ? () => randomUUID() : undefined,
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => void sessions.set(id, transport)
+      })
+      if (!options.stateful) res.on('close', () => void transport.close().then(() => mcp.close()))
+      await mcp.connect(transport)
+      await transport.handleRequest(req, res, body)
+    })().catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500)
+      res.end(String(error))
+    })
+  })
+  return {
+    url,
+    base,
+    requests,
+    revoke: (jti) => revoked.add(jti),
+    lastJti: () => last,
+    dropSessions: () => sessions.clear(),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}

@@ -1,0 +1,125 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Provider from 'oidc-provider'
+
+export interface AuthServerRequest {
+  method: string
+  path: string
+  grantType: string | null
+  status: number
+}
+
+export interface RunningAuthServer {
+  issuer: string
+  requests: AuthServerRequest[]
+  /** Token endpoint POSTs, optionally of one grant type. */
+  tokenPosts(grantType?: string): AuthServerRequest[]
+  stop(): Promise<void>
+}
+
+export interface AuthServerOptions {
+  /** The protected resource (RFC 8707): tokens are JWTs with this audience. */
+  resource: string
+  clients?: Array<Record<string, unknown>>
+  accessTokenTtlSeconds?: number
+}
+
+/**
+ * A real OAuth 2.1 authorisation server (oidc-provider) on 127.0.0.1: dynamic registration, PKCE required,
+ * resource indicators with JWT access tokens, rotating refresh tokens, client credentials, the dev login screens.
+ */
+export async function startAuthServer(options: AuthServerOptions): Promise<RunningAuthServer> {
+  const server: Server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const requests: AuthServerRequest[] = []
+  const provider = new Provider(issuer, {
+    clients: options.clients ?? [],
+    features: {
+      devInteractions: { enabled: true },
+      registration: { enabled: true },
+      clientCredentials: { enabled: true },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: () => ({ scope: 'mcp:tools', audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtlSeconds ?? 600 })
+      }
+    },
+    pkce: { required: () => true },
+    ttl: { AccessToken: options.accessTokenTtlSeconds ?? 600, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, ClientCredentials: 600 },
+    scopes: ['openid', 'offline_access', 'mcp:tools'],
+    rotateRefreshToken: true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) })
+  })
+  provider.use(async (ctx, next) => {
+    await next()
+    const params = (ctx as unknown as { oidc?: { params?: { grant_type?: string } } }).oidc?.params
+    requests.push({ method: ctx.method, path: ctx.path, grantType: params?.grant_type ?? null, status: ctx.status })
+  })
+  server.on('request', provider.callback())
+  return {
+    issuer,
+    requests,
+    tokenPosts: (grantType) => requests.filter((request) => request.path === '/token' && request.method === 'POST' && (!grantType || request.grantType === grantType)),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}
+
+function cookieHeader(jar: Map<string, string>): string {
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
+}
+
+function formOf(html: string): { action: string; fields: Record<string, string> } {
+  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
+  if (!action) throw new Error(`no form on the page: ${html.slice(0, 300)}`)
+  const fields: Record<string, string> = {}
+  for (const input of html.matchAll(/<input[^>]*>/g)) {
+    const name = /name="([^"]+)"/.exec(input[0])?.[1]
+    if (name) fields[name] = /value="([^"]*)"/.exec(input[0])?.[1] ?? ''
+  }
+  return { action, fields }
+}
+
+/**
+ * A headless "browser" for oidc-provider's dev screens: follows the authorisation URL, logs in as `login`, grants
+ * consent, and stops at the redirect to the app, whose URL it returns (not fetched).
+ */
+export async function authorizeInBrowser(authorizeUrl: string, login = 'alice'): Promise<string> {
+  const jar = new Map<string, string>()
+  let url = authorizeUrl
+  let method = 'GET'
+  let body: string | undefined
+  const origin = new URL(authorizeUrl).origin
+  for (let hop = 0; hop < 20; hop += 1) {
+    const response = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: { cookie: cookieHeader(jar), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+      ...(body ? { body } : {})
+    })
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';')
+      const at = pair?.indexOf('=') ?? -1
+      if (pair && at > 0) jar.set(pair.slice(0, at), pair.slice(at + 1))
+    }
+    const location = response.headers.get('location')
+    if (location) {
+      const next = new URL(location, url).toString()
+      if (!next.startsWith(origin)) return next
+      ;[url, method, body] = [next, 'GET', undefined]
+      continue
+    }
+    const html = await response.text()
+    const form = formOf(html)
+    if (form.fields.prompt === 'login') Object.assign(form.fields, { login, password: 'pw' })
+    ;[url, method, body] = [new URL(form.action, url).toString(), 'POST', new URLSearchParams(form.fields).toString()]
+  }
+  throw new Error('the authorisation flow did not reach the app within 20 hops')
+}
