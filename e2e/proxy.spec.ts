@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { expect, test } from './fixtures'
+
+/** The sample config in a folder of its own: the page saves into it. */
+const configDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-proxy-'))
+const configPath = join(configDir, 'proxy.json')
+copyFileSync(resolve(__dirname, '../resources/proxy/sample-config.json'), configPath)
+
+/** `"upstream": "local"` needs the shape API on a known port, so this file picks one instead of --port 0. */
+const shapePort = execFileSync(process.execPath, ['-e', "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"]).toString()
+
+test.afterAll(() => rmSync(configDir, { recursive: true, force: true }))
+
+test.use({ appArgs: ['--port', shapePort, '--proxy-config', configPath, '--proxy-port', '0'], viewport: { width: 1400, height: 2400 } })
+
+test('the playground calls a named shape as two users and shows what the proxy did', async ({ page, openApp, app }) => {
+  expect(app.output()).toMatch(/Proxy\s+http:\/\/127\.0\.0\.1:\d+/)
+  await openApp(page, 'proxy')
+  await expect(page.getByRole('heading', { name: 'Proxy playground' })).toBeVisible()
+  await expect(page.getByTestId('proxy-url')).toHaveText(/^http:\/\/127\.0\.0\.1:\d+$/)
+  await page.getByLabel('User A').selectOption({ label: 'Grace 1 (member)' })
+  await page.getByLabel('User B').selectOption({ label: 'Dennis 7 (member)' })
+  await page.getByRole('button', { name: 'Send' }).click()
+  for (const side of ['a', 'b']) {
+    const result = page.getByTestId(`try-result-${side}`)
+    await expect(result.getByTestId('status')).toHaveText('200')
+    await expect(result.getByTestId('row-count')).toHaveText(/^\d+ rows?$/)
+    await expect(result.getByTestId('upstream-request').locator('tr.server-set')).toHaveCount(4)
+    await expect(result.getByTestId('response-headers')).toContainText('Authorization')
+  }
+  const [grace, dennis] = ['24c9e15e-52af-c47c-225b-757e7bee1f9d', '3e0469fb-1349-91f8-f75a-2760e409c6ed']
+  await expect(page.getByTestId('try-result-a').getByTestId('rows')).toContainText(grace)
+  await expect(page.getByTestId('try-result-a').getByTestId('rows')).not.toContainText(dennis)
+  await expect(page.getByTestId('try-result-b').getByTestId('rows')).toContainText(dennis)
+  await expect(page.getByTestId('try-result-b').getByTestId('rows')).not.toContainText(grace)
+  await page.screenshot({ path: test.info().outputPath('named-shape-two-users.png'), fullPage: true })
+
+  await page.getByLabel('User B').selectOption({ label: 'Visitor (no roles)' })
+  await page.getByRole('button', { name: 'Send' }).click()
+  const visitor = page.getByTestId('try-result-b')
+  await expect(visitor.getByTestId('status')).toHaveText('403')
+  await expect(visitor.getByTestId('explanation')).toContainText('none of their roles')
+  await expect(visitor).toContainText('The proxy answered itself')
+})
+
+test('the playground goes through the gatekeeper and shows the shape token', async ({ page, openApp }) => {
+  await openApp(page, 'proxy')
+  await page.getByLabel('Pattern').selectOption('gatekeeper')
+  await page.getByLabel('Table').selectOption('issues')
+  await page.getByLabel('Where').fill('priority > 0')
+  await page.getByLabel('User A').selectOption({ label: 'Grace 1 (member)' })
+  await page.getByLabel('User B').selectOption({ label: 'no credentials' })
+  await page.getByRole('button', { name: 'Send' }).click()
+  const grace = page.getByTestId('try-result-a')
+  await expect(grace.getByTestId('status')).toHaveText(['200', '200'])
+  await expect(grace.getByText('Shape token claims')).toBeVisible()
+  await expect(grace.locator('pre.claims').nth(1)).toContainText('owner_id = $1 AND priority > 0')
+  const anonymous = page.getByTestId('try-result-b')
+  await expect(anonymous.getByTestId('status')).toHaveText('401')
+  await expect(anonymous.getByTestId('explanation')).toContainText('No token was sent')
+  await page.screenshot({ path: test.info().outputPath('gatekeeper.png'), fullPage: true })
+})
+
+test('a bad config is refused with its issues and the config in force stays', async ({ page, openApp }) => {
+  await openApp(page, 'proxy')
+  const editor = page.getByLabel('Proxy config')
+  await expect(editor).toHaveValue(/"my-issues"/)
+  const good = await editor.inputValue()
+  await editor.fill(good.replace('"owner_id = $1"', '"owner_id = $1 OR"'))
+  await page.getByRole('button', { name: 'Save config' }).click()
+  await expect(page.getByTestId('config-error')).toContainText('shapes.my-issues.rowFilter.where')
+  await page.getByRole('button', { name: 'Send' }).click()
+  await expect(page.getByTestId('try-result-a').getByTestId('status')).toHaveText('200')
+  await editor.fill(good.replace('"Visitor"', '"Guest"'))
+  await page.getByRole('button', { name: 'Save config' }).click()
+  await expect(page.getByText('saved and in force')).toBeVisible()
+  await expect(page.getByLabel('User B')).toContainText('Guest (no roles)')
+})

@@ -1,0 +1,105 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { MAX_BODY_BYTES } from './request-body'
+
+export type FetchHandler = (request: Request) => Promise<Response>
+
+export interface NodeFetchServer {
+  readonly url: string
+  readonly port: number
+  close(): Promise<void>
+}
+
+function sendError(res: ServerResponse, status: number, code: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+  res.end(JSON.stringify({ error: { code, message } }))
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) return null
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+function toHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers()
+  for (let index = 0; index < req.rawHeaders.length; index += 2) {
+    const name = req.rawHeaders[index] as string
+    const value = req.rawHeaders[index + 1] as string
+    // two Authorization headers are ambiguous; the proxy sees them joined and refuses the malformed value
+    headers.append(name, value)
+  }
+  return headers
+}
+
+/** Writes a web Response to Node, chunk by chunk as it arrives, so long-polls and SSE pass through unbuffered. */
+async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string | string[]> = {}
+  response.headers.forEach((value, name) => {
+    headers[name] = name === 'set-cookie' ? response.headers.getSetCookie() : value
+  })
+  res.writeHead(response.status, response.statusText, headers)
+  res.flushHeaders()
+  if (!response.body) {
+    res.end()
+    return
+  }
+  const reader = response.body.getReader()
+  res.once('close', () => void reader.cancel().catch(() => undefined))
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    if (res.destroyed) return
+    res.write(value)
+  }
+  res.end()
+}
+
+/** Serves a fetch-style handler on loopback (or `host`); a client that goes away aborts the request's signal. */
+export async function serveFetchHandler(handler: FetchHandler, options: { host: string; port: number; log: (line: string) => void }): Promise<NodeFetchServer> {
+  const server: Server = createServer((req, res) => {
+    const abort = new AbortController()
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort()
+    })
+    void (async () => {
+      const method = req.method ?? 'GET'
+      const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req)
+      if (body === null && method !== 'GET' && method !== 'HEAD') return sendError(res, 413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
+      const target = req.url ?? ''
+      // the Host header never takes part in routing: the path is read from the request line alone
+      if (!target.startsWith('/')) return sendError(res, 400, 'invalid_request_target', 'the request target must be a path')
+      const request = new Request(`http://localhost${target}`, {
+        method,
+        headers: toHeaders(req),
+        body: body && body.length > 0 ? body : undefined,
+        signal: abort.signal
+      })
+      await writeResponse(await handler(request), res)
+    })().catch((error: unknown) => {
+      if (abort.signal.aborted) return res.destroy()
+      options.log(`proxy: ${(error as Error).message}`)
+      if (!res.headersSent) sendError(res, 500, 'internal_error', 'internal error')
+      else res.destroy()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      })
+  }
+}

@@ -1,0 +1,64 @@
+import type { LoadedConfig } from './config'
+import { upstreamShapeParams, type CanonicalShape } from './shape-definition'
+import { readSubsetBody } from './request-body'
+import type { TokenService } from './tokens'
+import { forward, upstreamUrl, type UpstreamRequestRecord, type UpstreamTarget } from './upstream'
+
+/** What the handler works with; swapped whole when the config reloads. */
+export interface ProxyRuntime {
+  loaded: LoadedConfig
+  tokens: TokenService
+  target: UpstreamTarget
+  /** This proxy's base URL as clients reach it (for the gatekeeper's answer). */
+  publicUrl: string
+}
+
+/** What one request did, filled in as it goes. */
+export interface Exchange {
+  subject: string | null
+  upstream: UpstreamRequestRecord | null
+}
+
+/** A refusal the proxy answers itself, with a JSON body naming the problem. */
+export class Refusal extends Error {
+  override readonly name = 'Refusal'
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Record<string, string> = {}
+  ) {
+    super(message)
+  }
+}
+
+/** Names the exchange record of a response, so a tool can show the upstream request behind it. */
+export const EXCHANGE_HEADER = 'x-proxy-exchange'
+
+export function checkMethod(request: Request, allowed: string[]): void {
+  if (!allowed.includes(request.method)) throw new Refusal(405, 'method_not_allowed', `use ${allowed.join(' or ')}`, { allow: allowed.join(', ') })
+}
+
+export function varyOf(runtime: ProxyRuntime): string[] {
+  const { auth } = runtime.loaded.config
+  return [...(auth.header ? ['Authorization'] : []), ...(auth.cookie ? ['Cookie'] : [])]
+}
+
+export function allowedOrigin(runtime: ProxyRuntime, request: Request): string | null {
+  const origin = request.headers.get('origin')
+  const allowed = runtime.loaded.config.cors.origins
+  if (origin === null || allowed.length === 0) return null
+  return allowed.includes('*') || allowed.includes(origin) ? origin : null
+}
+
+/** Builds the upstream request from the shape the proxy decided and the client's protocol parameters, and streams the answer back. */
+export async function forwardShape(runtime: ProxyRuntime, request: Request, exchange: Exchange, shape: CanonicalShape, protocol: Array<[string, string]>): Promise<Response> {
+  const method = request.method === 'POST' ? 'POST' : 'GET'
+  const body = method === 'POST' ? await readSubsetBody(request) : undefined
+  const { baseUrl } = runtime.target
+  if (baseUrl === null) throw new Refusal(502, 'upstream_unknown', 'the config names the local shape server as upstream, but its address is not known (it was started on --port 0): set upstream.url')
+  const { url, record } = upstreamUrl({ ...runtime.target, baseUrl }, upstreamShapeParams(shape), protocol)
+  exchange.upstream = { method, ...record }
+  return forward(url, request, { method, body, vary: varyOf(runtime), allowOrigin: allowedOrigin(runtime, request), brand: runtime.target.headerBrand })
+}
+

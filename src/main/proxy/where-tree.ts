@@ -1,0 +1,69 @@
+import type { Node } from 'libpg-query'
+import { WHERE_PREFIX, deparseExpression } from '../shapes/where/ast'
+import { parseSelect } from '../shapes/where/compile-where'
+import { WhereError } from '../shapes/where/errors'
+
+/** A where clause read by the Postgres parser: its tree and the one canonical text the tree deparses to. */
+export interface WhereTree {
+  node: Node
+  /** Equal for wheres that differ only in spacing, keyword or unquoted-identifier case and redundant parentheses. */
+  canonical: string
+  /** The `$n` placeholders it uses. */
+  placeholders: Set<number>
+}
+
+function rebuild(node: Node): WhereTree {
+  const canonical = deparseExpression(node)
+  if (canonical === undefined) throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around its operands', 'where')
+  return { node, canonical, placeholders: placeholdersOf(node) }
+}
+
+/** Parses `text` as one boolean expression (no other SQL clauses); throws WhereError naming the problem. Call `await loadParser()` first. */
+export function parseWhere(text: string): WhereTree {
+  const { whereClause, targetList, fromClause, op, ...rest } = parseSelect(WHERE_PREFIX, text, 'where')
+  const extra = Object.entries(rest).filter(([key, value]) => key !== 'limitOption' && value !== undefined && value !== false)
+  if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
+    throw new WhereError('where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)', 'where')
+  }
+  return rebuild(whereClause)
+}
+
+function mapTree(value: unknown, visit: (node: Record<string, unknown>) => unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => mapTree(item, visit))
+  if (value === null || typeof value !== 'object') return value
+  const replaced = visit(value as Record<string, unknown>)
+  if (replaced !== undefined) return replaced
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, mapTree(inner, visit)]))
+}
+
+function placeholdersOf(node: Node): Set<number> {
+  const found = new Set<number>()
+  mapTree(node, (candidate) => {
+    const ref = candidate.ParamRef as { number?: number } | undefined
+    if (ref) found.add(ref.number ?? 0)
+    return undefined
+  })
+  return found
+}
+
+/** The same condition with every `$n` renumbered to `$(n + shift)`. */
+function shiftPlaceholders(node: Node, shift: number): Node {
+  return mapTree(node, (candidate) => {
+    const ref = candidate.ParamRef as { number?: number } | undefined
+    return ref ? { ParamRef: { ...ref, number: (ref.number ?? 0) + shift } } : undefined
+  }) as Node
+}
+
+function conjuncts(node: Node): Node[] {
+  if ('BoolExpr' in node && node.BoolExpr.boolop === 'AND_EXPR') return node.BoolExpr.args ?? []
+  return [node]
+}
+
+/**
+ * `(first) AND (second)` built on the parse trees, so no text of either can escape its operand, with the
+ * placeholders of `second` moved after the `firstParamCount` values of `first`.
+ */
+export function conjoin(first: WhereTree, second: WhereTree, firstParamCount: number): WhereTree {
+  const args = [...conjuncts(first.node), ...conjuncts(shiftPlaceholders(second.node, firstParamCount))]
+  return rebuild({ BoolExpr: { boolop: 'AND_EXPR', args } })
+}

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Shape, type OnErrorResult, type ShapeStreamError } from '../../src/shared/shape-client'
+import { DENNIS, grant, GRACE, startProxyStack, until, type GatekeeperConfig, type ProxyStack } from './support'
+
+/** The app's own shape client through the gatekeeper and the token-checking proxy. */
+let stack: ProxyStack
+beforeAll(async () => {
+  stack = await startProxyStack({
+    longPollTimeout: 500,
+    sseKeepAlive: 300,
+    config: { gatekeeper: { lifetimeSeconds: 2, tables: { issues: { columns: ['id', 'owner_id', 'title'], rowFilter: { where: 'owner_id = $1', params: ['sub'] } } } } }
+  })
+})
+afterAll(() => stack?.close())
+
+/** The gatekeeper's stream options as query parameters: columns quoted, params as params[n]. */
+function flatParams(params: GatekeeperConfig['params']): Record<string, string> {
+  const flat: Record<string, string> = { table: params.table }
+  if (params.columns) flat.columns = params.columns.map((column) => `"${column}"`).join(',')
+  if (params.where) flat.where = params.where
+  for (const [key, value] of Object.entries(params.params ?? {})) flat[`params[${key}]`] = value
+  return flat
+}
+
+const titles = (shape: Shape) => [...shape.rows.values()].map((row) => row.title)
+
+describe('the shape client through the gatekeeper', () => {
+  it('refreshes its token at the gatekeeper on 401 and goes on with the same shape', async () => {
+    const config = await grant(stack, GRACE)
+    const statuses: Array<number | null> = []
+    const shape = new Shape({
+      url: config.url,
+      params: flatParams(config.params),
+      headers: config.headers,
+      live: 'long-poll',
+      onError: async (error: ShapeStreamError): Promise<OnErrorResult> => {
+        statuses.push(error.status)
+        return error.kind === 'credentials' ? { headers: (await grant(stack, GRACE)).headers } : undefined
+      }
+    })
+    void shape.start()
+    try {
+      await until(() => shape.stream.current.upToDate, 'the initial sync')
+      expect([...shape.rows.values()].every((row) => row.owner_id === GRACE)).toBe(true)
+      const handle = shape.stream.current.handle
+      await new Promise((resolve) => setTimeout(resolve, 2600))
+      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (92001, 1000000001, $1, 'grace after expiry')`, [GRACE])
+      await until(() => titles(shape).includes('grace after expiry'), 'the change after the refresh')
+      expect(statuses).toContain(401)
+      expect(shape.stream.current.handle).toBe(handle)
+    } finally {
+      shape.stop()
+    }
+  })
+
+  it('lives on SSE through the proxy without falling back to long-polling', async () => {
+    const config = await grant(stack, DENNIS)
+    const shape = new Shape({ url: config.url, params: flatParams(config.params), headers: config.headers, live: 'sse' })
+    void shape.start()
+    try {
+      await until(() => shape.stream.current.upToDate, 'the initial sync')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (92002, 1000000001, $1, 'dennis over sse')`, [DENNIS])
+      await until(() => titles(shape).includes('dennis over sse'), 'the SSE change')
+      expect(shape.stream.current.liveMode).toBe('sse')
+      expect(shape.stream.current.sseFellBack).toBe(false)
+    } finally {
+      shape.stop()
+    }
+  })
+})
