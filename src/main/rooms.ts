@@ -2,6 +2,7 @@ import type { ServeOptions } from './cli/serve-options'
 import type { DatabaseBoundFactory } from './core'
 import type { EventBus } from './events'
 import type { PublicRoute } from './headless/server'
+import { type McpRoom, startMcpRoom } from './mcp/room'
 import { type ProxyRoom, startProxyRoom } from './proxy/room'
 import { type ShapesRoom, startShapesRoom } from './shapes/room'
 
@@ -28,8 +29,9 @@ export interface Rooms {
   readonly context: RoomContext
   readonly shapes: ShapesRoom
   readonly proxy: ProxyRoom
+  readonly mcp: McpRoom
 }
 
 export async function startRooms(context: RoomContext): Promise<Rooms> {
-  return { context, shapes: startShapesRoom(context), proxy: await startProxyRoom(context) }
+  return { context, shapes: startShapesRoom(context), proxy: await startProxyRoom(context), mcp: await startMcpRoom(context) }
 }

@@ -1,5 +1,8 @@
 import type { ComponentType } from 'react'
 import { DatabaseView } from './features/database/DatabaseView'
+import { McpPage } from './features/mcp/McpPage'
+import { ProxyPlayground } from './features/proxy/ProxyPlayground'
+import { ShapeWorkbench } from './features/shapes/ShapeWorkbench'
 import { SqlConsole } from './features/sql/SqlConsole'
 
 export interface Page {
@@ -11,5 +14,8 @@ export interface Page {
 /** The app's pages in navigation order; each feature adds itself here with one line. */
 export const pages: Page[] = [
   { id: 'database', title: 'Database', Component: DatabaseView },
-  { id: 'sql', title: 'SQL console', Component: SqlConsole }
+  { id: 'sql', title: 'SQL console', Component: SqlConsole },
+  { id: 'shapes', title: 'Shape workbench', Component: ShapeWorkbench },
+  { id: 'proxy', title: 'Proxy playground', Component: ProxyPlayground },
+  { id: 'mcp', title: 'MCP servers', Component: McpPage }
 ]

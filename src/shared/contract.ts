@@ -1,14 +1,22 @@
 import type { z } from 'zod'
 import { dbCalls, dbEvents } from './contract/db'
+import { mcpCalls, mcpEvents } from './contract/mcp'
+import { proxyCalls, proxyEvents } from './contract/proxy'
+import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 
 /** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
 export const calls = {
-  ...dbCalls
+  ...dbCalls,
+  ...mcpCalls,
+  ...proxyCalls,
+  ...shapesWorkbenchCalls
 }
 
 /** Every event main pushes to the renderer. */
 export const events = {
-  ...dbEvents
+  ...dbEvents,
+  ...mcpEvents,
+  ...proxyEvents
 }
 
 export type Calls = typeof calls

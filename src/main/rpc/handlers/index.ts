@@ -2,10 +2,16 @@ import type { Core } from '../../core'
 import type { Rooms } from '../../rooms'
 import type { Handlers } from '../dispatcher'
 import { dbHandlers } from './db'
+import { mcpHandlers } from './mcp'
+import { proxyHandlers } from './proxy'
+import { shapesWorkbenchHandlers } from './shapes-workbench'
 
 /** Every room's handlers, merged into the one table the dispatcher serves. */
-export function createHandlers(core: Core, _rooms: Rooms): Handlers {
+export function createHandlers(core: Core, rooms: Rooms): Handlers {
   return {
-    ...dbHandlers(core)
+    ...dbHandlers(core),
+    ...mcpHandlers(core, rooms),
+    ...proxyHandlers(core, rooms),
+    ...shapesWorkbenchHandlers(core, rooms)
   }
 }

@@ -1,0 +1,49 @@
+import { join } from 'node:path'
+import type { ServeOptions } from '../../cli/serve-options'
+import type { Core } from '../../core'
+import type { Rooms } from '../../rooms'
+import { RpcError } from '../../../shared/contract/errors'
+import type { LocalShapeServer, shapesWorkbenchCalls } from '../../../shared/contract/shapes-workbench'
+import { listTables } from '../../db/introspect'
+import { SavedShapesFileError, SavedShapesStore } from '../../workbench/saved-shapes'
+import { randomWrites } from '../../workbench/write-generator'
+import type { HandlersFor } from '../dispatcher'
+
+const ANY_ADDRESS = ['0.0.0.0', '::', '']
+
+/** The app's shape endpoint as a client on this machine reaches it; unknown when the port was picked at start-up. */
+function localShapeServer(serve: ServeOptions): LocalShapeServer {
+  const host = ANY_ADDRESS.includes(serve.host) ? '127.0.0.1' : serve.host
+  return {
+    url: serve.port === 0 ? null : `http://${host.includes(':') ? `[${host}]` : host}:${serve.port}`,
+    headerBrand: serve.headerBrand,
+    secretRequired: serve.secret !== undefined,
+    longPollTimeoutMs: serve.longPollTimeout,
+    sseKeepAliveMs: serve.sseKeepAlive
+  }
+}
+
+async function readable<T>(task: () => Promise<T>): Promise<T> {
+  try {
+    return await task()
+  } catch (error) {
+    if (error instanceof SavedShapesFileError) throw new RpcError('saved_shapes_unreadable', error.message)
+    throw error
+  }
+}
+
+export function shapesWorkbenchHandlers(core: Core, rooms: Rooms): HandlersFor<typeof shapesWorkbenchCalls> {
+  const store = new SavedShapesStore(join(core.options.dataDir, 'saved-shapes.json'))
+  return {
+    'shapesWorkbench.localServer': async () => localShapeServer(rooms.context.serve),
+    'shapesWorkbench.saved': () => readable(() => store.list()),
+    'shapesWorkbench.save': (input) => readable(() => store.save(input)),
+    'shapesWorkbench.delete': async ({ id }) => ({ deleted: await readable(() => store.remove(id)) }),
+    'shapesWorkbench.randomWrites': async ({ schema, table, count, kinds }) => {
+      const { pool } = core.database()
+      const info = (await listTables(pool)).find((candidate) => candidate.schema === schema && candidate.name === table)
+      if (!info) throw new RpcError('unknown_table', `there is no table ${schema}.${table}`)
+      return randomWrites(pool, info, count, kinds)
+    }
+  }
+}

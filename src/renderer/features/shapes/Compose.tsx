@@ -1,0 +1,180 @@
+import type { TableInfo } from '../../../shared/contract/db'
+import type { LocalShapeServer, NameValue, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
+import type { ShapeDefinition } from '../../../shared/shape-client'
+import { tableParam } from './table-param'
+import type { WhereError } from './where-error'
+
+interface ComposeProps {
+  settings: WorkbenchSettings
+  onChange(settings: WorkbenchSettings): void
+  tables: TableInfo[]
+  localServer: LocalShapeServer | undefined
+  localSecret: string
+  onLocalSecret(secret: string): void
+  whereError: WhereError | null
+}
+
+function NameValueList({ label, entries, onChange }: { label: string; entries: NameValue[]; onChange(entries: NameValue[]): void }) {
+  const update = (index: number, patch: Partial<NameValue>) => onChange(entries.map((entry, at) => (at === index ? { ...entry, ...patch, redacted: false } : entry)))
+  return (
+    <fieldset className="name-values">
+      <legend>{label}</legend>
+      {entries.map((entry, index) => (
+        <div key={index} className="name-value">
+          <input aria-label={`${label} name ${index + 1}`} value={entry.name} placeholder="name" onChange={(event) => update(index, { name: event.target.value })} />
+          <input
+            aria-label={`${label} value ${index + 1}`}
+            value={entry.value}
+            placeholder={entry.redacted ? 'not saved: enter it again' : 'value'}
+            onChange={(event) => update(index, { value: event.target.value })}
+          />
+          <button type="button" className="secondary" aria-label={`Remove ${label} ${index + 1}`} onClick={() => onChange(entries.filter((_entry, at) => at !== index))}>
+            ×
+          </button>
+        </div>
+      ))}
+      <button type="button" className="secondary" onClick={() => onChange([...entries, { name: '', value: '', redacted: false }])}>
+        Add {label.toLowerCase().replace(/s$/, '')}
+      </button>
+    </fieldset>
+  )
+}
+
+function WhereField({ where, error, onChange }: { where: string; error: WhereError | null; onChange(where: string): void }) {
+  return (
+    <label className="field">
+      <span>where</span>
+      <textarea aria-label="where" className="mono" rows={2} value={where} spellCheck={false} onChange={(event) => onChange(event.target.value)} placeholder="e.g. priority <= $1" />
+      {error && (
+        <div className="pg-error" role="alert" data-testid="where-error">
+          <strong>{error.message}</strong>
+          {error.position !== null && (
+            <pre className="error-position">
+              {where.slice(0, error.position)}
+              <mark>{where.slice(error.position, error.position + 1) || ' '}</mark>
+              {where.slice(error.position + 1)}
+              {'\n'}at position {error.position + 1}
+            </pre>
+          )}
+        </div>
+      )}
+    </label>
+  )
+}
+
+function ColumnPicker({ table, columns, onChange }: { table: TableInfo; columns: string[]; onChange(columns: string[]): void }) {
+  const all = columns.length === 0
+  const toggle = (name: string, checked: boolean) => {
+    const current = all ? table.columns.map((column) => column.name) : columns
+    const next = checked ? [...current, name] : current.filter((column) => column !== name)
+    const ordered = table.columns.map((column) => column.name).filter((column) => next.includes(column))
+    onChange(ordered.length === table.columns.length ? [] : ordered)
+  }
+  return (
+    <fieldset className="columns">
+      <legend>columns {all && <small>(all)</small>}</legend>
+      {table.columns.map((column) => (
+        <label key={column.name} title={column.type}>
+          <input
+            type="checkbox"
+            checked={all || columns.includes(column.name) || column.isPrimaryKey}
+            disabled={column.isPrimaryKey}
+            onChange={(event) => toggle(column.name, event.target.checked)}
+          />
+          {column.name}
+          {column.isPrimaryKey && <span className="pk"> PK</span>}
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+function Select<T extends string>({ label, value, options, onChange }: { label: string; value: T; options: Array<[T, string]>; onChange(value: T): void }) {
+  return (
+    <label className="field">
+      <span>{label}</span>
+      <select aria-label={label} value={value} onChange={(event) => onChange(event.target.value as T)}>
+        {options.map(([option, text]) => (
+          <option key={option} value={option}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+}
+
+/** The shape definition, live mode, start offset and target of the workbench. */
+export function Compose({ settings, onChange, tables, localServer, localSecret, onLocalSecret, whereError }: ComposeProps) {
+  const { definition, target } = settings
+  const table = tables.find((candidate) => tableParam(candidate) === definition.table)
+  const setDefinition = (patch: Partial<ShapeDefinition>) => onChange({ ...settings, definition: { ...definition, ...patch } })
+  return (
+    <div className="compose">
+      <Select
+        label="table"
+        value={definition.table}
+        options={[['', 'pick a table…'], ...tables.map((candidate): [string, string] => [tableParam(candidate), `${tableParam(candidate)} (${candidate.rowCount})`])]}
+        onChange={(value) => setDefinition({ table: value, columns: [] })}
+      />
+      {table && <ColumnPicker table={table} columns={definition.columns} onChange={(columns) => setDefinition({ columns: columns.length === 0 ? [] : withPrimaryKey(table, columns) })} />}
+      <WhereField where={definition.where} error={whereError} onChange={(where) => setDefinition({ where })} />
+      <fieldset className="name-values">
+        <legend>params</legend>
+        {definition.params.map((value, index) => (
+          <div key={index} className="name-value">
+            <code>${index + 1}</code>
+            <input aria-label={`param ${index + 1}`} value={value} onChange={(event) => setDefinition({ params: definition.params.map((param, at) => (at === index ? event.target.value : param)) })} />
+            <button type="button" className="secondary" aria-label={`Remove param ${index + 1}`} onClick={() => setDefinition({ params: definition.params.filter((_param, at) => at !== index) })}>
+              ×
+            </button>
+          </div>
+        ))}
+        <button type="button" className="secondary" onClick={() => setDefinition({ params: [...definition.params, ''] })}>
+          Add param
+        </button>
+      </fieldset>
+      <div className="compose-row">
+        <Select label="replica" value={definition.replica} options={[['default', 'default'], ['full', 'full']]} onChange={(replica) => setDefinition({ replica })} />
+        <Select label="log" value={definition.log} options={[['full', 'full'], ['changes_only', 'changes_only']]} onChange={(log) => setDefinition({ log })} />
+        <Select label="live mode" value={settings.live} options={[['off', 'off'], ['long-poll', 'long-poll'], ['sse', 'SSE']]} onChange={(live) => onChange({ ...settings, live })} />
+        <Select label="start offset" value={settings.offset} options={[['-1', '-1 (everything)'], ['now', 'now']]} onChange={(offset) => onChange({ ...settings, offset })} />
+      </div>
+      <Select
+        label="target"
+        value={target.kind}
+        options={[['local', `local server (${localServer?.headerBrand ?? '…'} headers)`], ['custom', 'custom URL']]}
+        onChange={(kind) => onChange({ ...settings, target: kind === 'local' ? { kind } : { kind, url: 'http://127.0.0.1:3000/v1/shape', headers: [], params: [] } })}
+      />
+      {target.kind === 'local' && localServer?.secretRequired && (
+        <label className="field">
+          <span>secret (the local server was started with --secret)</span>
+          <input aria-label="local secret" type="password" value={localSecret} onChange={(event) => onLocalSecret(event.target.value)} />
+        </label>
+      )}
+      {target.kind === 'custom' && (
+        <>
+          <label className="field">
+            <span>shape URL</span>
+            <input aria-label="shape URL" value={target.url} onChange={(event) => onChange({ ...settings, target: { ...target, url: event.target.value } })} />
+          </label>
+          {!isLoopbackUrl(target.url) && (
+            <p className="warn">The app&apos;s content security policy lets the UI reach only 127.0.0.1 and localhost: put a local proxy in front of a remote service.</p>
+          )}
+          <NameValueList label="Headers" entries={target.headers} onChange={(headers) => onChange({ ...settings, target: { ...target, headers } })} />
+          <NameValueList label="Query params" entries={target.params} onChange={(params) => onChange({ ...settings, target: { ...target, params } })} />
+        </>
+      )}
+    </div>
+  )
+}
+
+function isLoopbackUrl(url: string): boolean {
+  if (!URL.canParse(url)) return true
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)
+}
+
+/** The server refuses a column list without the primary key, so it is always part of it. */
+function withPrimaryKey(table: TableInfo, columns: string[]): string[] {
+  return table.columns.map((column) => column.name).filter((name) => columns.includes(name) || table.primaryKey.includes(name))
+}

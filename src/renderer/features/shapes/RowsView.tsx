@@ -1,0 +1,62 @@
+import { useRef } from 'react'
+import { useVirtualizer } from '@tanstack/react-virtual'
+import { FLASH_MS, type WorkbenchSession } from './session'
+
+const ROW_HEIGHT = 26
+
+/** The materialised shape as a virtualised table; rows that just changed flash. */
+export function RowsView({ session }: { session: WorkbenchSession }) {
+  const scroller = useRef<HTMLDivElement>(null)
+  const rows = [...session.shape.rows.entries()]
+  const schema = session.shape.stream.current.schema
+  const columns = schema ? Object.keys(schema) : [...new Set(rows.slice(0, 50).flatMap(([, row]) => Object.keys(row)))]
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 20 })
+  const now = performance.now()
+  const template = `repeat(${Math.max(columns.length, 1)}, minmax(120px, 1fr))`
+  return (
+    <div className="rows-view">
+      <p className="count">
+        <span data-testid="row-count">
+          {rows.length} row{rows.length === 1 ? '' : 's'}
+        </span>
+        {' · '}
+        <span data-testid="change-counts">
+          {session.counts.insert} inserts, {session.counts.update} updates, {session.counts.delete} deletes applied
+          {session.counts.reset > 0 && `, ${session.counts.reset} must-refetch`}
+        </span>
+      </p>
+      <div className="virtual-grid" ref={scroller} role="table" aria-label="Shape rows">
+        <div className="virtual-head" role="row" style={{ gridTemplateColumns: template }}>
+          {columns.map((column) => (
+            <div key={column} role="columnheader" title={schema?.[column]?.type}>
+              {column}
+              {schema?.[column]?.type && <small> {schema[column].type}</small>}
+            </div>
+          ))}
+        </div>
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+          {virtualizer.getVirtualItems().map((item) => {
+            const [key, row] = rows[item.index] ?? ['', {}]
+            const flash = session.flashes.get(key)
+            const flashing = flash && now - flash.at < FLASH_MS ? `flash-${flash.kind}` : ''
+            return (
+              <div
+                key={`${key}@${flash?.at ?? 0}`}
+                role="row"
+                data-key={key}
+                className={`virtual-row ${flashing}`}
+                style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+              >
+                {columns.map((column) => (
+                  <div key={column} role="cell" className={row[column] === null ? 'null' : ''}>
+                    {row[column] ?? 'NULL'}
+                  </div>
+                ))}
+              </div>
+            )
+          })}
+        </div>
+      </div>
+    </div>
+  )
+}

@@ -1,0 +1,98 @@
+import { Shape, ShapeRecorder, ShapeStream, shapeParams, type LiveMode, type Message, type Row, type RowChange, type ShapeDefinition, type ShapeStreamOptions } from '../../../shared/shape-client'
+
+export interface SessionConfig {
+  url: string
+  definition: ShapeDefinition
+  headers: Record<string, string>
+  params: Record<string, string>
+  live: LiveMode
+  offset: '-1' | 'now'
+  /** Identical clients of the same shape, for the shared-cache simulation (what a CDN would serve and collapse). */
+  clients: number
+}
+
+export interface Flash {
+  kind: 'insert' | 'update'
+  at: number
+}
+
+/** How long a changed row stays highlighted. */
+export const FLASH_MS = 1_500
+
+/**
+ * One run of a shape in the workbench: the stream, its recorder, the rows, which rows just changed, and each update's
+ * row as it was before (for the log's diff). Views re-render on `version`, bumped at most once per animation frame.
+ */
+export class WorkbenchSession {
+  readonly shape: Shape
+  readonly recorder = new ShapeRecorder()
+  /** Clients 2…N: streams only, each with its own recorder. */
+  readonly companions: ShapeStream[]
+  readonly flashes = new Map<string, Flash>()
+  /** The row before each update message, for the log's diff. */
+  readonly before = new WeakMap<Message, Row>()
+  /** Changes applied to the rows since the session started (must-refetch counted as a reset). */
+  readonly counts = { insert: 0, update: 0, delete: 0, reset: 0 }
+  private version = 0
+  private scheduled = false
+  private readonly listeners = new Set<() => void>()
+
+  constructor(readonly config: SessionConfig) {
+    const options: ShapeStreamOptions = {
+      url: config.url,
+      params: { ...shapeParams(config.definition), ...config.params },
+      headers: config.headers,
+      log: config.definition.log,
+      live: config.live,
+      offset: config.offset
+    }
+    this.shape = new Shape({ ...options, recorder: this.recorder })
+    this.companions = Array.from({ length: config.clients - 1 }, () => new ShapeStream({ ...options, recorder: new ShapeRecorder() }))
+    this.shape.subscribe((changes) => this.remember(changes))
+    for (const recorder of this.recorders) recorder.subscribe(() => this.changed())
+    this.shape.stream.onState(() => this.changed())
+  }
+
+  /** Every client's recorder, the first one's (whose rows are shown) first. */
+  get recorders(): ShapeRecorder[] {
+    return [this.recorder, ...this.companions.map((stream) => stream.recorder)]
+  }
+
+  start(): void {
+    void this.shape.start()
+    for (const stream of this.companions) void stream.start()
+  }
+
+  stop(): void {
+    this.shape.stop()
+    for (const stream of this.companions) stream.stop()
+  }
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  readonly getVersion = (): number => this.version
+
+  private remember(changes: RowChange[]): void {
+    const at = performance.now()
+    for (const change of changes) {
+      this.counts[change.kind] += 1
+      if (change.kind === 'reset') this.flashes.clear()
+      else if (change.kind === 'delete') this.flashes.delete(change.key)
+      else this.flashes.set(change.key, { kind: change.kind, at })
+      if (change.kind === 'update') this.before.set(change.message, change.before)
+    }
+  }
+
+  private changed(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    requestAnimationFrame(() => {
+      this.scheduled = false
+      this.version += 1
+      for (const listener of this.listeners) listener()
+    })
+  }
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod'
+import { ShapeDefinitionSchema } from '../shape-client/definition'
+import { call } from './define'
+
+export const NameValueSchema = z.object({
+  name: z.string().trim().min(1, 'a name is required').max(200),
+  value: z.string().max(8_000),
+  /** The value was a credential and was not saved: it has to be entered again. */
+  redacted: z.boolean().default(false)
+})
+export type NameValue = z.infer<typeof NameValueSchema>
+
+/** Where the workbench sends shape requests. Later kinds (the proxy) join this union. */
+export const ShapeTargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('local') }),
+  z.object({
+    kind: z.literal('custom'),
+    /** The shape endpoint itself, e.g. https://example.com/v1/shape or a proxy path. */
+    url: z.url({ protocol: /^https?$/, error: 'the URL must be http:// or https://' }),
+    headers: z.array(NameValueSchema).max(50).default([]),
+    /** Extra query parameters such as `secret`. */
+    params: z.array(NameValueSchema).max(50).default([])
+  })
+])
+export type ShapeTarget = z.infer<typeof ShapeTargetSchema>
+
+export const WorkbenchSettingsSchema = z.object({
+  definition: ShapeDefinitionSchema,
+  live: z.enum(['off', 'long-poll', 'sse']).default('long-poll'),
+  offset: z.enum(['-1', 'now']).default('-1'),
+  target: ShapeTargetSchema.default({ kind: 'local' })
+})
+export type WorkbenchSettings = z.infer<typeof WorkbenchSettingsSchema>
+
+export const SavedShapeInputSchema = WorkbenchSettingsSchema.extend({ name: z.string().trim().min(1, 'give the shape a name').max(120) })
+
+export const SavedShapeSchema = SavedShapeInputSchema.extend({ id: z.string().min(1), savedAt: z.iso.datetime() })
+export type SavedShape = z.infer<typeof SavedShapeSchema>
+
+export const LocalShapeServerSchema = z.object({
+  /** The app's own shape endpoint; null when its port was picked at start-up (the UI's own origin serves it). */
+  url: z.string().nullable(),
+  headerBrand: z.enum(['service', 'electric']),
+  /** The local server was started with --secret: requests need `secret` (the value is never sent here). */
+  secretRequired: z.boolean(),
+  longPollTimeoutMs: z.number().int(),
+  sseKeepAliveMs: z.number().int()
+})
+export type LocalShapeServer = z.infer<typeof LocalShapeServerSchema>
+
+export const WriteKindSchema = z.enum(['insert', 'update', 'delete'])
+export type WriteKind = z.infer<typeof WriteKindSchema>
+
+export const WriteReportSchema = z.object({
+  applied: z.object({ insert: z.number().int(), update: z.number().int(), delete: z.number().int() }),
+  failed: z.number().int(),
+  /** The distinct errors Postgres gave (at most 3), e.g. a foreign key refusing a delete. */
+  errors: z.array(z.string())
+})
+export type WriteReport = z.infer<typeof WriteReportSchema>
+
+export const shapesWorkbenchCalls = {
+  'shapesWorkbench.localServer': call(z.object({}), LocalShapeServerSchema),
+  'shapesWorkbench.saved': call(z.object({}), z.array(SavedShapeSchema)),
+  /** Saves (or, with the same name, replaces) a shape; credential values are dropped before it is written. */
+  'shapesWorkbench.save': call(SavedShapeInputSchema, SavedShapeSchema),
+  'shapesWorkbench.delete': call(z.object({ id: z.string().min(1) }), z.object({ deleted: z.boolean() })),
+  /** The write generator: `count` random inserts/updates/deletes on a table, each its own transaction. */
+  'shapesWorkbench.randomWrites': call(
+    z.object({ schema: z.string().min(1), table: z.string().min(1), count: z.number().int().min(1).max(100), kinds: z.array(WriteKindSchema).min(1, 'pick at least one kind of write') }),
+    WriteReportSchema
+  )
+}

@@ -1,0 +1,446 @@
+import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
+import { errorForStatus, ShapeStreamError } from './errors'
+import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ControlMessage, type Message } from './messages'
+import { laterOffset, type Offset } from './offsets'
+import { readProtocolHeaders, ShapeSchemaSchema, type HeaderBrand, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
+import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
+import { resolveRecord, type ResolvableRecord } from './resolve'
+import { SseParser } from './sse'
+
+/** What onError may answer: new headers/params (merged) or `{}` to retry, nothing to stop. */
+export type OnErrorResult = void | undefined | { headers?: ResolvableRecord; params?: ResolvableRecord }
+
+export interface ShapeStreamOptions {
+  /** The shape endpoint, e.g. `http://127.0.0.1:3000/v1/shape` or a proxy's path. */
+  url: string
+  /** The shape definition and any other query parameters (`table`, `where`, `params[1]`, `secret`…). */
+  params: ResolvableRecord
+  headers?: ResolvableRecord
+  /** `-1` (default): the whole log; `now`: only what happens from here on. */
+  offset?: Offset
+  handle?: string
+  log?: 'full' | 'changes_only'
+  /** After the initial sync: stop (`off`), long-poll (default) or SSE. */
+  live?: LiveMode
+  onError?: (error: ShapeStreamError) => OnErrorResult | Promise<OnErrorResult>
+  backoff?: BackoffOptions
+  recorder?: ShapeRecorder
+  fetch?: typeof fetch
+  /** An SSE connection that ends sooner than this without delivering changes counts as closed immediately. */
+  sseMinConnectionMs?: number
+  /** That many immediately-closed SSE connections in a row switch the stream to long-polling. */
+  sseFallbackAfter?: number
+  /** A long-poll still unanswered after this long is abandoned and retried (the server answers within its timeout). */
+  liveRequestTimeoutMs?: number
+  /** Consecutive retries onError may ask for before the stream gives up. */
+  maxOnErrorRetries?: number
+  random?: () => number
+}
+
+export type StreamPhase = 'idle' | 'syncing' | 'live' | 'up-to-date' | 'retrying' | 'stopped' | 'failed'
+
+export interface ShapeStreamState {
+  phase: StreamPhase
+  brand: HeaderBrand | null
+  handle: string | null
+  offset: Offset
+  cursor: string | null
+  schema: ShapeSchema | null
+  /** Whether the last response reached the end of the log. */
+  upToDate: boolean
+  /** The live mode actually in use: `long-poll` after an SSE fallback. */
+  liveMode: LiveMode
+  sseFellBack: boolean
+  error: ShapeStreamError | null
+}
+
+export interface MessageBatch {
+  messages: Message[]
+  requestId: number
+}
+
+/** Query parameters the stream owns; giving them as options is refused. */
+const RESERVED_PARAMS = ['offset', 'handle', 'live', 'live_sse', 'cursor', 'cache-buster', 'log']
+
+type Attempt =
+  | { kind: 'messages'; messages: Message[]; headers: ProtocolHeaders; requestId: number }
+  | { kind: 'sse-ended'; durationMs: number; deliveredChanges: boolean }
+  | { kind: 'must-refetch'; handle: string | null; messages: Message[]; requestId: number }
+  | { kind: 'http-error'; error: ShapeStreamError; retryAfter: string | null }
+
+class Aborted extends Error {}
+
+const SSE_TEXT_KEPT = 1_000_000
+
+/**
+ * A shape as a stream of log messages: initial sync (chained requests until up-to-date), then live (long-poll or SSE,
+ * falling back to long-poll when a proxy buffers), restarting from `-1` on must-refetch. Retries 5xx and network
+ * errors with capped, jittered backoff; hands 4xx to `onError`. Everything it does goes to the recorder.
+ */
+export class ShapeStream {
+  readonly recorder: ShapeRecorder
+  private readonly controller = new AbortController()
+  private readonly batchListeners = new Set<(batch: MessageBatch) => void>()
+  private readonly stateListeners = new Set<(state: ShapeStreamState) => void>()
+  private headers: ResolvableRecord
+  private params: ResolvableRecord
+  private state: ShapeStreamState
+  private cacheBuster: string | null = null
+  private shortSseConnections = 0
+  private running: Promise<void> | null = null
+
+  constructor(private readonly options: ShapeStreamOptions) {
+    if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new Error(`not an http(s) URL: ${options.url}`)
+    const reserved = Object.keys(options.params).filter((name) => RESERVED_PARAMS.includes(name))
+    if (reserved.length > 0) throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
+    const offset = options.offset ?? '-1'
+    if (offset !== '-1' && offset !== 'now' && !options.handle) throw new Error(`offset ${offset} needs a handle`)
+    this.recorder = options.recorder ?? new ShapeRecorder()
+    this.headers = { ...options.headers }
+    this.params = { ...options.params }
+    this.state = {
+      phase: 'idle',
+      brand: null,
+      handle: options.handle ?? null,
+      offset,
+      cursor: null,
+      schema: null,
+      upToDate: false,
+      liveMode: options.live ?? 'long-poll',
+      sseFellBack: false,
+      error: null
+    }
+  }
+
+  get current(): ShapeStreamState {
+    return this.state
+  }
+
+  /** Every batch of messages, in log order (a must-refetch batch tells the listener to drop what it has). */
+  subscribe(listener: (batch: MessageBatch) => void): () => void {
+    this.batchListeners.add(listener)
+    return () => this.batchListeners.delete(listener)
+  }
+
+  onState(listener: (state: ShapeStreamState) => void): () => void {
+    this.stateListeners.add(listener)
+    return () => this.stateListeners.delete(listener)
+  }
+
+  /** Starts the stream; the promise settles when it stops, fails or (live `off`) is up to date. */
+  start(): Promise<void> {
+    this.running ??= this.run().catch((error: unknown) => {
+      if (error instanceof Aborted || this.controller.signal.aborted) return
+      const failure = error instanceof ShapeStreamError ? error : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
+      this.recorder.note('error', `stream failed: ${failure.message}`)
+      this.setState({ phase: 'failed', error: failure })
+    })
+    return this.running
+  }
+
+  stop(): void {
+    if (this.controller.signal.aborted) return
+    this.controller.abort(new Aborted('stopped'))
+    this.setState({ phase: 'stopped' })
+  }
+
+  private setState(patch: Partial<ShapeStreamState>): void {
+    this.state = { ...this.state, ...patch }
+    for (const listener of this.stateListeners) listener(this.state)
+  }
+
+  private publish(messages: Message[], requestId: number): void {
+    if (messages.length === 0) return
+    for (const listener of this.batchListeners) listener({ messages, requestId })
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0
+    let onErrorRetries = 0
+    for (;;) {
+      const live = this.nextLiveMode()
+      if (live === null) return this.setState({ phase: 'up-to-date' })
+      this.setState({ phase: live === 'off' ? 'syncing' : 'live' })
+      const attempt = await this.attempt(live).catch((error: unknown) => {
+        if (this.controller.signal.aborted) throw new Aborted('stopped')
+        if (error instanceof ShapeStreamError) throw error
+        return { kind: 'http-error', error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url), retryAfter: null } as const
+      })
+      if (attempt.kind === 'http-error') {
+        const { error } = attempt
+        if (error.kind === 'server' || error.kind === 'network') {
+          await this.backOff(failures++, error, attempt.retryAfter)
+          continue
+        }
+        if (++onErrorRetries > (this.options.maxOnErrorRetries ?? 50)) throw error
+        await this.askOnError(error)
+        await this.backOff(onErrorRetries - 1, error, null, false)
+        continue
+      }
+      failures = 0
+      onErrorRetries = 0
+      if (attempt.kind === 'must-refetch') this.restart(attempt)
+      else if (attempt.kind === 'sse-ended') await this.afterSse(attempt)
+      else this.advance(attempt)
+    }
+  }
+
+  /** null: nothing more to fetch (up to date, live off). */
+  private nextLiveMode(): LiveMode | null {
+    if (!this.state.upToDate) return 'off'
+    if (this.state.liveMode === 'off') return null
+    return this.state.liveMode
+  }
+
+  private async askOnError(error: ShapeStreamError): Promise<void> {
+    this.recorder.note('error', `${error.message}${error.kind === 'credentials' ? ' (credentials needed)' : ''}`)
+    const answer = this.options.onError ? await this.options.onError(error) : undefined
+    if (!answer) throw error
+    this.headers = { ...this.headers, ...answer.headers }
+    this.params = { ...this.params, ...answer.params }
+    this.recorder.note('info', `onError asked to retry${answer.headers || answer.params ? ' with new ' + [answer.headers && 'headers', answer.params && 'params'].filter(Boolean).join(' and ') : ''}`)
+  }
+
+  private async backOff(attempt: number, error: ShapeStreamError, retryAfter: string | null, announce = true): Promise<void> {
+    const floor = retryAfterMs(retryAfter) ?? 0
+    const wait = Math.max(floor, backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random))
+    if (announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
+    this.setState({ phase: 'retrying' })
+    await sleep(wait, this.controller.signal)
+  }
+
+  private restart({ handle, messages, requestId }: Extract<Attempt, { kind: 'must-refetch' }>): void {
+    this.recorder.note('warn', `must-refetch: discarding the shape and syncing again from -1${handle ? ` with handle ${handle}` : ''}`)
+    this.cacheBuster = Math.random().toString(36).slice(2)
+    this.shortSseConnections = 0
+    this.setState({
+      handle,
+      offset: '-1',
+      cursor: null,
+      schema: null,
+      upToDate: false,
+      sseFellBack: false,
+      liveMode: this.options.live ?? 'long-poll'
+    })
+    const refetch: ControlMessage = { headers: { control: 'must-refetch' } }
+    this.publish(messages.some(isMustRefetch) ? messages : [refetch], requestId)
+  }
+
+  private advance({ messages, headers, requestId }: Extract<Attempt, { kind: 'messages' }>): void {
+    this.cacheBuster = null
+    this.setState({
+      brand: headers.brand,
+      handle: headers.handle,
+      offset: headers.offset ?? this.state.offset,
+      cursor: headers.cursor ?? this.state.cursor,
+      schema: this.state.schema ?? parseSchema(headers.schema),
+      upToDate: this.state.upToDate || messages.some(isUpToDate)
+    })
+    this.publish(messages, requestId)
+  }
+
+  private async afterSse({ durationMs, deliveredChanges }: Extract<Attempt, { kind: 'sse-ended' }>): Promise<void> {
+    const minimum = this.options.sseMinConnectionMs ?? 1_000
+    if (durationMs >= minimum || deliveredChanges) {
+      this.shortSseConnections = 0
+      return
+    }
+    this.shortSseConnections += 1
+    const limit = this.options.sseFallbackAfter ?? 3
+    if (this.shortSseConnections >= limit) {
+      this.recorder.note(
+        'warn',
+        `SSE connections closed immediately ${limit} times in a row: a proxy in the path is probably buffering responses. Falling back to long-polling.`
+      )
+      this.setState({ liveMode: 'long-poll', sseFellBack: true })
+      return
+    }
+    const wait = (this.options.random ?? Math.random)() * Math.min(5_000, 100 * 2 ** this.shortSseConnections)
+    this.recorder.note('info', `SSE connection closed after ${Math.round(durationMs)} ms; reconnecting in ${Math.round(wait)} ms`)
+    await sleep(wait, this.controller.signal)
+  }
+
+  private async buildRequest(live: LiveMode): Promise<{ url: string; headers: Record<string, string> }> {
+    const [headers, params] = await Promise.all([resolveRecord(this.headers), resolveRecord(this.params)])
+    const url = new URL(this.options.url)
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
+    const { offset, handle, cursor } = this.state
+    url.searchParams.set('offset', offset)
+    url.searchParams.set('log', this.options.log ?? 'full')
+    if (handle && offset !== '-1' && offset !== 'now') url.searchParams.set('handle', handle)
+    if (live !== 'off') {
+      url.searchParams.set('live', 'true')
+      url.searchParams.set('cursor', cursor ?? '')
+    }
+    if (live === 'sse') {
+      url.searchParams.set('live_sse', 'true')
+      headers['accept'] = 'text/event-stream'
+    }
+    if (this.cacheBuster) url.searchParams.set('cache-buster', this.cacheBuster)
+    // Sorted, so equal requests from different clients have equal URLs (what a cache keys and collapses on).
+    url.searchParams.sort()
+    return { url: url.toString(), headers }
+  }
+
+  private async attempt(live: LiveMode): Promise<Attempt> {
+    const { url, headers } = await this.buildRequest(live)
+    const requestId = this.recorder.request('GET', url, Object.entries(headers), live)
+    const fetchImpl = this.options.fetch ?? globalThis.fetch
+    let response: Response
+    try {
+      response = await fetchImpl(url, { headers, signal: this.requestSignal(live) })
+    } catch (error) {
+      this.recorder.failure(requestId, (error as Error).message)
+      throw error
+    }
+    const responseHeaders: HeaderList = [...response.headers.entries()]
+    this.recorder.response(requestId, { status: response.status, statusText: response.statusText, headers: responseHeaders })
+    try {
+      return await this.readResponse(requestId, url, response, responseHeaders, live)
+    } catch (error) {
+      this.recorder.failure(requestId, (error as Error).message)
+      throw error
+    }
+  }
+
+  /** The stream's signal; for a long-poll also a watchdog, so a proxy that never answers cannot stall the stream. */
+  private requestSignal(live: LiveMode): AbortSignal {
+    if (live !== 'long-poll') return this.controller.signal
+    return AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.options.liveRequestTimeoutMs ?? 45_000)])
+  }
+
+  private async readResponse(requestId: number, url: string, response: Response, responseHeaders: HeaderList, live: LiveMode): Promise<Attempt> {
+    const protocol = readProtocolHeaders(response.headers, this.state.brand)
+    if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') && response.ok) {
+      return this.readSse(requestId, url, response, protocol)
+    }
+    const text = await this.readText(requestId, response)
+    if (response.status === 409) {
+      const messages = parseMessages(text, url, 'the 409 body')
+      messages.forEach((message) => this.recorder.message(requestId, message, null))
+      return { kind: 'must-refetch', handle: protocol.handle, messages, requestId }
+    }
+    if (!response.ok) return { kind: 'http-error', error: errorForStatus(url, response.status, text, responseHeaders), retryAfter: response.headers.get('retry-after') }
+    if (response.status === 204) {
+      // Older servers' empty live answer: caught up, nothing new (the official client still accepts it).
+      const upToDate: ControlMessage = { headers: { control: 'up-to-date' } }
+      return { kind: 'messages', messages: [upToDate], headers: protocol, requestId }
+    }
+    const checked = this.requireHeaders(url, protocol, live)
+    const messages = parseMessages(text, url, 'the response body')
+    messages.forEach((message) => this.recorder.message(requestId, message, messageOffset(message) ?? checked.offset))
+    const refetchAt = messages.findIndex(isMustRefetch)
+    if (refetchAt !== -1) return { kind: 'must-refetch', handle: checked.handle, messages: messages.slice(refetchAt), requestId }
+    return { kind: 'messages', messages, headers: checked, requestId }
+  }
+
+  /** Like the official client: a 2xx needs handle and offset; a live one its cursor; a non-live one its schema. */
+  private requireHeaders(url: string, headers: ProtocolHeaders, live: LiveMode): ProtocolHeaders {
+    const missing = [
+      !headers.handle && 'handle',
+      !headers.offset && 'offset',
+      live !== 'off' && headers.cursor === null && 'cursor',
+      live === 'off' && headers.schema === null && 'schema'
+    ].filter((name): name is string => Boolean(name))
+    if (missing.length > 0) {
+      const names = missing.map((name) => `${headers.brand ?? '<brand>'}-${name}`).join(', ')
+      throw new ShapeStreamError('protocol', `the response lacks the protocol header(s) ${names}`, url)
+    }
+    return headers
+  }
+
+  private async readText(requestId: number, response: Response): Promise<string> {
+    const bytes = new Uint8Array(await response.arrayBuffer())
+    const text = new TextDecoder().decode(bytes)
+    this.recorder.body(requestId, text, bytes.byteLength)
+    return text
+  }
+
+  private async readSse(requestId: number, url: string, response: Response, protocol: ProtocolHeaders): Promise<Attempt> {
+    const headers = this.requireHeaders(url, protocol, 'sse')
+    this.setState({ brand: headers.brand, handle: headers.handle, offset: laterOffset(headers.offset ?? this.state.offset, this.state.offset), cursor: headers.cursor })
+    const openedAt = now()
+    const parser = new SseParser()
+    const decoder = new TextDecoder()
+    let text = ''
+    let size = 0
+    let pending: Message[] = []
+    let deliveredChanges = false
+    const onFrames = (frames: ReturnType<SseParser['push']>): Attempt | null => {
+      for (const frame of frames) {
+        this.recorder.sseFrame(requestId, frame)
+        if (frame.kind === 'comment') continue
+        const message = parseMessage(frame.data, url)
+        this.recorder.message(requestId, message, messageOffset(message))
+        if (isMustRefetch(message)) return { kind: 'must-refetch', handle: this.state.handle, messages: [message], requestId }
+        pending.push(message)
+        if (!isUpToDate(message)) continue
+        deliveredChanges ||= pending.length > 1
+        this.advanceFromSse(message)
+        this.publish(pending, requestId)
+        pending = []
+      }
+      return null
+    }
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        const chunk = done ? decoder.decode() : decoder.decode(value, { stream: true })
+        // The recorder keeps the start of a body; a stream open for hours must not grow without bound.
+        if (text.length < SSE_TEXT_KEPT) text += chunk
+        size += value?.byteLength ?? 0
+        this.recorder.body(requestId, text, size)
+        const outcome = onFrames(done ? [...parser.push(chunk), ...parser.end()] : parser.push(chunk))
+        if (outcome) return outcome
+        if (done) break
+      }
+    } finally {
+      reader.releaseLock()
+    }
+    this.publish(pending, requestId)
+    return { kind: 'sse-ended', durationMs: now() - openedAt, deliveredChanges }
+  }
+
+  /** SSE responses keep their headers for the whole stream: the resume point comes from each up-to-date's LSN. */
+  private advanceFromSse(upToDate: Message): void {
+    const lsn = 'control' in upToDate.headers ? upToDate.headers.global_last_seen_lsn : undefined
+    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, `${lsn}_0`) : this.state.offset })
+  }
+}
+
+/** A live change's own log position (`<lsn>_<op_position>`), when the server says it. */
+function messageOffset(message: Message): string | null {
+  const { lsn, op_position: position } = message.headers as { lsn?: unknown; op_position?: unknown }
+  return typeof lsn === 'string' && typeof position === 'number' ? `${lsn}_${position}` : null
+}
+
+function parseSchema(header: string | null): ShapeSchema | null {
+  if (!header) return null
+  try {
+    const parsed = ShapeSchemaSchema.safeParse(JSON.parse(header))
+    return parsed.success ? parsed.data : null
+  } catch {
+    return null
+  }
+}
+
+function parseJson(text: string, url: string, what: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ShapeStreamError('protocol', `${what} is not JSON: ${text.slice(0, 200)}`, url)
+  }
+}
+
+function parseMessages(text: string, url: string, what: string): Message[] {
+  const parsed = MessageArraySchema.safeParse(parseJson(text, url, what))
+  if (!parsed.success) throw new ShapeStreamError('protocol', `${what} is not an array of shape messages: ${parsed.error.issues[0]?.message ?? ''}`, url)
+  return parsed.data
+}
+
+function parseMessage(text: string, url: string): Message {
+  const parsed = MessageSchema.safeParse(parseJson(text, url, 'an SSE data frame'))
+  if (!parsed.success) throw new ShapeStreamError('protocol', `an SSE data frame is not a shape message: ${text.slice(0, 200)}`, url)
+  return parsed.data
+}

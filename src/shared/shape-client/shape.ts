@@ -1,0 +1,36 @@
+import { ShapeStream, type MessageBatch, type ShapeStreamOptions } from './client'
+import { MaterialisedShape, type RowChange } from './materialise'
+import type { Row } from './messages'
+
+/** A stream and the rows it materialises: what a UI table or a test reads. */
+export class Shape {
+  readonly stream: ShapeStream
+  private readonly materialised: MaterialisedShape
+  private readonly listeners = new Set<(changes: RowChange[], batch: MessageBatch) => void>()
+
+  constructor(options: ShapeStreamOptions) {
+    this.stream = new ShapeStream(options)
+    this.materialised = new MaterialisedShape({ log: options.log ?? 'full' })
+    this.stream.subscribe((batch) => {
+      const changes = this.materialised.apply(batch.messages)
+      for (const listener of this.listeners) listener(changes, batch)
+    })
+  }
+
+  get rows(): ReadonlyMap<string, Row> {
+    return this.materialised.rows
+  }
+
+  subscribe(listener: (changes: RowChange[], batch: MessageBatch) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  start(): Promise<void> {
+    return this.stream.start()
+  }
+
+  stop(): void {
+    this.stream.stop()
+  }
+}

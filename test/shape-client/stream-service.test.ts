@@ -1,0 +1,3 @@
+import { describeFlows } from './flows'
+
+describeFlows('service')
