@@ -313,6 +313,13 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       expect(body.errors[field]?.join(' ')).toMatch(message)
     })
 
+    it('counts where error positions as the reference does', async () => {
+      const syntax = await fetchShape({ table: 'issues', where: '1 x 1', offset: '-1' })
+      expect((syntax.body as { errors: { where: string[] } }).errors.where).toEqual(['At location 17: syntax error at or near "x"'])
+      const semantic = await fetchShape({ table: 'issues', where: 'id = 1 AND nope = 2', offset: '-1' })
+      expect((semantic.body as { errors: { where: string[] } }).errors.where[0]).toMatch(/^At location 11: .*nope/)
+    })
+
     it('binds params as values, never as SQL', async () => {
       const response = await fetchShape({ table: 'issues', where: 'title = $1', 'params[1]': "x' OR '1'='1", offset: '-1' })
       expect(response.status).toBe(200)

@@ -143,9 +143,21 @@ function compile(input: ShapeInput, table: TableInfo): CompiledWhere | null {
   } catch (error) {
     if (!(error instanceof WhereError)) throw error
     // Like the reference, every error found while compiling the where (a param's value included) is the where's.
-    const at = error.position !== undefined ? `At location ${error.position - 1}: ` : ''
-    throw new InvalidRequestError({ where: [`${at}${error.message}`] })
+    throw new InvalidRequestError({ where: [whereErrorMessage(error)] })
   }
+}
+
+/** The reference wraps a where as `SELECT 1 WHERE <where>`: its syntax errors count positions from there. */
+const REFERENCE_WRAPPER_LENGTH = 'SELECT 1 WHERE '.length
+
+/**
+ * `At location N: message`, N 0-based as the reference counts it: in the wrapped statement for syntax errors, in the
+ * where text for every other error (clients such as the workbench rely on this).
+ */
+export function whereErrorMessage(error: WhereError): string {
+  if (error.position === undefined) return error.message
+  const location = error.position - 1 + (error.fromParser ? REFERENCE_WRAPPER_LENGTH : 0)
+  return `At location ${location}: ${error.message}`
 }
 
 /** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */

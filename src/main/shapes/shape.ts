@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import type { Cancellation } from './cancellation'
 import { z } from 'zod'
 import type { ShapeDefinition } from './definition'
 import { ShapeInputSchema } from './definition'
@@ -23,6 +24,14 @@ interface HeldTransaction {
 }
 
 type Wake = () => void
+
+/** A whole answer, headers flattened, ready to be written again. */
+export interface PreparedAnswer {
+  headers: string[]
+  body: Buffer
+}
+
+const MAX_PREPARED_ANSWERS = 64
 
 /** Widens a 32-bit xid to xid8 against a nearby xid8 (valid within 2^31 of it). */
 export function widenXid(xid: number, near: bigint): bigint {
@@ -49,6 +58,8 @@ export class Shape {
   snapshotChunks: number | null = null
   failure: Error | null = null
   invalidated = false
+  /** Answers built for the current log end, shared by identical requests (see serve-log); emptied as the log grows. */
+  readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
   private readonly waiters = new Set<Wake>()
 
@@ -93,7 +104,10 @@ export class Shape {
     }
     if (visibleInSnapshot(xid, this.snapshot)) return false
     const added = this.log.append(entries) > 0
-    if (added) this.wake()
+    if (added) {
+      this.preparedAnswers.clear()
+      this.wake()
+    }
     return added
   }
 
@@ -108,6 +122,11 @@ export class Shape {
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
     this.wake()
+  }
+
+  prepareAnswer(key: string, answer: PreparedAnswer): void {
+    if (this.preparedAnswers.size >= MAX_PREPARED_ANSWERS) this.preparedAnswers.clear()
+    this.preparedAnswers.set(key, answer)
   }
 
   fail(error: Error): void {
@@ -126,28 +145,28 @@ export class Shape {
     for (const wake of waiters) wake()
   }
 
-  /** Resolves on the next change of this shape (new entries, a chunk, failure, invalidation), after `ms`, or on abort. */
-  nextChange(ms: number, signal?: AbortSignal): Promise<void> {
+  /** Resolves on the next change of this shape (new entries, a chunk, failure, invalidation), after `ms`, or on cancel. */
+  nextChange(ms: number, cancellation?: Cancellation): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer)
         this.waiters.delete(done)
-        signal?.removeEventListener('abort', done)
+        stopListening?.()
         resolve()
       }
       const timer = setTimeout(done, ms)
       this.waiters.add(done)
-      signal?.addEventListener('abort', done, { once: true })
+      const stopListening = cancellation?.onCancel(done)
     })
   }
 
   /** Waits until `until()` holds or `ms` have passed; returns whether it holds. */
-  async waitFor(until: () => boolean, ms: number, signal?: AbortSignal): Promise<boolean> {
+  async waitFor(until: () => boolean, ms: number, cancellation?: Cancellation): Promise<boolean> {
     const deadline = Date.now() + ms
     while (!until()) {
       const left = deadline - Date.now()
-      if (left <= 0 || this.invalidated || this.failure || signal?.aborted) return until()
-      await this.nextChange(left, signal)
+      if (left <= 0 || this.invalidated || this.failure || cancellation?.cancelled) return until()
+      await this.nextChange(left, cancellation)
     }
     return true
   }

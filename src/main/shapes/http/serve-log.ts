@@ -1,3 +1,4 @@
+import type { Cancellation } from '../cancellation'
 import type { ShapeDefinition } from '../definition'
 import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset } from '../offset'
 import type { ShapeService } from '../service'
@@ -26,13 +27,15 @@ export interface LogRequestContext {
   live: LiveSettings
   /** POSTs are never cached. */
   noCache: boolean
-  signal: AbortSignal
+  /** Cancelled when the client goes away. */
+  cancellation: Cancellation
 }
 
 interface LogAnswer {
   shape: Shape
   requested: string
-  body: Buffer
+  /** Built only when the answer is not shared with an identical request. */
+  body: () => Buffer
   offset: LogOffset
   cacheControl: string
   upToDate: boolean
@@ -52,14 +55,14 @@ export async function serveLog(context: LogRequestContext): Promise<void> {
 }
 
 async function startAnswer(context: LogRequestContext, shape: Shape): Promise<LogAnswer | Shape> {
-  await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.signal)
+  await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.cancellation)
   if (shape.readyChunks < 1) return shape
-  const body = arrayBody(await shape.readChunk(0))
-  return { shape, requested: '-1', body, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+  const chunk = await shape.readChunk(0)
+  return { shape, requested: '-1', body: () => arrayBody(chunk), offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
 }
 
 function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
-  const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+  const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: false, noChange: true }
 }
 
@@ -67,16 +70,17 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   const requested = formatOffset(offset)
   if (isSnapshotOffset(offset)) {
     const next = offset.op + 1
-    await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.signal)
+    await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
     if (shape.readyChunks > next) {
-      const body = arrayBody(await shape.readChunk(next))
+      const chunk = await shape.readChunk(next)
+      const body = () => arrayBody(chunk)
       const cacheControl = CACHE_CONTROL.catchUp
       return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
     }
     if (shape.snapshotChunks === null) return answer(context, shape)
     offset = SNAPSHOT_END
   }
-  if (compareOffsets(offset, shape.lastOffset) > 0 && !(await shape.waitFor(() => compareOffsets(offset, shape.lastOffset) <= 0, context.live.longPollTimeout / 2, context.signal))) {
+  if (compareOffsets(offset, shape.lastOffset) > 0 && !(await shape.waitFor(() => compareOffsets(offset, shape.lastOffset) <= 0, context.live.longPollTimeout / 2, context.cancellation))) {
     if (shape.invalidated) return conflict(context, await replacement(context))
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
@@ -84,14 +88,14 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   const slice = await shape.readLogAfter(offset)
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
-    const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+    const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
     return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
   }
-  await shape.waitFor(() => compareOffsets(shape.lastOffset, offset) > 0, context.live.longPollTimeout, context.signal)
+  await shape.waitFor(() => compareOffsets(shape.lastOffset, offset) > 0, context.live.longPollTimeout, context.cancellation)
   if (shape.invalidated) return conflict(context, await replacement(context))
   const late = await shape.readLogAfter(offset)
   if (late) return answer(context, dataAnswer(context, shape, requested, late))
-  const body = arrayBody(null, upToDateMessage(context.service.globalLsn))
+  const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
 }
 
@@ -99,7 +103,7 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
   const atEnd = compareOffsets(slice.end, shape.lastOffset) >= 0
   const live = context.request.live
   const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
-  const body = atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines)
+  const body = () => (atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines))
   const cacheControl = live ? CACHE_CONTROL.live : CACHE_CONTROL.catchUp
   return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
 }
@@ -117,6 +121,9 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
   if (!('body' in result)) return unavailableShape(context, result)
   const { r, request } = context
+  const shareKey = shareableAnswerKey(context, result)
+  const shared = shareKey === null ? undefined : result.shape.preparedAnswers.get(shareKey)
+  if (shared) return r.sendFlat(200, shared.headers, shared.body)
   const { names } = r
   const etag = `"${result.shape.handle}:${result.requested}:${formatOffset(result.offset)}${result.noChange ? `:${monotonicTag()}` : ''}"`
   const headers: HeaderMap = {
@@ -129,7 +136,20 @@ async function answer(context: LogRequestContext, result: LogAnswer | Shape): Pr
   if (result.upToDate) headers[names.upToDate] = ''
   if (etagMatches(r.req.headers['if-none-match'], etag)) return r.send(304, headers, null)
   if (!request.live) headers[names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
-  r.send(200, headers, result.body)
+  const body = result.body()
+  const prepared = { headers: r.flatHeaders(headers, body), body }
+  if (shareKey !== null) result.shape.prepareAnswer(shareKey, prepared)
+  r.sendFlat(200, prepared.headers, prepared.body)
+}
+
+/**
+ * When one change wakes many identical long-polls (a CDN's miss, a thousand tabs), the answer is built once: same
+ * request, same log end, same cursor and origin. Conditional and "no change" answers are always built anew.
+ */
+function shareableAnswerKey(context: LogRequestContext, result: LogAnswer): string | null {
+  const { r, request } = context
+  if (result.noChange || r.req.headers['if-none-match'] !== undefined || r.head) return null
+  return [result.requested, formatOffset(result.offset), request.live, request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
 }
 
 /** A shape that failed or was dropped while the request waited for its snapshot. */

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Cancellation } from '../cancellation'
 import { InvalidRequestError } from '../definition'
 import type { ShapeService } from '../service'
 import { TableNotFoundError } from '../table-info'
@@ -62,8 +63,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     if (options.secret !== undefined && !secretMatches(url.searchParams, options.secret)) return r.unauthorized()
     const service = options.service()
     if (!service) return r.unavailable('The shape server is starting, please retry', 1)
-    const controller = new AbortController()
-    res.on('close', () => controller.abort())
+    const cancellation = new Cancellation()
+    res.on('close', () => cancellation.cancel())
     try {
       if (method === 'DELETE') return await deleteShape(r, service, url.searchParams)
       const body: BodyResult = method === 'POST' ? await readJsonBody(req) : { ok: true, value: null }
@@ -72,7 +73,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const query = body.value ? mergeBody(url.searchParams, body.value) : url.searchParams
       const request = parseShapeRequest(query)
       const definition = await service.resolve(request.input)
-      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', signal: controller.signal }
+      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', cancellation }
       if (subset) return await serveSubset(context, subset)
       return await serveLog(context)
     } catch (error) {

@@ -16,7 +16,7 @@ function frames(slice: LogSlice): string {
  * max-age) ends, the shape is dropped, or the client goes away.
  */
 export async function streamSse(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  const { r, live, signal } = context
+  const { r, live, cancellation } = context
   const waiting = await shape.readLogAfter(offset)
   const headers = {
     ...shapeHeaders(context, shape, waiting?.end ?? offset),
@@ -36,9 +36,9 @@ export async function streamSse(context: LogRequestContext, shape: Shape, offset
   const deadline = Date.now() + live.sseLifetime
   let lastSent = Date.now()
   let position = offset
-  while (!signal.aborted && !shape.invalidated && Date.now() < deadline) {
+  while (!cancellation.cancelled && !shape.invalidated && Date.now() < deadline) {
     const quietUntil = lastSent + live.sseKeepAlive
-    await shape.nextChange(Math.max(0, Math.min(quietUntil, deadline) - Date.now()), signal)
+    await shape.nextChange(Math.max(0, Math.min(quietUntil, deadline) - Date.now()), cancellation)
     const slice = await shape.readLogAfter(position)
     if (slice) {
       r.res.write(frames(slice))

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto'
 import type { QueryArrayConfig } from 'pg'
-import { InvalidRequestError } from '../definition'
+import { InvalidRequestError, whereErrorMessage } from '../definition'
 import { formatOffset } from '../offset'
 import { InsertEncoder } from '../messages'
 import { selectRowsSql } from '../row-sql'
@@ -62,8 +62,7 @@ function text(value: unknown, field: string): string | null {
 }
 
 function whereMessage(error: WhereError): string {
-  const message = error.message.replace(/\bsubqueries are not allowed in where\b/, 'Subqueries are not allowed in subsets')
-  return error.position !== undefined ? `At location ${error.position - 1}: ${message}` : message
+  return whereErrorMessage(error).replace(/\bsubqueries are not allowed in where\b/, 'Subqueries are not allowed in subsets')
 }
 
 /** Validates a subset against its shape: it may only narrow the shape, and only through queryable columns. */

@@ -38,7 +38,7 @@ export function parseSelect(prefix: string, text: string, param: WhereError['par
   } catch (error) {
     if (!hasSqlDetails(error) || !error.sqlDetails) throw error
     const position = Math.max(1, Math.min(text.length + 1, error.sqlDetails.cursorPosition - prefix.length + 1))
-    throw new WhereError(error.sqlDetails.message, param, position)
+    throw new WhereError(error.sqlDetails.message, param, position, true)
   }
   const [first] = stmts
   const length = first?.stmt_len ?? 0

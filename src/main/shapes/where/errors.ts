@@ -5,11 +5,14 @@ export class WhereError extends Error {
   override readonly name = 'WhereError'
   readonly position: number | undefined
   readonly param: WhereParam
+  /** Raised by the Postgres parser itself (a syntax error), not by the type checker. */
+  readonly fromParser: boolean
 
-  constructor(message: string, param: WhereParam = 'where', position?: number) {
+  constructor(message: string, param: WhereParam = 'where', position?: number, fromParser = false) {
     super(message)
     this.param = param
     this.position = position
+    this.fromParser = fromParser
   }
 }
 
