@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -9,12 +8,9 @@ const configDir = mkdtempSync(join(tmpdir(), 'syncscope-e2e-proxy-'))
 const configPath = join(configDir, 'proxy.json')
 copyFileSync(resolve(__dirname, '../resources/proxy/sample-config.json'), configPath)
 
-/** `"upstream": "local"` needs the shape API on a known port, so this file picks one instead of --port 0. */
-const shapePort = execFileSync(process.execPath, ['-e', "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"]).toString()
-
 test.afterAll(() => rmSync(configDir, { recursive: true, force: true }))
 
-test.use({ appArgs: ['--port', shapePort, '--proxy-config', configPath, '--proxy-port', '0'], viewport: { width: 1400, height: 2400 } })
+test.use({ appArgs: ['--proxy-config', configPath, '--proxy-port', '0'], viewport: { width: 1400, height: 2400 } })
 
 test('the playground calls a named shape as two users and shows what the proxy did', async ({ page, openApp, app }) => {
   expect(app.output()).toMatch(/Proxy\s+http:\/\/127\.0\.0\.1:\d+/)

@@ -24,6 +24,12 @@ export interface StartAppOptions {
   log: (line: string) => void
 }
 
+/** The server's URL as a client on this machine dials it: a wildcard address means loopback. */
+function reachableUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
 async function closeAll(context: RoomContext): Promise<void> {
   for (const close of [...context.onClose].reverse()) await close()
 }
@@ -31,7 +37,7 @@ async function closeAll(context: RoomContext): Promise<void> {
 /** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
 export async function startApp({ serve, rendererDir, log }: StartAppOptions): Promise<RunningApp> {
   const events = new EventBus()
-  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [] }
+  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null }
   let core: Core | null = null
   let server: HeadlessServer
   let rooms: Rooms
@@ -50,6 +56,7 @@ export async function startApp({ serve, rendererDir, log }: StartAppOptions): Pr
       publicRoutes: context.publicRoutes,
       log
     })
+    context.serverUrl = reachableUrl(serve.host, server.port)
     const running = core
     return {
       core: running,

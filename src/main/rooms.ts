@@ -19,6 +19,8 @@ export interface RoomContext {
   banner: string[]
   /** Run when the app closes, in reverse order. */
   onClose: Array<() => Promise<void>>
+  /** Where a client on this machine reaches the app's HTTP server (shape API, UI), once it listens; null before. */
+  serverUrl: string | null
 }
 
 /**

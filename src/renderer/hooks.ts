@@ -35,11 +35,13 @@ export function useEvent<N extends EventName>(name: N, handler: (payload: EventP
 /** Refetches the named queries whenever the event arrives. */
 export function useInvalidateOn(name: EventName, queries: readonly CallName[]): void {
   const client = useQueryClient()
+  // keyed by the names, not the array, so callers may pass an inline list without resubscribing on every render
+  const names = queries.join(' ')
   useEffect(
     () =>
       api.subscribe((eventName) => {
-        if (eventName === name) for (const key of queries) void client.invalidateQueries({ queryKey: [key] })
+        if (eventName === name) for (const key of names.split(' ')) void client.invalidateQueries({ queryKey: [key] })
       }),
-    [client, name, queries]
+    [client, name, names]
   )
 }

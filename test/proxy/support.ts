@@ -76,7 +76,7 @@ export async function startProxyStack(options: TestShapeServerOptions & { config
   const startProxy = async (config: object) => {
     const file = proxies.length === 0 ? configPath : join(dir, `proxy-${proxies.length}.json`)
     await writeFile(file, JSON.stringify(config, null, 2))
-    const proxy = await startProxyService({ configPath: file, dataDir: dir, host: '127.0.0.1', port: 0, localShapeUrl: null, localHeaderBrand: options.headerBrand ?? 'service', log: () => {} })
+    const proxy = await startProxyService({ configPath: file, dataDir: dir, host: '127.0.0.1', port: 0, localShapeUrl: () => null, localHeaderBrand: options.headerBrand ?? 'service', log: () => {} })
     proxies.push(proxy)
     return proxy
   }

@@ -33,9 +33,9 @@ export function describeFlows(brand: HeaderBrand): void {
     const titles = (shape: Shape) => [...shape.rows.values()].map((row) => row.name).sort()
     const sql = (text: string, values: unknown[] = []) => server.pool.query(text, values)
 
-    it('tells the workbench the local server brand and that its port was picked at start-up', async () => {
+    it('tells the workbench where the local server listens (its port picked at start-up) and its brand', async () => {
       const result = await server.app.dispatch('shapesWorkbench.localServer', {})
-      expect(result).toEqual({ ok: true, value: { url: null, headerBrand: brand, secretRequired: false, longPollTimeoutMs: 1_000, sseKeepAliveMs: 300 } })
+      expect(result).toEqual({ ok: true, value: { url: server.url, headerBrand: brand, secretRequired: false, longPollTimeoutMs: 1_000, sseKeepAliveMs: 300 } })
     })
 
     it('syncs the initial rows, detects the brand, then follows updates, inserts, deletes and moves over long-poll', async () => {

@@ -17,12 +17,6 @@ export interface ProxyRoom {
 export const DEFAULT_CONFIG_FILE = 'proxy.json'
 const SAMPLE_CONFIG = 'proxy/sample-config.json'
 
-function localShapeUrl(host: string, port: number): string | null {
-  if (port === 0) return null
-  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
-}
-
 export function proxyStatus(service: ProxyService | null, configPath: string): ProxyStatus {
   if (!service) {
     return { running: false, reason: `the proxy is not running: start it with ${configPath}, or start the app with --proxy-config FILE`, configPath }
@@ -67,7 +61,7 @@ export async function startProxyRoom(context: RoomContext): Promise<ProxyRoom> {
       dataDir: serve.dataDir,
       host: serve.host,
       port: serve.proxyPort,
-      localShapeUrl: localShapeUrl(serve.host, serve.port),
+      localShapeUrl: () => context.serverUrl,
       localHeaderBrand: serve.headerBrand,
       log,
       onExchange: (exchange) => events.emit('proxy.exchange', exchange),

@@ -56,7 +56,7 @@ export async function forwardShape(runtime: ProxyRuntime, request: Request, exch
   const method = request.method === 'POST' ? 'POST' : 'GET'
   const body = method === 'POST' ? await readSubsetBody(request) : undefined
   const { baseUrl } = runtime.target
-  if (baseUrl === null) throw new Refusal(502, 'upstream_unknown', 'the config names the local shape server as upstream, but its address is not known (it was started on --port 0): set upstream.url')
+  if (baseUrl === null) throw new Refusal(502, 'upstream_not_ready', 'the config names the local shape server as upstream, but the app server is not listening yet: retry in a moment')
   const { url, record } = upstreamUrl({ ...runtime.target, baseUrl }, upstreamShapeParams(shape), protocol)
   exchange.upstream = { method, ...record }
   return forward(url, request, { method, body, vary: varyOf(runtime), allowOrigin: allowedOrigin(runtime, request), brand: runtime.target.headerBrand })

@@ -14,7 +14,8 @@ export interface ProxyServiceOptions {
   host: string
   port: number
   /** Base URL of this app's shape server, for `"upstream": {"url": "local"}`; null when it is not known. */
-  localShapeUrl: string | null
+  /** The local shape server's URL, null until it listens. */
+  localShapeUrl: () => string | null
   localHeaderBrand: 'service' | 'electric'
   log: (line: string) => void
   onExchange?: (exchange: ProxyExchange) => void
@@ -50,7 +51,10 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
       loaded,
       tokens: new TokenService({ config: loaded.config, keys }),
       target: {
-        baseUrl: isLocal ? options.localShapeUrl : upstream.url,
+        // read per request: the local server's address is known only once it listens
+        get baseUrl() {
+          return isLocal ? options.localShapeUrl() : upstream.url
+        },
         secret: upstream.secret,
         params: upstream.params,
         headerBrand: upstream.headerBrand ?? (isLocal ? options.localHeaderBrand : 'service')

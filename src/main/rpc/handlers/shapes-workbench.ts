@@ -9,13 +9,10 @@ import { SavedShapesFileError, SavedShapesStore } from '../../workbench/saved-sh
 import { randomWrites } from '../../workbench/write-generator'
 import type { HandlersFor } from '../dispatcher'
 
-const ANY_ADDRESS = ['0.0.0.0', '::', '']
-
-/** The app's shape endpoint as a client on this machine reaches it; unknown when the port was picked at start-up. */
-function localShapeServer(serve: ServeOptions): LocalShapeServer {
-  const host = ANY_ADDRESS.includes(serve.host) ? '127.0.0.1' : serve.host
+/** The app's shape endpoint as a client on this machine reaches it. */
+function localShapeServer(serve: ServeOptions, serverUrl: string | null): LocalShapeServer {
   return {
-    url: serve.port === 0 ? null : `http://${host.includes(':') ? `[${host}]` : host}:${serve.port}`,
+    url: serverUrl,
     headerBrand: serve.headerBrand,
     secretRequired: serve.secret !== undefined,
     longPollTimeoutMs: serve.longPollTimeout,
@@ -35,7 +32,7 @@ async function readable<T>(task: () => Promise<T>): Promise<T> {
 export function shapesWorkbenchHandlers(core: Core, rooms: Rooms): HandlersFor<typeof shapesWorkbenchCalls> {
   const store = new SavedShapesStore(join(core.options.dataDir, 'saved-shapes.json'))
   return {
-    'shapesWorkbench.localServer': async () => localShapeServer(rooms.context.serve),
+    'shapesWorkbench.localServer': async () => localShapeServer(rooms.context.serve, rooms.context.serverUrl),
     'shapesWorkbench.saved': () => readable(() => store.list()),
     'shapesWorkbench.save': (input) => readable(() => store.save(input)),
     'shapesWorkbench.delete': async ({ id }) => ({ deleted: await readable(() => store.remove(id)) }),
