@@ -90,15 +90,24 @@ export const upToDateMessage = (lsn: bigint): string => JSON.stringify({ headers
 
 export const mustRefetchBody = JSON.stringify([{ headers: { control: 'must-refetch' } }])
 
-/** A JSON array body from newline-separated messages plus optional trailing messages. */
+/** A JSON array body from newline-separated messages plus optional trailing messages, built with one copy. */
 export function arrayBody(lines: Buffer | null, ...trailing: string[]): Buffer {
-  const parts: Buffer[] = [Buffer.from('[')]
-  if (lines && lines.length > 0) {
-    const joined = Buffer.from(lines)
-    for (let at = joined.indexOf(10); at !== -1; at = joined.indexOf(10, at + 1)) joined[at] = 44
-    parts.push(joined)
+  const tail = trailing.map((message) => Buffer.from(message))
+  const linesLength = lines?.length ?? 0
+  const parts = (linesLength > 0 ? 1 : 0) + tail.length
+  const size = 2 + linesLength + tail.reduce((total, message) => total + message.length, 0) + Math.max(0, parts - 1)
+  const body = Buffer.allocUnsafe(size)
+  body[0] = 91
+  let at = 1
+  if (lines && linesLength > 0) {
+    at += lines.copy(body, at)
+    const region = body.subarray(1, at)
+    for (let newline = region.indexOf(10); newline !== -1; newline = region.indexOf(10, newline + 1)) region[newline] = 44
   }
-  for (const message of trailing) parts.push(Buffer.from(parts.length > 1 ? `,${message}` : message))
-  parts.push(Buffer.from(']'))
-  return Buffer.concat(parts)
+  for (const message of tail) {
+    if (at > 1) body[at++] = 44
+    at += message.copy(body, at)
+  }
+  body[at] = 93
+  return body
 }
