@@ -4,10 +4,11 @@ import type { Database } from '../db/database'
 import type { RoomContext } from '../rooms'
 import { createShapeApi } from './http/shape-api'
 import { SSE_LIFETIME_MS } from './http/protocol'
+import { ReplicationSetupError } from './replication'
 import { ShapeService } from './service'
 
 export interface ShapesRoom {
-  /** The engine of the connected database; null while it starts or after it stopped. */
+  /** The engine of the connected database; null while it starts, after it stopped, or when it cannot run. */
   service(): ShapeService | null
 }
 
@@ -21,18 +22,30 @@ function databaseFolder(dataDir: string, db: Database, embedded: boolean): strin
 export function startShapesRoom(context: RoomContext): ShapesRoom {
   const { serve, log } = context
   let service: ShapeService | null = null
+  /** Why the connected database cannot be followed (wal_level, privileges): the rest of the app still works. */
+  let unavailable: string | null = null
   const api = createShapeApi({
     brand: serve.headerBrand,
     secret: serve.secret,
     live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
     service: () => service,
+    unavailable: () => unavailable,
     serverName: 'Syncscope/0.1.0',
     log
   })
   context.publicRoutes.push({ prefix: '/v1/', handle: api })
   context.dependents.push(async (db) => {
     const embedded = (await db.status()).kind === 'embedded'
-    const started = await ShapeService.start({ databaseUrl: db.url, dir: databaseFolder(serve.dataDir, db, embedded), chunkBytes: serve.chunkBytes, log })
+    unavailable = null
+    let started: ShapeService
+    try {
+      started = await ShapeService.start({ databaseUrl: db.url, dir: databaseFolder(serve.dataDir, db, embedded), chunkBytes: serve.chunkBytes, log })
+    } catch (error) {
+      if (!(error instanceof ReplicationSetupError)) throw error
+      unavailable = `The shape server cannot follow this database: ${error.message}`
+      log(unavailable)
+      return { name: 'shapes', stop: async () => undefined }
+    }
     service = started
     return {
       name: 'shapes',

@@ -17,6 +17,8 @@ export interface ShapeApiOptions {
   live: LiveSettings
   /** The engine of the connected database; null while it starts or reconnects. */
   service(): ShapeService | null
+  /** Why there is no engine for the connected database, when it cannot follow it. */
+  unavailable(): string | null
   serverName: string
   log(line: string): void
 }
@@ -62,7 +64,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method)) return r.json(405, { message: `${method} is not allowed on /v1/shape` }, { allow: 'GET, HEAD, POST, DELETE, OPTIONS' })
     if (options.secret !== undefined && !secretMatches(url.searchParams, options.secret)) return r.unauthorized()
     const service = options.service()
-    if (!service) return r.unavailable('The shape server is starting, please retry', 1)
+    if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', options.unavailable() ? 60 : 1)
     const cancellation = new Cancellation()
     res.on('close', () => cancellation.cancel())
     try {
@@ -94,7 +96,9 @@ function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSe
 
 function health(r: Responder, options: ShapeApiOptions): void {
   const ready = options.service() !== null
-  r.json(ready ? 200 : 202, { status: ready ? 'active' : 'starting' }, { 'cache-control': 'no-cache, no-store, must-revalidate' })
+  const reason = options.unavailable()
+  const body = ready ? { status: 'active' } : reason ? { status: 'unavailable', message: reason } : { status: 'starting' }
+  r.json(ready ? 200 : reason ? 503 : 202, body, { 'cache-control': 'no-cache, no-store, must-revalidate' })
 }
 
 async function deleteShape(r: Responder, service: ShapeService, query: URLSearchParams): Promise<void> {
