@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { type Message, controls, get, messages } from '../support/shape-http'
@@ -126,7 +126,7 @@ describe('nothing lost', () => {
   async function run(restartInTheMiddle: boolean): Promise<void> {
     database = await startTestPostgres()
     const setup = new pg.Pool({ connectionString: database.url, max: 4 })
-    setup.on('error', () => undefined)
+    ignoreConnectionErrors(setup)
     await setup.query('CREATE TABLE items (id int PRIMARY KEY, grp int NOT NULL, val int, note text)')
     await setup.query("INSERT INTO items SELECT g, g % 4, g % 100, 'n' || (g % 30) FROM generate_series(0, 59) g")
     server = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
@@ -140,6 +140,7 @@ describe('nothing lost', () => {
     await writers
     await setup.end()
     const check = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    ignoreConnectionErrors(check)
     try {
       for (const client of clients) {
         const want = await expected(check, client.shape)

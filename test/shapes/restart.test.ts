@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { readdirSync } from 'node:fs'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { startTestShapeServer } from '../support/shape-server'
 import { changes, get, syncToEnd } from '../support/shape-http'
 
@@ -13,6 +13,7 @@ describe('shape logs across a restart of the server', () => {
   beforeAll(async () => {
     database = await startTestPostgres()
     pool = new pg.Pool({ connectionString: database.url, max: 2 })
+    ignoreConnectionErrors(pool)
     await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text)')
     await pool.query("INSERT INTO notes VALUES (1, 'one')")
   })

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type pg from 'pg'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 
 export interface TestPostgres extends EmbeddedPostgresHandle {
@@ -19,4 +20,10 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       await rm(root, { recursive: true, force: true })
     }
   }
+}
+
+/** Connections closing while Postgres stops (also after pool.end(), which does not wait for them) fail harmlessly. */
+export function ignoreConnectionErrors(pool: pg.Pool): void {
+  pool.on('error', () => undefined)
+  pool.on('connect', (client) => client.on('error', () => undefined))
 }

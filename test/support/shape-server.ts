@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+import { ignoreConnectionErrors } from './postgres'
 
 export interface TestShapeServerOptions {
   headerBrand?: ServeOptions['headerBrand']
@@ -50,9 +51,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
   const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
   const databaseUrl = app.core.database().url
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
-  // idle connections die with a restarted Postgres; the next query opens a new one
-  pool.on('error', () => undefined)
-  pool.on('connect', (client) => client.on('error', () => undefined))
+  ignoreConnectionErrors(pool)
   let stopped = false
   const stop = async () => {
     if (stopped) return

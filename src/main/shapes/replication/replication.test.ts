@@ -1,7 +1,8 @@
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, ignoreConnectionErrors, insertedIds, TransactionLog } from '../../../../test/support/replication'
+import { ignoreConnectionErrors } from '../../../../test/support/postgres'
+import { expectCommitOrder, idRange, insertedIds, TransactionLog } from '../../../../test/support/replication'
 import { parseLsn, type ReplicatedTransaction, type ReplicationOptions, type ReplicationStream, startReplication } from '.'
 
 let server: TestPostgres

@@ -2,8 +2,8 @@ import { dirname, join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../db/embedded'
-import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, ignoreConnectionErrors, insertedIds, restartPostgres, startWithoutLogicalWal, TransactionLog } from '../../../../test/support/replication'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
+import { expectCommitOrder, idRange, insertedIds, restartPostgres, startWithoutLogicalWal, TransactionLog } from '../../../../test/support/replication'
 import { type ReplicationStream, startReplication } from '.'
 
 let server: TestPostgres
