@@ -1,7 +1,9 @@
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
 import { errorForStatus, ShapeStreamError } from './errors'
-import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ControlMessage, type Message } from './messages'
+import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ChangeMessage, type ControlMessage, type Message } from './messages'
 import { laterOffset, type Offset } from './offsets'
+import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
+import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
 import { readProtocolHeaders, ShapeSchemaSchema, type HeaderBrand, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
 import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
 import { resolveRecord, type ResolvableRecord } from './resolve'
@@ -34,6 +36,8 @@ export interface ShapeStreamOptions {
   liveRequestTimeoutMs?: number
   /** Consecutive retries onError may ask for before the stream gives up. */
   maxOnErrorRetries?: number
+  /** How `requestSnapshot` sends subsets unless told otherwise: a JSON body (default) or legacy `subset__*` parameters. */
+  subsetMethod?: SubsetMethod
   random?: () => number
 }
 
@@ -61,6 +65,10 @@ export interface MessageBatch {
 
 /** Query parameters the stream owns; giving them as options is refused. */
 const RESERVED_PARAMS = ['offset', 'handle', 'live', 'live_sse', 'cursor', 'cache-buster', 'log']
+const isReservedParam = (name: string) => RESERVED_PARAMS.includes(name) || name.startsWith('subset__')
+
+/** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */
+const MAX_SUBSET_REFETCHES = 5
 
 type Attempt =
   | { kind: 'messages'; messages: Message[]; headers: ProtocolHeaders; requestId: number }
@@ -88,10 +96,17 @@ export class ShapeStream {
   private cacheBuster: string | null = null
   private shortSseConnections = 0
   private running: Promise<void> | null = null
+  private readonly snapshotFilter = new SnapshotFilter(
+    (batch) => this.deliver(batch),
+    (message, snapshot) => this.noteDropped(message, snapshot)
+  )
+  /** Aborts the request in flight when a subset's 409 restarts the stream; `generation` tells its answer is stale. */
+  private attemptAbort = new AbortController()
+  private generation = 0
 
   constructor(private readonly options: ShapeStreamOptions) {
     if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new Error(`not an http(s) URL: ${options.url}`)
-    const reserved = Object.keys(options.params).filter((name) => RESERVED_PARAMS.includes(name))
+    const reserved = Object.keys(options.params).filter(isReservedParam)
     if (reserved.length > 0) throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
     const offset = options.offset ?? '-1'
     if (offset !== '-1' && offset !== 'now' && !options.handle) throw new Error(`offset ${offset} needs a handle`)
@@ -122,6 +137,11 @@ export class ShapeStream {
     return () => this.batchListeners.delete(listener)
   }
 
+  /** The subset snapshots applied since the last must-refetch… and before: each with the changes it made redundant. */
+  get snapshots(): readonly AppliedSnapshot[] {
+    return this.snapshotFilter.applied
+  }
+
   onState(listener: (state: ShapeStreamState) => void): () => void {
     this.stateListeners.add(listener)
     return () => this.stateListeners.delete(listener)
@@ -149,9 +169,58 @@ export class ShapeStream {
     for (const listener of this.stateListeners) listener(this.state)
   }
 
+  /**
+   * Fetches a subset of the shape at the stream's handle and offset, publishes its rows (inserts, applied as upserts)
+   * and a `snapshot-end` with its metadata, and from then on drops the changes the snapshot already contains. A 409
+   * restarts the stream and follows it to the new handle; 401/403 go through onError; other errors are thrown.
+   */
+  async requestSnapshot(subset: Subset, options: { method?: SubsetMethod } = {}): Promise<AppliedSnapshot> {
+    const method = options.method ?? this.options.subsetMethod ?? 'POST'
+    this.snapshotFilter.begin()
+    let outcome: { applied: AppliedSnapshot; requestId: number } | null = null
+    try {
+      const result = await this.fetchSnapshot(subset, method)
+      this.recorder.message(result.requestId, snapshotEnd(result.metadata), null)
+      outcome = { applied: { metadata: result.metadata, rows: result.rows, method, dropped: [] }, requestId: result.requestId }
+      return outcome.applied
+    } finally {
+      this.snapshotFilter.end(outcome)
+    }
+  }
+
+  private async fetchSnapshot(subset: Subset, method: SubsetMethod): Promise<SubsetResult> {
+    let refetches = 0
+    let onErrorRetries = 0
+    for (;;) {
+      const [headers, params] = await Promise.all([resolveRecord(this.headers), resolveRecord(this.params)])
+      const request = { url: this.options.url, params: { ...params, ...this.protocolParams() }, headers, subset, method }
+      try {
+        return await fetchSubset(request, { recorder: this.recorder, fetch: this.options.fetch, signal: this.controller.signal })
+      } catch (error) {
+        if (!(error instanceof ShapeStreamError)) throw error
+        if (error.status === 409 && refetches++ < MAX_SUBSET_REFETCHES) {
+          const handle = readProtocolHeaders(new Headers(error.headers), this.state.brand).handle
+          this.restart({ kind: 'must-refetch', handle, messages: [], requestId: this.recorder.exchanges.at(-1)?.request.id ?? -1 })
+          continue
+        }
+        if (error.kind !== 'credentials' || ++onErrorRetries > (this.options.maxOnErrorRetries ?? 50)) throw error
+        await this.askOnError(error)
+      }
+    }
+  }
+
+  private noteDropped(message: ChangeMessage, snapshot: AppliedSnapshot): void {
+    const txids = Array.isArray(message.headers.txids) ? ` (transaction ${String(message.headers.txids[0])})` : ''
+    this.recorder.note('info', `dropped the ${message.headers.operation} of ${message.key}${txids}: subset snapshot ${snapshot.metadata.snapshot_mark} already contains it`)
+  }
+
   private publish(messages: Message[], requestId: number): void {
     if (messages.length === 0) return
-    for (const listener of this.batchListeners) listener({ messages, requestId })
+    this.snapshotFilter.publish({ messages, requestId })
+  }
+
+  private deliver(batch: MessageBatch): void {
+    for (const listener of this.batchListeners) listener(batch)
   }
 
   private async run(): Promise<void> {
@@ -161,11 +230,13 @@ export class ShapeStream {
       const live = this.nextLiveMode()
       if (live === null) return this.setState({ phase: 'up-to-date' })
       this.setState({ phase: live === 'off' ? 'syncing' : 'live' })
+      const generation = this.generation
       const attempt = await this.attempt(live).catch((error: unknown) => {
         if (this.controller.signal.aborted) throw new Aborted('stopped')
-        if (error instanceof ShapeStreamError) throw error
+        if (error instanceof ShapeStreamError && generation === this.generation) throw error
         return { kind: 'http-error', error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url), retryAfter: null } as const
       })
+      if (generation !== this.generation) continue
       if (attempt.kind === 'http-error') {
         const { error } = attempt
         if (error.kind === 'server' || error.kind === 'network') {
@@ -213,6 +284,10 @@ export class ShapeStream {
     this.recorder.note('warn', `must-refetch: discarding the shape and syncing again from -1${handle ? ` with handle ${handle}` : ''}`)
     this.cacheBuster = Math.random().toString(36).slice(2)
     this.shortSseConnections = 0
+    this.generation += 1
+    this.attemptAbort.abort()
+    this.attemptAbort = new AbortController()
+    this.snapshotFilter.reset()
     this.setState({
       handle,
       offset: '-1',
@@ -223,7 +298,7 @@ export class ShapeStream {
       liveMode: this.options.live ?? 'long-poll'
     })
     const refetch: ControlMessage = { headers: { control: 'must-refetch' } }
-    this.publish(messages.some(isMustRefetch) ? messages : [refetch], requestId)
+    this.deliver({ messages: messages.some(isMustRefetch) ? messages : [refetch], requestId })
   }
 
   private advance({ messages, headers, requestId }: Extract<Attempt, { kind: 'messages' }>): void {
@@ -263,14 +338,10 @@ export class ShapeStream {
   private async buildRequest(live: LiveMode): Promise<{ url: string; headers: Record<string, string> }> {
     const [headers, params] = await Promise.all([resolveRecord(this.headers), resolveRecord(this.params)])
     const url = new URL(this.options.url)
-    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
-    const { offset, handle, cursor } = this.state
-    url.searchParams.set('offset', offset)
-    url.searchParams.set('log', this.options.log ?? 'full')
-    if (handle && offset !== '-1' && offset !== 'now') url.searchParams.set('handle', handle)
+    for (const [name, value] of Object.entries({ ...params, ...this.protocolParams() })) url.searchParams.set(name, value)
     if (live !== 'off') {
       url.searchParams.set('live', 'true')
-      url.searchParams.set('cursor', cursor ?? '')
+      url.searchParams.set('cursor', this.state.cursor ?? '')
     }
     if (live === 'sse') {
       url.searchParams.set('live_sse', 'true')
@@ -280,6 +351,14 @@ export class ShapeStream {
     // Sorted, so equal requests from different clients have equal URLs (what a cache keys and collapses on).
     url.searchParams.sort()
     return { url: url.toString(), headers }
+  }
+
+  /** Where the stream is in the log (offset, log, handle): what every request of it, subsets included, carries. */
+  protocolParams(): Record<string, string> {
+    const { offset, handle } = this.state
+    const params: Record<string, string> = { offset, log: this.options.log ?? 'full' }
+    if (handle && offset !== '-1' && offset !== 'now') params.handle = handle
+    return params
   }
 
   private async attempt(live: LiveMode): Promise<Attempt> {
@@ -305,8 +384,9 @@ export class ShapeStream {
 
   /** The stream's signal; for a long-poll also a watchdog, so a proxy that never answers cannot stall the stream. */
   private requestSignal(live: LiveMode): AbortSignal {
-    if (live !== 'long-poll') return this.controller.signal
-    return AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.options.liveRequestTimeoutMs ?? 45_000)])
+    const signals = [this.controller.signal, this.attemptAbort.signal]
+    if (live === 'long-poll') signals.push(AbortSignal.timeout(this.options.liveRequestTimeoutMs ?? 45_000))
+    return AbortSignal.any(signals)
   }
 
   private async readResponse(requestId: number, url: string, response: Response, responseHeaders: HeaderList, live: LiveMode): Promise<Attempt> {

@@ -1,6 +1,8 @@
 import { ShapeStream, type MessageBatch, type ShapeStreamOptions } from './client'
 import { MaterialisedShape, type RowChange } from './materialise'
 import type { Row } from './messages'
+import type { AppliedSnapshot } from './snapshot-filter'
+import type { Subset, SubsetMethod } from './subset'
 
 /** A stream and the rows it materialises: what a UI table or a test reads. */
 export class Shape {
@@ -24,6 +26,11 @@ export class Shape {
   subscribe(listener: (changes: RowChange[], batch: MessageBatch) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  /** Fetches a subset of the shape into its rows; see `ShapeStream.requestSnapshot`. */
+  requestSnapshot(subset: Subset, options: { method?: SubsetMethod } = {}): Promise<AppliedSnapshot> {
+    return this.stream.requestSnapshot(subset, options)
   }
 
   start(): Promise<void> {

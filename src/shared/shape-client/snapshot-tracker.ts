@@ -52,14 +52,19 @@ export class SnapshotTracker {
 
   /** Whether the main stream should drop this change: a snapshot already contains its effect. */
   contains(message: ChangeMessage): boolean {
+    return this.containing(message) !== null
+  }
+
+  /** The mark of a snapshot that already contains this change, if any. */
+  containing(message: ChangeMessage): number | null {
     const xid = Array.isArray(message.headers.txids) ? message.headers.txids[0] : undefined
-    if (typeof xid !== 'number') return false
-    for (const snapshot of this.snapshots.values()) {
+    if (typeof xid !== 'number') return null
+    for (const [mark, snapshot] of this.snapshots) {
       if (!snapshot.keys.has(message.key)) continue
       const full = widenXid(xid, snapshot.xmax)
-      if (full < snapshot.xmin || (full < snapshot.xmax && !snapshot.xip.has(full))) return true
+      if (full < snapshot.xmin || (full < snapshot.xmax && !snapshot.xip.has(full))) return mark
     }
-    return false
+    return null
   }
 
   /** Forgets the snapshots the stream has moved past, as this message shows. */

@@ -32,6 +32,8 @@ export interface SubsetResult {
   /** The log offset the rows are consistent with (the response's offset header). */
   offset: string | null
   status: number
+  /** The recorder's id of the exchange (-1 without a recorder). */
+  requestId: number
 }
 
 export interface SubsetRequest {
@@ -97,5 +99,5 @@ export async function fetchSubset(request: SubsetRequest, options: { recorder?: 
   if (!parsed.success) throw new ShapeStreamError('protocol', `the subset response is not {metadata, data}: ${parsed.error.issues[0]?.message ?? ''}`, url)
   for (const row of parsed.data.data) recorder?.message(requestId, row, null)
   const protocol = readProtocolHeaders(response.headers, null)
-  return { metadata: parsed.data.metadata, rows: parsed.data.data, handle: protocol.handle, offset: protocol.offset, status: response.status }
+  return { metadata: parsed.data.metadata, rows: parsed.data.data, handle: protocol.handle, offset: protocol.offset, status: response.status, requestId }
 }

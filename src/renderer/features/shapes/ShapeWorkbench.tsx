@@ -12,6 +12,7 @@ import { SavedShapes } from './SavedShapes'
 import { WorkbenchSession } from './session'
 import { SseFramesView } from './SseFramesView'
 import { StreamStatus } from './StreamStatus'
+import { SubsetPanel } from './SubsetPanel'
 import { whereErrorOf } from './where-error'
 import { WriteGenerator } from './WriteGenerator'
 import './shapes.css'
@@ -27,7 +28,8 @@ const TABS = [
   ['rows', 'Rows'],
   ['log', 'Log'],
   ['sse', 'SSE frames'],
-  ['requests', 'Requests & cache']
+  ['requests', 'Requests & cache'],
+  ['subset', 'Subset']
 ] as const
 type Tab = (typeof TABS)[number][0]
 
@@ -55,6 +57,8 @@ export function ShapeWorkbench() {
   const [clients, setClients] = useState(1)
   const [startError, setStartError] = useState<Error | null>(null)
   const [session, setSession] = useState<WorkbenchSession | null>(null)
+  /** Counts runs, so a restart gives the Subset panel (kept mounted across tabs) a fresh state. */
+  const [runs, setRuns] = useState(0)
   const [tab, setTab] = useState<Tab>('rows')
   const [exported, setExported] = useState<{ title: string; text: string } | null>(null)
   useSyncExternalStore(session?.subscribe ?? noSession, session?.getVersion ?? zero)
@@ -66,6 +70,7 @@ export function ShapeWorkbench() {
     try {
       const next = new WorkbenchSession({ url: target.url, definition: settings.definition, headers: target.headers, params: target.params, live: settings.live, offset: settings.offset, clients })
       setSession(next)
+      setRuns((count) => count + 1)
       next.start()
     } catch (error) {
       setStartError(error as Error)
@@ -149,6 +154,11 @@ export function ShapeWorkbench() {
           {session && tab === 'log' && <LogView session={session} />}
           {session && tab === 'sse' && <SseFramesView session={session} />}
           {session && tab === 'requests' && <RequestsView session={session} />}
+          {session && (
+            <div hidden={tab !== 'subset'}>
+              <SubsetPanel key={runs} session={session} />
+            </div>
+          )}
         </section>
         <aside className="side-panel" aria-label="Change data">
           <SqlConsole />
