@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fetchSubset, ShapeRecorder, SnapshotTracker, widenXid, type ChangeMessage, type SubsetMethod } from '../../src/shared/shape-client'
+import { fetchSubset, ShapeRecorder, SnapshotTracker, type ChangeMessage, type SubsetMethod } from '../../src/shared/shape-client'
+import { widenXid } from '../../src/shared/xid-snapshot'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { syncToEnd } from '../support/shape-http'
 

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
 import type { Cancellation } from './cancellation'
 import { z } from 'zod'
 import type { ShapeDefinition } from './definition'
@@ -33,26 +34,11 @@ export interface PreparedAnswer {
 
 const MAX_PREPARED_ANSWERS = 64
 
-/** Widens a 32-bit xid to xid8 against a nearby xid8 (valid within 2^31 of it). */
-export function widenXid(xid: number, near: bigint): bigint {
-  const epochBase = near & ~0xffffffffn
-  let full = epochBase | BigInt(xid >>> 0)
-  if (full > near + 0x80000000n) full -= 0x100000000n
-  else if (full + 0x80000000n < near) full += 0x100000000n
-  return full
-}
-
-/** True when a transaction's effects are visible to the snapshot (so its changes are already in the snapshot rows). */
-export function visibleInSnapshot(xid: number, snapshot: SnapshotInfo): boolean {
-  const xmax = BigInt(snapshot.xmax)
-  const full = widenXid(xid, xmax)
-  if (full < BigInt(snapshot.xmin)) return true
-  return full < xmax && !snapshot.xipList.includes(full.toString())
-}
-
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
   snapshot: SnapshotInfo | null = null
+  /** The snapshot's xids, for telling which replicated transactions it already holds. */
+  private visibility: XidSnapshot | null = null
   /** Complete snapshot chunk files; `snapshotChunks` is set once the last one is written. */
   readyChunks = 0
   snapshotChunks: number | null = null
@@ -73,7 +59,7 @@ export class Shape {
 
   static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number): Shape {
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.open(dir, chunkBytes), meta.createdAt)
-    shape.snapshot = meta.snapshot
+    shape.snapshotTaken(meta.snapshot)
     shape.readyChunks = meta.chunks
     shape.snapshotChunks = meta.chunks
     return shape
@@ -98,11 +84,11 @@ export class Shape {
   /** Takes a committed transaction's entries for this shape; returns true when the log grew. */
   receive(xid: number, entries: LogEntry[]): boolean {
     if (this.invalidated || entries.length === 0) return false
-    if (!this.snapshot) {
+    if (!this.visibility) {
       this.held.push({ xid, entries })
       return false
     }
-    if (visibleInSnapshot(xid, this.snapshot)) return false
+    if (visibleIn(this.visibility, xid)) return false
     const added = this.log.append(entries) > 0
     if (added) {
       this.preparedAnswers.clear()
@@ -113,6 +99,7 @@ export class Shape {
 
   snapshotTaken(info: SnapshotInfo): void {
     this.snapshot = info
+    this.visibility = xidSnapshot(info.xmin, info.xmax, info.xipList)
     const held = this.held
     this.held = []
     for (const transaction of held) this.receive(transaction.xid, transaction.entries)

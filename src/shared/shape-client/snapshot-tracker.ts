@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { type XidSnapshot, visibleIn, widenXid, xidSnapshot } from '../xid-snapshot'
 import type { ChangeMessage, Message } from './messages'
 
 /** The metadata of a subset snapshot: the Postgres snapshot its rows were read in. */
@@ -11,20 +12,9 @@ export const SnapshotMetadataSchema = z.object({
 })
 export type SnapshotMetadata = z.infer<typeof SnapshotMetadataSchema>
 
-interface TrackedSnapshot {
-  xmin: bigint
-  xmax: bigint
-  xip: Set<bigint>
+interface TrackedSnapshot extends XidSnapshot {
   databaseLsn: bigint
   keys: Set<string>
-}
-
-/** Widens a 32-bit xid (what change messages carry) to the xid8 near `reference` (valid within 2^31 of it). */
-export function widenXid(xid: number, reference: bigint): bigint {
-  let full = (reference & ~0xffffffffn) | BigInt(xid >>> 0)
-  if (full > reference + 0x80000000n) full -= 0x100000000n
-  else if (full + 0x80000000n < reference) full += 0x100000000n
-  return full
 }
 
 /**
@@ -42,9 +32,7 @@ export class SnapshotTracker {
 
   add(metadata: SnapshotMetadata, keys: Iterable<string>): void {
     this.snapshots.set(metadata.snapshot_mark, {
-      xmin: BigInt(metadata.xmin),
-      xmax: BigInt(metadata.xmax),
-      xip: new Set(metadata.xip_list.map(BigInt)),
+      ...xidSnapshot(metadata.xmin, metadata.xmax, metadata.xip_list),
       databaseLsn: BigInt(metadata.database_lsn),
       keys: new Set(keys)
     })
@@ -60,9 +48,7 @@ export class SnapshotTracker {
     const xid = Array.isArray(message.headers.txids) ? message.headers.txids[0] : undefined
     if (typeof xid !== 'number') return null
     for (const [mark, snapshot] of this.snapshots) {
-      if (!snapshot.keys.has(message.key)) continue
-      const full = widenXid(xid, snapshot.xmax)
-      if (full < snapshot.xmin || (full < snapshot.xmax && !snapshot.xip.has(full))) return mark
+      if (snapshot.keys.has(message.key) && visibleIn(snapshot, xid)) return mark
     }
     return null
   }

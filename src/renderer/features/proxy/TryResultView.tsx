@@ -1,3 +1,4 @@
+import { ValueTable } from '../../components/ValueTable'
 import type { ProxyTryResult } from '../../../shared/contract/proxy'
 import { PairsTable } from './PairsTable'
 import { UpstreamRequestView } from './UpstreamRequestView'
@@ -51,24 +52,12 @@ function RowsTable({ rows }: { rows: Array<Record<string, unknown>> }) {
         {rows.length} row{rows.length === 1 ? '' : 's'}
       </p>
       <div className="scroll">
-        <table className="grid compact" data-testid="rows">
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <th key={column}>{column}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.slice(0, 200).map((row, index) => (
-              <tr key={index}>
-                {columns.map((column) => (
-                  <td key={column}>{row[column] === null ? 'NULL' : String(row[column] ?? '')}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ValueTable
+          columns={columns.map((name) => ({ name }))}
+          rows={rows.map((row, index) => ({ key: index, cells: columns.map((column) => (column in row ? row[column] : '')) }))}
+          limit={200}
+          testId="rows"
+        />
       </div>
     </>
   )

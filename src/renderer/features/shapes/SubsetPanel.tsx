@@ -2,6 +2,7 @@ import { useState } from 'react'
 import { maskUrl, type AppliedSnapshot, type SubsetMethod } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
 import { EMPTY_SUBSET_FORM, MAX_URL_LENGTH, parseSubsetForm, previewSubsetRequest, subsetFailureOf, subsetOf, type FieldErrors, type SubsetFailure, type SubsetForm } from './subset-form'
+import { ValueTable } from '../../components/ValueTable'
 
 const ROWS_SHOWN = 500
 
@@ -146,26 +147,12 @@ function SubsetRows({ snapshot }: { snapshot: AppliedSnapshot }) {
         {snapshot.rows.length > ROWS_SHOWN && ` (first ${ROWS_SHOWN} shown)`}
       </p>
       <div className="table-scroll">
-        <table className="grid compact" aria-label="Subset rows">
-          <thead>
-            <tr>
-              {columns.map((column) => (
-                <th key={column}>{column}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {snapshot.rows.slice(0, ROWS_SHOWN).map((row) => (
-              <tr key={row.key}>
-                {columns.map((column) => (
-                  <td key={column} className={row.value[column] === null ? 'null' : ''}>
-                    {row.value[column] ?? 'NULL'}
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ValueTable
+          columns={columns.map((name) => ({ name }))}
+          rows={snapshot.rows.map((row) => ({ key: row.key, cells: columns.map((column) => row.value[column] ?? null) }))}
+          limit={ROWS_SHOWN}
+          label="Subset rows"
+        />
       </div>
     </div>
   )

@@ -2,6 +2,7 @@ import { useState, type KeyboardEvent } from 'react'
 import type { QueryResult } from '../../../shared/contract/db'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation } from '../../hooks'
+import { ValueTable } from '../../components/ValueTable'
 
 type Failure = Extract<QueryResult, { ok: false }>
 type Success = Extract<QueryResult, { ok: true }>
@@ -40,29 +41,11 @@ function ResultsView({ success }: { success: Success }) {
           </p>
           {result.fields.length > 0 && (
             <div className="scroll">
-              <table className="grid">
-                <thead>
-                  <tr>
-                    {result.fields.map((field) => (
-                      <th key={field.name} title={field.type}>
-                        {field.name}
-                        <small> {field.type}</small>
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.rows.map((row, rowIndex) => (
-                    <tr key={rowIndex}>
-                      {row.map((value, cellIndex) => (
-                        <td key={cellIndex} className={value === null ? 'null' : ''}>
-                          {value ?? 'NULL'}
-                        </td>
-                      ))}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <ValueTable
+                columns={result.fields.map((field) => ({ name: field.name, note: field.type }))}
+                rows={result.rows.map((row, rowIndex) => ({ key: rowIndex, cells: row }))}
+                compact={false}
+              />
             </div>
           )}
         </div>
