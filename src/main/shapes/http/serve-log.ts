@@ -144,11 +144,12 @@ async function answer(context: LogRequestContext, result: LogAnswer | Shape): Pr
 
 /**
  * When one change wakes many identical long-polls (a CDN's miss, a thousand tabs), the answer is built once: same
- * request, same log end, same cursor and origin. Conditional and "no change" answers are always built anew.
+ * request, same log end, same cursor and origin. Only live answers are shared (they are small; catch-up chunks of
+ * up to 10 MiB are not kept); conditional and "no change" answers are always built anew.
  */
 function shareableAnswerKey(context: LogRequestContext, result: LogAnswer): string | null {
   const { r, request } = context
-  if (result.noChange || r.req.headers['if-none-match'] !== undefined || r.head) return null
+  if (!request.live || result.noChange || r.req.headers['if-none-match'] !== undefined || r.head) return null
   return [result.requested, formatOffset(result.offset), request.live, request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
 }
 
