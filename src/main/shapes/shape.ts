@@ -8,7 +8,11 @@ import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
 import { type SnapshotInfo, chunkPath } from './snapshot'
 
+/** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
+export const SHAPE_FORMAT = 2
+
 export const ShapeMetaSchema = z.object({
+  format: z.literal(SHAPE_FORMAT),
   handle: z.string(),
   input: ShapeInputSchema,
   createdAt: z.string(),
@@ -68,6 +72,7 @@ export class Shape {
   meta(): ShapeMeta | null {
     if (!this.snapshot || this.snapshotChunks === null) return null
     return {
+      format: SHAPE_FORMAT,
       handle: this.handle,
       input: this.definition.input,
       createdAt: this.createdAt,
@@ -158,9 +163,9 @@ export class Shape {
     return true
   }
 
-  async readChunk(chunk: number): Promise<Buffer> {
-    const data = await readFile(chunkPath(this.dir, chunk))
-    return data.subarray(0, Math.max(0, data.length - 1))
+  /** A snapshot chunk as written: a complete JSON array of messages. */
+  readChunk(chunk: number): Promise<Buffer> {
+    return readFile(chunkPath(this.dir, chunk))
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {

@@ -57,7 +57,13 @@ async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
 
 const COPY_BATCH_BYTES = 256 * 1024
 
-/** Writes encoded rows into chunk files of about `chunkBytes`, cutting only after a row that crosses the threshold. */
+const COMMA = 44
+const NEWLINE = 10
+
+/**
+ * Writes encoded rows into chunk files of about `chunkBytes`, cutting only after a row that crosses the threshold.
+ * Each file is a complete JSON array (`[row,row,…]`), so a chunk is served as it lies on disk.
+ */
 class ChunkWriter {
   private chunk = 0
   private chunkSize = 0
@@ -69,10 +75,13 @@ class ChunkWriter {
     private readonly onChunk: SnapshotProgress['onChunk']
   ) {}
 
+  /** Adds rows (each ending with a newline, which becomes the `,` between array items or the `]` that closes one). */
   async add({ data, rowEnds }: EncodedRows): Promise<void> {
+    for (let at = data.indexOf(NEWLINE); at !== -1; at = data.indexOf(NEWLINE, at + 1)) data[at] = COMMA
     let written = 0
     for (const end of rowEnds) {
       if (this.chunkSize + (end - written) < this.chunkBytes) continue
+      data[end - 1] = CLOSE_ARRAY
       await this.write(data.subarray(written, end))
       written = end
       await this.cut(false)
@@ -81,22 +90,25 @@ class ChunkWriter {
   }
 
   private async write(data: Buffer): Promise<void> {
-    this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
+    if (!this.file) {
+      this.file = await open(chunkPath(this.dir, this.chunk), 'w')
+      await this.file.write(OPEN_ARRAY_BYTES)
+    }
     await this.file.write(data)
     this.chunkSize += data.length
   }
 
   private async cut(last: boolean): Promise<void> {
-    this.file ??= await open(chunkPath(this.dir, this.chunk), 'w')
-    await this.file.close()
+    await this.file?.close()
     this.file = null
     this.onChunk(this.chunk, last)
     this.chunk += 1
     this.chunkSize = 0
   }
 
+  /** Ends the snapshot: its last chunk ends with the snapshot-end message. */
   async finish(endLine: string): Promise<void> {
-    await this.write(Buffer.from(`${endLine}\n`))
+    await this.write(Buffer.from(`${endLine}]`))
     await this.cut(true)
   }
 
@@ -105,6 +117,9 @@ class ChunkWriter {
     this.file = null
   }
 }
+
+const CLOSE_ARRAY = 93
+const OPEN_ARRAY_BYTES = Buffer.from('[')
 
 /** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, in batches, as insert messages. */
 async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writer: ChunkWriter): Promise<void> {

@@ -58,7 +58,7 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
   await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.cancellation)
   if (shape.readyChunks < 1) return shape
   const chunk = await shape.readChunk(0)
-  return { shape, requested: '-1', body: () => arrayBody(chunk), offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+  return { shape, requested: '-1', body: () => chunk, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
 }
 
 function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
@@ -73,7 +73,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
     if (shape.readyChunks > next) {
       const chunk = await shape.readChunk(next)
-      const body = () => arrayBody(chunk)
+      const body = () => chunk
       const cacheControl = CACHE_CONTROL.catchUp
       return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
     }
