@@ -75,3 +75,63 @@ test('a bad config is refused with its issues and the config in force stays', as
   await expect(page.getByText('saved and in force')).toBeVisible()
   await expect(page.getByLabel('User B')).toContainText('Guest (no roles)')
 })
+
+test.describe('the Shape workbench through the proxy', () => {
+  const GRACE = '24c9e15e-52af-c47c-225b-757e7bee1f9d'
+  const DENNIS = '3e0469fb-1349-91f8-f75a-2760e409c6ed'
+  const JWT = /eyJ[\w-]+\.[\w-]+\.[\w-]+/
+
+  test('streams a named shape as one user, then another, with Vary: Authorization on the answers', async ({ page, openApp }) => {
+    await openApp(page, 'shapes')
+    await page.getByLabel('target', { exact: true }).selectOption('proxy')
+    await expect(page.getByTestId('workbench-proxy-url')).toHaveText(/^http:\/\/127\.0\.0\.1:\d+$/)
+    await page.getByLabel('proxy shape').selectOption('my-issues')
+    await page.getByLabel('proxy user').selectOption({ label: 'Grace 1 (member)' })
+    await page.getByRole('button', { name: 'Start', exact: true }).click()
+    const rows = page.getByRole('table', { name: 'Shape rows' })
+    await expect(page.getByTestId('phase')).toHaveText('live')
+    await expect(page.getByTestId('row-count')).toHaveText(/^[1-9]\d* rows?$/)
+    await expect(rows).toContainText(GRACE)
+    await expect(rows).not.toContainText(DENNIS)
+    await page.screenshot({ path: test.info().outputPath('workbench-proxy-grace.png'), fullPage: true })
+
+    await page.getByLabel('proxy user').selectOption({ label: 'Dennis 7 (member)' })
+    await page.getByRole('button', { name: 'Restart', exact: true }).click()
+    await expect(rows).toContainText(DENNIS)
+    await expect(rows).not.toContainText(GRACE)
+
+    await page.getByRole('tab', { name: 'Requests & cache' }).click()
+    await page.getByTestId('requests').locator('tr[data-request="#1"]').click()
+    const detail = page.getByTestId('exchange-detail')
+    await expect(detail).toContainText('/api/shapes/my-issues?')
+    await expect(detail.locator('tr', { hasText: /^vary/ })).toContainText('Authorization')
+    await expect(detail.locator('tr', { hasText: /^authorization/ })).toContainText(/^authorizationBear…\(\d+ chars\)$/)
+    expect(await page.content()).not.toMatch(JWT)
+    await page.screenshot({ path: test.info().outputPath('workbench-proxy-requests.png'), fullPage: true })
+  })
+
+  test('goes through the gatekeeper for a composed shape and keeps the token out of saved shapes', async ({ page, openApp, app }) => {
+    await openApp(page, 'shapes')
+    await page.getByLabel('table', { exact: true }).selectOption('issues')
+    await page.getByLabel('where', { exact: true }).fill('priority > 0')
+    await page.getByLabel('target', { exact: true }).selectOption('proxy')
+    await page.getByLabel('proxy route').selectOption('gatekeeper')
+    await page.getByLabel('proxy user').selectOption({ label: 'Grace 1 (member)' })
+    await page.getByRole('button', { name: 'Start', exact: true }).click()
+    const rows = page.getByRole('table', { name: 'Shape rows' })
+    await expect(page.getByTestId('phase')).toHaveText('live')
+    await expect(rows).toContainText(GRACE)
+    await expect(rows).not.toContainText(DENNIS)
+    await page.getByRole('tab', { name: 'Log' }).click()
+    await expect(page.getByText(/the gatekeeper granted issues where owner_id = \$1 AND priority > 0/)).toBeVisible()
+    await page.getByRole('tab', { name: 'Requests & cache' }).click()
+    await expect(page.getByTestId('requests')).toContainText('/proxy/v1/shape?')
+
+    await page.getByLabel('shape name').fill('grace via gatekeeper')
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    const saved = await app.call<Array<{ name: string; target: unknown }>>('shapesWorkbench.saved')
+    const entry = saved.find((shape) => shape.name === 'grace via gatekeeper')
+    expect(entry?.target).toEqual({ kind: 'proxy', route: 'gatekeeper', shapeName: '', userId: GRACE })
+    expect(JSON.stringify(saved)).not.toMatch(JWT)
+  })
+})

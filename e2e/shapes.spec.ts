@@ -224,3 +224,12 @@ test('shows a subset validation error from the server next to its field', async 
   await expect(page.getByTestId('subset-error-where')).toContainText('no_such_column')
   await shot(page, 'subset-validation')
 })
+
+test('with the proxy as target but not running, says so and how to start it', async ({ page, openApp }) => {
+  await openApp(page, 'shapes')
+  await page.getByLabel('table', { exact: true }).selectOption('issues')
+  await page.getByLabel('target', { exact: true }).selectOption('proxy')
+  await expect(page.getByTestId('proxy-not-running')).toContainText('Start the proxy')
+  await expect(page.getByTestId('proxy-not-running')).toContainText('--proxy-config FILE')
+  await expect(page.getByRole('button', { name: 'Start', exact: true })).toBeDisabled()
+})

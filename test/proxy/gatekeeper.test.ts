@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { grantQueryParams } from '../../src/shared/shape-client'
 import { askGatekeeper, bearer, DENNIS, grant, GRACE, LINUS, messages, rowsOf, startProxyStack, type GatekeeperConfig, type ProxyStack } from './support'
 
 const IDP = 'https://idp.test/'
@@ -23,14 +24,9 @@ afterAll(async () => {
   await new Promise((resolve) => jwksServer?.close(resolve))
 })
 
-/** The query string the reference client builds from a gatekeeper config: columns quoted, params as params[n]. */
+/** The query string a client builds from a gatekeeper config (the shape client's own rule), plus protocol params. */
 function clientQuery(params: GatekeeperConfig['params'], extra: Record<string, string> = {}): string {
-  const query = new URLSearchParams({ table: params.table })
-  if (params.columns) query.set('columns', params.columns.map((column) => `"${column}"`).join(','))
-  if (params.where) query.set('where', params.where)
-  for (const [key, value] of Object.entries(params.params ?? {})) query.set(`params[${key}]`, value)
-  for (const [key, value] of Object.entries(extra)) query.set(key, value)
-  return query.toString()
+  return new URLSearchParams({ ...grantQueryParams(params), ...extra }).toString()
 }
 
 const shapeRequest = (config: GatekeeperConfig, query: string, token = config.headers.Authorization.slice('Bearer '.length)) => fetch(`${config.url}?${query}`, { headers: bearer(token) })

@@ -1,14 +1,16 @@
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema } from '../../src/main/cli/serve-options'
 import { findFreePort } from '../../src/main/net/free-port'
 import { DEFAULT_CONFIG_FILE } from '../../src/main/proxy/room'
-import { SIGNING_KEYS_FILE } from '../../src/main/proxy/service'
-import type { ProxyStatus, ProxyTryResult } from '../../src/shared/contract/proxy'
-import { GRACE, LINUS } from './support'
+import { SIGNING_KEYS_FILE, type ProxyService } from '../../src/main/proxy/service'
+import type { ProxyStatus, ProxyTryResult, UserToken } from '../../src/shared/contract/proxy'
+import { UI_TOKEN_LIFETIME_SECONDS } from '../../src/main/proxy/user-token'
+import { DENNIS, GRACE, LINUS } from './support'
 
 const SAMPLE = join(__dirname, '../../resources/proxy/sample-config.json')
 let app: RunningApp
@@ -26,7 +28,7 @@ beforeAll(async () => {
   configPath = join(dir, 'proxy.json')
   const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as { upstream: Record<string, unknown> }
   await writeFile(configPath, JSON.stringify({ ...sample, upstream: { ...sample.upstream, secret: 'room-secret' } }, null, 2))
-  const serve = ServeOptionsSchema.parse({ port: await findFreePort(), dataDir: dir, workspace: dir, proxyConfig: configPath, proxyPort: 0, secret: 'room-secret' })
+  const serve = ServeOptionsSchema.parse({ port: await findFreePort(), dataDir: dir, workspace: dir, proxyConfig: configPath, proxyPort: 0, secret: 'room-secret', ui: true })
   app = await startApp({ serve, rendererDir: null, log: () => {} })
 })
 afterAll(async () => {
@@ -61,6 +63,44 @@ describe('the proxy room', () => {
     expect(anonymous.shape?.status).toBe(401)
     expect(anonymous.shape?.explanation).toMatch(/No token was sent/)
     expect((await stat(join(dir, SIGNING_KEYS_FILE))).mode & 0o777).toBe(0o600)
+  })
+
+  it('mints short-lived access tokens for the config\'s test users only', async () => {
+    const before = Math.floor(Date.now() / 1000)
+    const { token, expiresAt } = await call<UserToken>('proxy.userToken', { userId: DENNIS })
+    const service = app.rooms.proxy.service as ProxyService
+    const caller = await service.tokens().verifyAccessToken(token)
+    expect(caller).toMatchObject({ subject: DENNIS, roles: ['member'] })
+    const { iat, exp } = decodeJwt(token)
+    expect((exp ?? 0) - (iat ?? 0)).toBe(UI_TOKEN_LIFETIME_SECONDS)
+    expect(iat).toBeGreaterThanOrEqual(before)
+    expect(Date.parse(expiresAt)).toBe((exp ?? 0) * 1000)
+    for (const userId of ['nobody', 'https://idp.test/|someone']) {
+      const refused = await app.dispatch('proxy.userToken', { userId })
+      expect(refused).toMatchObject({ ok: false, status: 400, body: { error: { code: 'unknown_user', message: expect.stringContaining(`no test user "${userId}" in the proxy config`) } } })
+    }
+  })
+
+  it('lets the app\'s own UI origin call the proxy from a browser, and no other', async () => {
+    const status = await call<Extract<ProxyStatus, { running: true }>>('proxy.status')
+    const uiOrigin = new URL(app.server.url).origin
+    const preflight = await fetch(`${status.url}/api/shapes/my-issues?offset=-1`, { method: 'OPTIONS', headers: { origin: uiOrigin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(uiOrigin)
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization')
+    const { token } = await call<UserToken>('proxy.userToken', { userId: GRACE })
+    const answer = await fetch(`${status.url}/api/shapes/my-issues?offset=-1`, { headers: { origin: uiOrigin, authorization: `Bearer ${token}` } })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('access-control-allow-origin')).toBe(uiOrigin)
+    expect(answer.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['vary', 'etag', 'service-handle']))
+    await answer.arrayBuffer()
+    const grant = await fetch(`${status.url}/gatekeeper/issues`, { method: 'POST', headers: { origin: uiOrigin, authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' })
+    expect(grant.status).toBe(200)
+    expect(grant.headers.get('access-control-allow-origin')).toBe(uiOrigin)
+    expect(grant.headers.get('vary')).toBe('Authorization, Origin')
+    await grant.arrayBuffer()
+    const stranger = await fetch(`${status.url}/api/shapes/my-issues?offset=-1`, { method: 'OPTIONS', headers: { origin: 'http://evil.test', 'access-control-request-method': 'GET' } })
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull()
   })
 
   it('hands the config to the editor with the secret masked, and refuses a bad one with its issues', async () => {

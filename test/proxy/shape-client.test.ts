@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Shape, type OnErrorResult, type ShapeStreamError } from '../../src/shared/shape-client'
-import { DENNIS, grant, GRACE, startProxyStack, until, type GatekeeperConfig, type ProxyStack } from './support'
+import { gatekeeperStreamOptions, Shape, type ShapeStreamError } from '../../src/shared/shape-client'
+import { DENNIS, GRACE, startProxyStack, until, type ProxyStack } from './support'
 
 /** The app's own shape client through the gatekeeper and the token-checking proxy. */
 let stack: ProxyStack
@@ -13,29 +13,27 @@ beforeAll(async () => {
 })
 afterAll(() => stack?.close())
 
-/** The gatekeeper's stream options as query parameters: columns quoted, params as params[n]. */
-function flatParams(params: GatekeeperConfig['params']): Record<string, string> {
-  const flat: Record<string, string> = { table: params.table }
-  if (params.columns) flat.columns = params.columns.map((column) => `"${column}"`).join(',')
-  if (params.where) flat.where = params.where
-  for (const [key, value] of Object.entries(params.params ?? {})) flat[`params[${key}]`] = value
-  return flat
+/** Stream options from the gatekeeper for a user's issues, renewed there on a 401 (the shape token expired). */
+function throughGatekeeper(userId: string) {
+  return gatekeeperStreamOptions({
+    url: `${stack.proxy.url}/gatekeeper/issues`,
+    shape: {},
+    headers: { authorization: async () => `Bearer ${await stack.accessToken(userId)}` }
+  })
 }
 
 const titles = (shape: Shape) => [...shape.rows.values()].map((row) => row.title)
 
 describe('the shape client through the gatekeeper', () => {
   it('refreshes its token at the gatekeeper on 401 and goes on with the same shape', async () => {
-    const config = await grant(stack, GRACE)
+    const { onError, ...options } = await throughGatekeeper(GRACE)
     const statuses: Array<number | null> = []
     const shape = new Shape({
-      url: config.url,
-      params: flatParams(config.params),
-      headers: config.headers,
+      ...options,
       live: 'long-poll',
-      onError: async (error: ShapeStreamError): Promise<OnErrorResult> => {
+      onError: (error: ShapeStreamError) => {
         statuses.push(error.status)
-        return error.kind === 'credentials' ? { headers: (await grant(stack, GRACE)).headers } : undefined
+        return onError(error)
       }
     })
     void shape.start()
@@ -54,8 +52,8 @@ describe('the shape client through the gatekeeper', () => {
   })
 
   it('lives on SSE through the proxy without falling back to long-polling', async () => {
-    const config = await grant(stack, DENNIS)
-    const shape = new Shape({ url: config.url, params: flatParams(config.params), headers: config.headers, live: 'sse' })
+    const { url, params, headers } = await throughGatekeeper(DENNIS)
+    const shape = new Shape({ url, params, headers, live: 'sse' })
     void shape.start()
     try {
       await until(() => shape.stream.current.upToDate, 'the initial sync')

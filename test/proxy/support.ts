@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SignJWT, type JWTPayload } from 'jose'
 import type { ProxyUser } from '../../src/main/proxy/config'
+import type { GatekeeperGrant } from '../../src/shared/shape-client'
 import { SIGNING_KEYS_FILE, startProxyService, type ProxyService } from '../../src/main/proxy/service'
 import { SigningKeys } from '../../src/main/proxy/signing-keys'
 import { startTestShapeServer, type TestShapeServer, type TestShapeServerOptions } from '../support/shape-server'
@@ -119,13 +120,8 @@ export async function messages(response: Response): Promise<ChangeMessage[]> {
 
 export const rowsOf = (list: ChangeMessage[]) => list.filter((message) => message.value !== undefined).map((message) => message.value as Record<string, string | null>)
 
-/** What the gatekeeper answers: stream options for a shape client. */
-export interface GatekeeperConfig {
-  url: string
-  params: { table: string; columns?: string[]; where?: string; params?: Record<string, string>; replica?: string }
-  headers: { Authorization: string }
-  expiresAt: string
-}
+/** What the gatekeeper answers: stream options for a shape client (its Authorization header always there). */
+export type GatekeeperConfig = GatekeeperGrant & { headers: { Authorization: string } }
 
 export function askGatekeeper(stack: ProxyStack, table: string, body: unknown, token: string | null): Promise<Response> {
   return fetch(`${stack.proxy.url}/gatekeeper/${table}`, { method: 'POST', headers: { ...(token ? bearer(token) : {}), 'content-type': 'application/json' }, body: JSON.stringify(body) })

@@ -4,7 +4,7 @@ import { WhereError } from '../shapes/where/errors'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
 import { parseJsonObject, readBodyBytes } from './request-body'
-import { checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
+import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
 import { canonicaliseShape, identifierText, readColumnList, shapeClaim, ShapeDefinitionError, tableText, type CanonicalShape } from './shape-definition'
 import type { Caller } from './tokens'
 import { conjoin, parseWhere } from './where-tree'
@@ -92,6 +92,13 @@ export async function gatekeeper(runtime: ProxyRuntime, request: Request, exchan
     headers: { Authorization: `Bearer ${token}` },
     expiresAt: new Date(Date.now() + lifetime * 1000).toISOString()
   }
-  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', vary: varyOf(runtime).join(', ') })
+  const vary = varyOf(runtime)
+  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+  const origin = allowedOrigin(runtime, request)
+  if (origin !== null) {
+    headers.set('access-control-allow-origin', origin)
+    vary.push('Origin')
+  }
+  headers.set('vary', vary.join(', '))
   return new Response(JSON.stringify(body), { status: 200, headers })
 }

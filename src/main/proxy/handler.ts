@@ -36,6 +36,7 @@ function refusalResponse(runtime: ProxyRuntime, request: Request, refusal: Refus
   const origin = allowedOrigin(runtime, request)
   if (origin !== null) {
     headers.set('access-control-allow-origin', origin)
+    headers.set('access-control-expose-headers', 'vary, www-authenticate')
     vary.push('Origin')
   }
   if (vary.length > 0) headers.set('vary', vary.join(', '))

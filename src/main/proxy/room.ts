@@ -37,6 +37,16 @@ export function proxyStatus(service: ProxyService | null, configPath: string): P
   }
 }
 
+/**
+ * Where the app's own UI runs, so the Shape workbench may call the proxy from the page: the headless UI is served by
+ * the app server; the Electron shell loads file pages, whose requests carry `Origin: null`. Allowing them gives no
+ * page more than its own credentials buy: the proxy never sends Access-Control-Allow-Credentials.
+ */
+function appOrigins(context: RoomContext): string[] {
+  if (context.serve.ui) return context.serverUrl ? [new URL(context.serverUrl).origin] : []
+  return process.versions.electron ? ['null'] : []
+}
+
 async function ensureConfigFile(path: string): Promise<void> {
   const exists = await stat(path).then(
     () => true,
@@ -63,6 +73,7 @@ export async function startProxyRoom(context: RoomContext): Promise<ProxyRoom> {
       port: serve.proxyPort,
       localShapeUrl: () => context.serverUrl,
       localHeaderBrand: serve.headerBrand,
+      appOrigins: () => appOrigins(context),
       log,
       onExchange: (exchange) => events.emit('proxy.exchange', exchange),
       onConfigChange: (ok) => events.emit('proxy.config', { ok })

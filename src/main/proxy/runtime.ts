@@ -11,6 +11,8 @@ export interface ProxyRuntime {
   target: UpstreamTarget
   /** This proxy's base URL as clients reach it (for the gatekeeper's answer). */
   publicUrl: string
+  /** Origins of the app's own UI, allowed besides `cors.origins` (read per request: the UI's port is known late). */
+  appOrigins: () => string[]
 }
 
 /** What one request did, filled in as it goes. */
@@ -46,8 +48,8 @@ export function varyOf(runtime: ProxyRuntime): string[] {
 
 export function allowedOrigin(runtime: ProxyRuntime, request: Request): string | null {
   const origin = request.headers.get('origin')
-  const allowed = runtime.loaded.config.cors.origins
-  if (origin === null || allowed.length === 0) return null
+  if (origin === null) return null
+  const allowed = [...runtime.loaded.config.cors.origins, ...runtime.appOrigins()]
   return allowed.includes('*') || allowed.includes(origin) ? origin : null
 }
 

@@ -17,6 +17,8 @@ export interface ProxyServiceOptions {
   /** The local shape server's URL, null until it listens. */
   localShapeUrl: () => string | null
   localHeaderBrand: 'service' | 'electric'
+  /** Origins of the app's own UI, which may always call the proxy from the browser (e.g. the Shape workbench). */
+  appOrigins?: () => string[]
   log: (line: string) => void
   onExchange?: (exchange: ProxyExchange) => void
   /** After every reload attempt: whether the file was good (and is now in force). */
@@ -59,7 +61,8 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
         params: upstream.params,
         headerBrand: upstream.headerBrand ?? (isLocal ? options.localHeaderBrand : 'service')
       },
-      publicUrl: gatekeeper.proxyUrl ?? server?.url ?? ''
+      publicUrl: gatekeeper.proxyUrl ?? server?.url ?? '',
+      appOrigins: options.appOrigins ?? (() => [])
     }
   }
 

@@ -97,8 +97,8 @@ export class TokenService {
   }
 
   /** An access token for a configured test user, as a real identity provider would issue it. */
-  mintAccessToken(user: ProxyUser): Promise<string> {
-    return this.sign({ ...user.claims, name: user.name, [this.config.auth.rolesClaim]: user.roles }, user.id, this.config.auth.audience, this.config.auth.accessTokenLifetimeSeconds)
+  mintAccessToken(user: ProxyUser, lifetimeSeconds = this.config.auth.accessTokenLifetimeSeconds): Promise<string> {
+    return this.sign({ ...user.claims, name: user.name, [this.config.auth.rolesClaim]: user.roles }, user.id, this.config.auth.audience, lifetimeSeconds)
   }
 
   /** A short-lived token whose `shape` claim pins the one shape the gatekeeper authorised. */

@@ -26,6 +26,9 @@ const FORWARDED_REQUEST_HEADERS = ['accept', 'if-none-match', 'content-type', 't
 export const protocolHeaders = (brand: UpstreamTarget['headerBrand']) =>
   ['cursor', 'handle', 'has-data', 'offset', 'schema', 'up-to-date', 'internal-known-error'].map((name) => `${brand}-${name}`).concat('retry-after')
 
+/** Response headers a browser client may read besides the protocol's and the CORS-safelisted ones: what caches key on. */
+export const EXPOSED_CACHE_HEADERS = ['etag', 'vary']
+
 const MASK = '********'
 
 /** The upstream URL: the shape definition and secret from the proxy, then the client's protocol parameters. */
@@ -60,7 +63,7 @@ export function responseHeaders(upstream: Headers, options: Pick<ForwardOptions,
   if (options.allowOrigin !== null) {
     vary.add('Origin')
     headers.set('access-control-allow-origin', options.allowOrigin)
-    headers.set('access-control-expose-headers', protocolHeaders(options.brand).join(','))
+    headers.set('access-control-expose-headers', [...protocolHeaders(options.brand), ...EXPOSED_CACHE_HEADERS].join(','))
   }
   if (vary.size > 0) headers.set('vary', [...vary].join(', '))
   if ((headers.get('content-type') ?? '').startsWith('text/event-stream')) headers.set('x-accel-buffering', 'no')

@@ -83,6 +83,9 @@ export const ProxyTryResultSchema = z.object({
 })
 export type ProxyTryResult = z.infer<typeof ProxyTryResultSchema>
 
+export const UserTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.iso.datetime() })
+export type UserToken = z.infer<typeof UserTokenSchema>
+
 export const proxyCalls = {
   'proxy.status': call(z.object({}), ProxyStatusSchema),
   /** Starts the proxy (from --proxy-config, or proxy.json in the data folder, created from the sample config). */
@@ -91,7 +94,12 @@ export const proxyCalls = {
   'proxy.config': call(z.object({}), z.object({ path: z.string(), text: z.string() })),
   'proxy.saveConfig': call(z.object({ text: z.string().min(1) }), ProxyStatusSchema),
   'proxy.exchanges': call(z.object({}), z.array(ProxyExchangeSchema)),
-  'proxy.try': call(ProxyTryInputSchema, ProxyTryResultSchema)
+  'proxy.try': call(ProxyTryInputSchema, ProxyTryResultSchema),
+  /**
+   * A short-lived access token (at most 2 minutes) of a test user of the proxy config, for the Shape workbench's shape
+   * client to call the proxy as them; ask again when it is about to expire or on a 401.
+   */
+  'proxy.userToken': call(z.object({ userId: z.string().min(1) }), UserTokenSchema)
 }
 
 export const proxyEvents = {

@@ -10,7 +10,7 @@ export const NameValueSchema = z.object({
 })
 export type NameValue = z.infer<typeof NameValueSchema>
 
-/** Where the workbench sends shape requests. Later kinds (the proxy) join this union. */
+/** Where the workbench sends shape requests: the app's shape server, the app's proxy as one of its test users, or any URL. */
 export const ShapeTargetSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('local') }),
   z.object({
@@ -20,6 +20,15 @@ export const ShapeTargetSchema = z.discriminatedUnion('kind', [
     headers: z.array(NameValueSchema).max(50).default([]),
     /** Extra query parameters such as `secret`. */
     params: z.array(NameValueSchema).max(50).default([])
+  }),
+  z.object({
+    kind: z.literal('proxy'),
+    /** A named shape of the proxy config (`/api/shapes/<name>`), or the gatekeeper for the composed shape's table. */
+    route: z.enum(['shape', 'gatekeeper']),
+    /** The named shape; '' until one is picked. */
+    shapeName: z.string().max(200),
+    /** The proxy config's test user to call as ('' until one is picked); their token is asked for per run, never saved. */
+    userId: z.string().max(200)
   })
 ])
 export type ShapeTarget = z.infer<typeof ShapeTargetSchema>

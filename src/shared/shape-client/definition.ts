@@ -14,7 +14,8 @@ export const ShapeDefinitionSchema = z.object({
 })
 export type ShapeDefinition = z.infer<typeof ShapeDefinitionSchema>
 
-const quoteColumn = (column: string) => `"${column.replaceAll('"', '""')}"`
+/** A column as the shape API reads it in `columns`: always quoted, so any spelling survives. */
+export const quoteColumn = (column: string) => `"${column.replaceAll('"', '""')}"`
 
 /** The definition's query parameters, in the form the official client sends them (each column quoted). */
 export function shapeParams(definition: ShapeDefinition): Record<string, string> {

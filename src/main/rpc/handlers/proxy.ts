@@ -5,6 +5,7 @@ import { ProxyConfigError } from '../../proxy/config'
 import { maskSecret, restoreSecret } from '../../proxy/config-text'
 import { tryProxy } from '../../proxy/playground'
 import type { ProxyService } from '../../proxy/service'
+import { userAccessToken } from '../../proxy/user-token'
 import type { Rooms } from '../../rooms'
 import type { HandlersFor } from '../dispatcher'
 
@@ -46,6 +47,7 @@ export function proxyHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof pro
       const user = input.userId === null ? null : service.config.loaded.config.users.find((candidate) => candidate.id === input.userId)
       if (user === undefined) throw new RpcError('unknown_user', `no user ${input.userId} in the proxy config`)
       return tryProxy(service, user, input)
-    }
+    },
+    'proxy.userToken': async ({ userId }) => userAccessToken(running(), userId)
   }
 }

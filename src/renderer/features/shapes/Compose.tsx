@@ -1,5 +1,6 @@
 import type { TableInfo } from '../../../shared/contract/db'
-import type { LocalShapeServer, NameValue, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
+import type { ProxyStatus } from '../../../shared/contract/proxy'
+import type { LocalShapeServer, NameValue, ShapeTarget, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
 import type { ShapeDefinition } from '../../../shared/shape-client'
 import { tableParam } from './table-param'
 import type { WhereError } from './where-error'
@@ -9,6 +10,7 @@ interface ComposeProps {
   onChange(settings: WorkbenchSettings): void
   tables: TableInfo[]
   localServer: LocalShapeServer | undefined
+  proxy: ProxyStatus | undefined
   localSecret: string
   onLocalSecret(secret: string): void
   whereError: WhereError | null
@@ -104,8 +106,63 @@ function Select<T extends string>({ label, value, options, onChange }: { label: 
   )
 }
 
+const NEW_TARGETS: Record<ShapeTarget['kind'], ShapeTarget> = {
+  local: { kind: 'local' },
+  proxy: { kind: 'proxy', route: 'shape', shapeName: '', userId: '' },
+  custom: { kind: 'custom', url: 'http://127.0.0.1:3000/v1/shape', headers: [], params: [] }
+}
+
+/** The proxy target: a named shape or the gatekeeper, and the test user to call as (their token is asked for per run). */
+function ProxyTargetFields({ target, proxy, onChange }: { target: Extract<ShapeTarget, { kind: 'proxy' }>; proxy: ProxyStatus | undefined; onChange(target: ShapeTarget): void }) {
+  if (!proxy) return null
+  if (!proxy.running) {
+    return (
+      <p className="warn" role="alert" data-testid="proxy-not-running">
+        The proxy is not running: start it on the Proxy page with <strong>Start the proxy</strong>, or start the app with <code>--proxy-config FILE</code>.
+      </p>
+    )
+  }
+  return (
+    <>
+      <p className="muted">
+        Proxy at <code data-testid="workbench-proxy-url">{proxy.url}</code>
+      </p>
+      <Select
+        label="proxy route"
+        value={target.route}
+        options={[
+          ['shape', 'named shape (/api/shapes/<name>)'],
+          ['gatekeeper', 'gatekeeper (POST /gatekeeper/<table>)']
+        ]}
+        onChange={(route) => onChange({ ...target, route })}
+      />
+      {target.route === 'shape' ? (
+        <>
+          <Select
+            label="proxy shape"
+            value={target.shapeName}
+            options={[['', 'pick a shape…'], ...proxy.shapes.map((shape): [string, string] => [shape.name, `${shape.name} (${shape.table}${shape.where ? ` where ${shape.where}` : ''})`])]}
+            onChange={(shapeName) => onChange({ ...target, shapeName })}
+          />
+          <p className="muted">The proxy sets the table, columns, where and params of a named shape: of the fields above only replica and log apply.</p>
+        </>
+      ) : (
+        <p className="muted">
+          The gatekeeper is asked for the shape composed above; tables with a policy: {proxy.gatekeeperTables.join(', ') || 'none'}.
+        </p>
+      )}
+      <Select
+        label="proxy user"
+        value={target.userId}
+        options={[['', 'pick a user…'], ...proxy.users.map((user): [string, string] => [user.id, `${user.name} (${user.roles.join(', ') || 'no roles'})`])]}
+        onChange={(userId) => onChange({ ...target, userId })}
+      />
+    </>
+  )
+}
+
 /** The shape definition, live mode, start offset and target of the workbench. */
-export function Compose({ settings, onChange, tables, localServer, localSecret, onLocalSecret, whereError }: ComposeProps) {
+export function Compose({ settings, onChange, tables, localServer, proxy, localSecret, onLocalSecret, whereError }: ComposeProps) {
   const { definition, target } = settings
   const table = tables.find((candidate) => tableParam(candidate) === definition.table)
   const setDefinition = (patch: Partial<ShapeDefinition>) => onChange({ ...settings, definition: { ...definition, ...patch } })
@@ -143,9 +200,14 @@ export function Compose({ settings, onChange, tables, localServer, localSecret, 
       <Select
         label="target"
         value={target.kind}
-        options={[['local', `local server (${localServer?.headerBrand ?? '…'} headers)`], ['custom', 'custom URL']]}
-        onChange={(kind) => onChange({ ...settings, target: kind === 'local' ? { kind } : { kind, url: 'http://127.0.0.1:3000/v1/shape', headers: [], params: [] } })}
+        options={[
+          ['local', `local server (${localServer?.headerBrand ?? '…'} headers)`],
+          ['proxy', 'proxy (as a test user)'],
+          ['custom', 'custom URL']
+        ]}
+        onChange={(kind) => onChange({ ...settings, target: NEW_TARGETS[kind] })}
       />
+      {target.kind === 'proxy' && <ProxyTargetFields target={target} proxy={proxy} onChange={(next) => onChange({ ...settings, target: next })} />}
       {target.kind === 'local' && localServer?.secretRequired && (
         <label className="field">
           <span>secret (the local server was started with --secret)</span>

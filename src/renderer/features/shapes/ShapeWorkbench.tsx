@@ -1,6 +1,7 @@
 import { useEffect, useState, useSyncExternalStore } from 'react'
 import type { LocalShapeServer, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
-import { curlCommand, electricClientCode, type ShapeRequestTarget } from '../../../shared/shape-client'
+import { curlCommand, electricClientCode, ShapeRecorder, shapeParams, type ShapeRequestTarget } from '../../../shared/shape-client'
+import { api } from '../../api'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useInvalidateOn } from '../../hooks'
 import { SqlConsole } from '../sql/SqlConsole'
@@ -9,7 +10,8 @@ import { LogView } from './LogView'
 import { RequestsView } from './RequestsView'
 import { RowsView } from './RowsView'
 import { SavedShapes } from './SavedShapes'
-import { WorkbenchSession } from './session'
+import { proxyStreamTarget, proxyTargetProblem } from './proxy-target'
+import { WorkbenchSession, type SessionConfig } from './session'
 import { SseFramesView } from './SseFramesView'
 import { StreamStatus } from './StreamStatus'
 import { SubsetPanel } from './SubsetPanel'
@@ -33,9 +35,10 @@ const TABS = [
 ] as const
 type Tab = (typeof TABS)[number][0]
 
+type DirectTarget = Exclude<WorkbenchSettings['target'], { kind: 'proxy' }>
+
 /** Where requests go: the app's own shape server (its URL, or this UI's origin) or a URL with its headers and params. */
-function requestTarget(settings: WorkbenchSettings, local: LocalShapeServer | undefined, localSecret: string): ShapeRequestTarget {
-  const { target } = settings
+function requestTarget(target: DirectTarget, local: LocalShapeServer | undefined, localSecret: string): ShapeRequestTarget {
   if (target.kind === 'local') {
     return { url: `${local?.url ?? window.location.origin}/v1/shape`, headers: {}, params: local?.secretRequired && localSecret ? { secret: localSecret } : {} }
   }
@@ -45,13 +48,17 @@ function requestTarget(settings: WorkbenchSettings, local: LocalShapeServer | un
 
 /** Module-level so the event subscription is not renewed on every render. */
 const TABLE_QUERIES = ['db.tables'] as const
+const PROXY_QUERIES = ['proxy.status'] as const
+const COPY_NEEDS_DIRECT_TARGET = 'A proxy call needs a token asked for per run: copy from the local server or a custom URL target'
 const noSession = () => () => undefined
 const zero = () => 0
 
 export function ShapeWorkbench() {
   const tables = useCall('db.tables', {})
   const local = useCall('shapesWorkbench.localServer', {})
+  const proxy = useCall('proxy.status', {})
   useInvalidateOn('db.changed', TABLE_QUERIES)
+  useInvalidateOn('proxy.config', PROXY_QUERIES)
   const [settings, setSettings] = useState<WorkbenchSettings>(INITIAL)
   const [localSecret, setLocalSecret] = useState('')
   const [clients, setClients] = useState(1)
@@ -64,11 +71,26 @@ export function ShapeWorkbench() {
   useSyncExternalStore(session?.subscribe ?? noSession, session?.getVersion ?? zero)
   useEffect(() => () => session?.stop(), [session])
 
-  const target = requestTarget(settings, local.data, localSecret)
-  const run = () => {
+  /** Null for the proxy target: its requests need a token asked for per run, so it has no fixed curl or client code. */
+  const target = settings.target.kind === 'proxy' ? null : requestTarget(settings.target, local.data, localSecret)
+  const notRunnable = settings.target.kind === 'proxy' ? proxyTargetProblem(settings.target, settings.definition, proxy.data) : settings.definition.table ? null : 'pick a table'
+  const streamOptions = async (recorder: ShapeRecorder): Promise<Pick<SessionConfig, 'url' | 'headers' | 'params' | 'onError'>> => {
+    if (settings.target.kind === 'proxy') {
+      if (!proxy.data?.running) throw new Error('the proxy is not running')
+      return proxyStreamTarget(proxy.data, settings.target, settings.definition, {
+        fetchToken: (userId) => api.call('proxy.userToken', { userId }),
+        note: (text) => recorder.note('info', text)
+      })
+    }
+    const direct = requestTarget(settings.target, local.data, localSecret)
+    return { url: direct.url, headers: direct.headers, params: { ...shapeParams(settings.definition), ...direct.params } }
+  }
+  const run = async () => {
     setStartError(null)
     try {
-      const next = new WorkbenchSession({ url: target.url, definition: settings.definition, headers: target.headers, params: target.params, live: settings.live, offset: settings.offset, clients })
+      const recorder = new ShapeRecorder()
+      const options = await streamOptions(recorder)
+      const next = new WorkbenchSession({ ...options, definition: settings.definition, live: settings.live, offset: settings.offset, clients }, recorder)
       setSession(next)
       setRuns((count) => count + 1)
       next.start()
@@ -80,9 +102,9 @@ export function ShapeWorkbench() {
     setExported({ title, text })
     void navigator.clipboard?.writeText(text).catch(() => undefined)
   }
-  const exportClientCode = () => {
+  const exportClientCode = (direct: ShapeRequestTarget) => {
     const headerBrand = settings.target.kind === 'local' ? local.data?.headerBrand : undefined
-    exportAs('@electric-sql/client', electricClientCode(settings.definition, target, { offset: settings.offset, live: settings.live, headerBrand }))
+    exportAs('@electric-sql/client', electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand }))
   }
   const state = session?.shape.stream.current
   const whereError = session && state ? whereErrorOf(state.error, session.config.definition.where) : null
@@ -99,6 +121,7 @@ export function ShapeWorkbench() {
             onChange={setSettings}
             tables={tables.data ?? []}
             localServer={local.data}
+            proxy={proxy.data}
             localSecret={localSecret}
             onLocalSecret={setLocalSecret}
             whereError={whereError}
@@ -108,7 +131,7 @@ export function ShapeWorkbench() {
               clients{' '}
               <input aria-label="clients" type="number" className="narrow" min={1} max={10} value={clients} onChange={(event) => setClients(Math.min(10, Math.max(1, Number(event.target.value) || 1)))} />
             </label>
-            <button type="button" onClick={run} disabled={!settings.definition.table}>
+            <button type="button" onClick={() => void run()} disabled={notRunnable !== null} title={notRunnable ?? undefined}>
               {session ? 'Restart' : 'Start'}
             </button>
             <button type="button" className="secondary" onClick={() => session?.stop()} disabled={!session || state?.phase === 'stopped'}>
@@ -116,14 +139,21 @@ export function ShapeWorkbench() {
             </button>
           </div>
           <div className="toolbar">
-            <button type="button" className="secondary" disabled={!settings.definition.table} onClick={() => exportAs('curl', curlCommand(settings.definition, target, settings.offset))}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!target || !settings.definition.table}
+              title={target ? undefined : COPY_NEEDS_DIRECT_TARGET}
+              onClick={() => target && exportAs('curl', curlCommand(settings.definition, target, settings.offset))}
+            >
               Copy as curl
             </button>
             <button
               type="button"
               className="secondary"
-              disabled={!settings.definition.table}
-              onClick={exportClientCode}
+              disabled={!target || !settings.definition.table}
+              title={target ? undefined : COPY_NEEDS_DIRECT_TARGET}
+              onClick={() => target && exportClientCode(target)}
             >
               Copy as @electric-sql/client code
             </button>

@@ -1,10 +1,13 @@
-import { Shape, ShapeRecorder, ShapeStream, shapeParams, type LiveMode, type Message, type Row, type RowChange, type ShapeDefinition, type ShapeStreamOptions } from '../../../shared/shape-client'
+import { Shape, ShapeRecorder, ShapeStream, type LiveMode, type Message, type ResolvableRecord, type Row, type RowChange, type ShapeDefinition, type ShapeStreamOptions } from '../../../shared/shape-client'
 
 export interface SessionConfig {
   url: string
   definition: ShapeDefinition
-  headers: Record<string, string>
+  headers: ResolvableRecord
+  /** Every query parameter the stream sends besides its protocol ones: the definition's (unless a proxy sets them) and the target's. */
   params: Record<string, string>
+  /** New credentials on a 401/403 (a proxy target); none: such an error stops the stream. */
+  onError?: ShapeStreamOptions['onError']
   live: LiveMode
   offset: '-1' | 'now'
   /** Identical clients of the same shape, for the shared-cache simulation (what a CDN would serve and collapse). */
@@ -25,7 +28,6 @@ export const FLASH_MS = 1_500
  */
 export class WorkbenchSession {
   readonly shape: Shape
-  readonly recorder = new ShapeRecorder()
   /** Clients 2…N: streams only, each with its own recorder. */
   readonly companions: ShapeStream[]
   readonly flashes = new Map<string, Flash>()
@@ -37,11 +39,16 @@ export class WorkbenchSession {
   private scheduled = false
   private readonly listeners = new Set<() => void>()
 
-  constructor(readonly config: SessionConfig) {
+  /** `recorder`: the first client's, given when something is noted before the stream starts (the gatekeeper's grant). */
+  constructor(
+    readonly config: SessionConfig,
+    readonly recorder = new ShapeRecorder()
+  ) {
     const options: ShapeStreamOptions = {
       url: config.url,
-      params: { ...shapeParams(config.definition), ...config.params },
+      params: config.params,
       headers: config.headers,
+      onError: config.onError,
       log: config.definition.log,
       live: config.live,
       offset: config.offset

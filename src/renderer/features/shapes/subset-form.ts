@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { buildSubsetRequest, shapeParams, ShapeStreamError, SubsetSchema, type Subset, type SubsetMethod } from '../../../shared/shape-client'
+import { buildSubsetRequest, ShapeStreamError, SubsetSchema, type Subset, type SubsetMethod } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
 
 /** The Subset panel's fields as typed: numbers stay text until sent, so a half-typed limit is not lost. */
@@ -33,8 +33,9 @@ export function subsetOf(form: SubsetForm): Subset {
 /** The request the stream would send now, for the preview: the JSON body (POST) and the URL (GET). */
 export function previewSubsetRequest(session: WorkbenchSession, subset: Subset): { body: string; getUrl: string } {
   const { config } = session
-  const params = { ...shapeParams(config.definition), ...config.params, ...session.shape.stream.protocolParams() }
-  const request = { url: config.url, params, headers: config.headers, subset }
+  const params = { ...config.params, ...session.shape.stream.protocolParams() }
+  // the preview shows the body and URL only: headers (a proxy's token, resolved per request) are left out
+  const request = { url: config.url, params, headers: {}, subset }
   const post = buildSubsetRequest({ ...request, method: 'POST' })
   const body = JSON.stringify(JSON.parse(String(post.init.body)), null, 2)
   return { body, getUrl: buildSubsetRequest({ ...request, method: 'GET' }).url }
