@@ -129,9 +129,11 @@ test.describe('the Shape workbench through the proxy', () => {
 
     await page.getByLabel('shape name').fill('grace via gatekeeper')
     await page.getByRole('button', { name: 'Save', exact: true }).click()
-    const saved = await app.call<Array<{ name: string; target: unknown }>>('shapesWorkbench.saved')
-    const entry = saved.find((shape) => shape.name === 'grace via gatekeeper')
-    expect(entry?.target).toEqual({ kind: 'proxy', route: 'gatekeeper', shapeName: '', userId: GRACE })
-    expect(JSON.stringify(saved)).not.toMatch(JWT)
+    const saved = () => app.call<Array<{ name: string; target: unknown }>>('shapesWorkbench.saved')
+    // the click only starts the save: wait for it to land
+    await expect
+      .poll(async () => (await saved()).find((shape) => shape.name === 'grace via gatekeeper')?.target)
+      .toEqual({ kind: 'proxy', route: 'gatekeeper', shapeName: '', userId: GRACE })
+    expect(JSON.stringify(await saved())).not.toMatch(JWT)
   })
 })
