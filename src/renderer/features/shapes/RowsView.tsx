@@ -3,6 +3,7 @@ import { useVirtualizer } from '@tanstack/react-virtual'
 import { FLASH_MS, type WorkbenchSession } from './session'
 
 const ROW_HEIGHT = 26
+const COLUMN_WIDTH = 170
 
 /** The materialised shape as a virtualised table; rows that just changed flash. */
 export function RowsView({ session }: { session: WorkbenchSession }) {
@@ -12,7 +13,8 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
   const columns = schema ? Object.keys(schema) : [...new Set(rows.slice(0, 50).flatMap(([, row]) => Object.keys(row)))]
   const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 20 })
   const now = performance.now()
-  const template = `repeat(${Math.max(columns.length, 1)}, minmax(120px, 1fr))`
+  // One fixed width for every column: header and each absolutely placed row then line up whatever their contents.
+  const template = `repeat(${Math.max(columns.length, 1)}, ${COLUMN_WIDTH}px)`
   return (
     <div className="rows-view">
       <p className="count">
@@ -48,7 +50,7 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
                 style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
               >
                 {columns.map((column) => (
-                  <div key={column} role="cell" className={row[column] === null ? 'null' : ''}>
+                  <div key={column} role="cell" className={row[column] === null ? 'null' : ''} title={row[column] ?? undefined}>
                     {row[column] ?? 'NULL'}
                   </div>
                 ))}
