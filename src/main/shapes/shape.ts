@@ -171,8 +171,4 @@ export class Shape {
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
     return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.log.readAfter(offset)
   }
-
-  get waiting(): number {
-    return this.waiters.size
-  }
 }
