@@ -1,29 +1,94 @@
-// Child process of bench/shape-server.ts: one client's initial sync, as a real client does it (each response
-// parsed as JSON, rows counted, nothing kept), from offset -1 to up-to-date. Like the official client, it asks for
-// the next chunk as soon as a response's headers name its offset, while it reads and parses the current body.
-// Prints {rows, requests, ms}. Usage: node bench/initial-sync-client.mjs <shape url without offset>
-const [base] = process.argv.slice(2)
+// Child process of bench/shape-server.ts: one client's initial sync, from offset -1 to up-to-date, asking for the
+// next chunk as soon as a response's headers name its offset (as the official client does), while it reads the
+// current body. Two ways to take a body:
+//   count — receive every byte and count the insert messages in it, as the COPY baseline's client counts COPY's
+//           lines (bytes received and counted, not turned into objects); the snapshot-end message must arrive once;
+//   parse — JSON.parse every body and count the rows, as an application would.
+// Prints {rows, requests, bytes, ms}. Usage: node bench/initial-sync-client.mjs <shape url without offset> [count|parse]
+import { Agent, get } from 'node:http'
+
+const [base, mode = 'count'] = process.argv.slice(2)
 const brand = 'service'
+const agent = new Agent({ keepAlive: true })
+const INSERT = Buffer.from('{"headers":{"operation":"insert"')
+const SNAPSHOT_END = Buffer.from('{"headers":{"control":"snapshot-end"')
 const started = performance.now()
 let rows = 0
+let snapshotEnds = 0
 let requests = 0
+let bytes = 0
 
+/** Counts `pattern` in a stream of chunks, across chunk boundaries. */
+function counter(pattern) {
+  let carry = Buffer.alloc(0)
+  return (chunk) => {
+    const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk
+    let found = 0
+    let last = -pattern.length
+    for (let at = data.indexOf(pattern); at !== -1; at = data.indexOf(pattern, at + pattern.length)) {
+      found += 1
+      last = at
+    }
+    carry = data.subarray(Math.max(last + pattern.length, data.length - pattern.length + 1))
+    return found
+  }
+}
+
+function countBody(response) {
+  const inserts = counter(INSERT)
+  const ends = counter(SNAPSHOT_END)
+  return new Promise((resolve, reject) => {
+    response.on('data', (chunk) => {
+      bytes += chunk.length
+      rows += inserts(chunk)
+      snapshotEnds += ends(chunk)
+    })
+    response.on('end', resolve)
+    response.on('error', reject)
+  })
+}
+
+function parseBody(response) {
+  const parts = []
+  return new Promise((resolve, reject) => {
+    response.on('data', (chunk) => {
+      bytes += chunk.length
+      parts.push(chunk)
+    })
+    response.on('end', () => {
+      for (const message of JSON.parse(Buffer.concat(parts).toString())) {
+        if (message.key) rows += 1
+        if (message.headers.control === 'snapshot-end') snapshotEnds += 1
+      }
+      resolve()
+    })
+    response.on('error', reject)
+  })
+}
+
+/** GETs one chunk; resolves with the response once its headers arrive, and a promise of its body taken. */
 function request(offset, handle) {
   const url = new URL(base)
   url.searchParams.set('offset', offset)
   if (handle) url.searchParams.set('handle', handle)
   requests += 1
-  return fetch(url)
+  return new Promise((resolve, reject) => {
+    get(url, { agent }, (response) => {
+      if (response.statusCode !== 200) return reject(new Error(`HTTP ${response.statusCode} for offset ${offset}`))
+      resolve({ response, body: mode === 'parse' ? parseBody(response) : countBody(response) })
+    }).on('error', reject)
+  })
 }
 
-let response = await request('-1', '')
+let current = await request('-1', '')
 for (;;) {
-  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
-  const upToDate = response.headers.has(`${brand}-up-to-date`)
-  const next = upToDate ? null : request(response.headers.get(`${brand}-offset`), response.headers.get(`${brand}-handle`))
-  const messages = JSON.parse(await response.text())
-  for (const message of messages) if (message.key) rows += 1
+  const { response, body } = current
+  const upToDate = response.headers[`${brand}-up-to-date`] !== undefined
+  const next = upToDate ? null : request(response.headers[`${brand}-offset`], response.headers[`${brand}-handle`])
+  await body
   if (!next) break
-  response = await next
+  current = await next
 }
-process.stdout.write(`${JSON.stringify({ rows, requests, ms: performance.now() - started })}\n`)
+agent.destroy()
+if (snapshotEnds !== 1) throw new Error(`expected one snapshot-end message, got ${snapshotEnds}`)
+process.stdout.write(`${JSON.stringify({ rows, requests, bytes, ms: performance.now() - started })}\n`)

@@ -4,7 +4,7 @@
  *   2. commit → client latency with 10,000 `col = const` shapes on one table;
  *   3. 1,000 long-poll clients on one shape receiving one change;
  *   4. memory per idle shape.
- * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000]
+ * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
  */
 import { to as copyTo } from 'pg-copy-streams'
 import { spawn } from 'node:child_process'
@@ -12,7 +12,9 @@ import { join } from 'node:path'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 
-const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = process.argv.slice(2).map(Number)
+const args = process.argv.slice(2)
+const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4]
+const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = args.filter((arg) => !arg.startsWith('--')).map(Number)
 
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -35,11 +37,21 @@ async function initialSync(server: TestShapeServer): Promise<void> {
   }
   const copyMs = ms(copyStart)
   client.release()
-  const sync = await runChild('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' })])
-  const { rows, requests, ms: syncMs } = JSON.parse(sync) as { rows: number; requests: number; ms: number }
   const copyRate = copied / (copyMs / 1000)
-  const syncRate = rows / (syncMs / 1000)
-  report(`| 1. initial sync of ${rows.toLocaleString('en')} rows (${requests} requests, client in another process) | ${Math.round(syncRate).toLocaleString('en')} rows/s in ${(syncMs / 1000).toFixed(2)} s | COPY: ${Math.round(copyRate).toLocaleString('en')} rows/s → ${(syncRate / copyRate).toFixed(2)}× COPY | ≥ 200,000 rows/s and ≥ 0.5× COPY |`)
+  const counted = await syncOnce(server, 'count')
+  await fetch(shapeUrl(server.url, { table: 'big' }), { method: 'DELETE' })
+  const parsed = await syncOnce(server, 'parse')
+  const detail = `COPY: ${rate(copyRate)} rows/s → ${(counted.rate / copyRate).toFixed(2)}× COPY; a client that JSON.parses every body: ${rate(parsed.rate)} rows/s (${(parsed.rate / copyRate).toFixed(2)}× COPY)`
+  report(`| 1. initial sync of ${counted.rows.toLocaleString('en')} rows (${counted.requests} requests of ${(counted.bytes / counted.requests / 2 ** 20).toFixed(1)} MiB, client in another process) | ${rate(counted.rate)} rows/s in ${(counted.ms / 1000).toFixed(2)} s | ${detail} | ≥ 200,000 rows/s and ≥ 0.5× COPY |`)
+}
+
+const rate = (value: number): string => Math.round(value).toLocaleString('en')
+
+/** One initial sync of `big` from a fresh shape, by a client that counts or parses the rows. */
+async function syncOnce(server: TestShapeServer, mode: 'count' | 'parse'): Promise<{ rows: number; requests: number; bytes: number; ms: number; rate: number }> {
+  const result = JSON.parse(await runChild('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' }), mode])) as { rows: number; requests: number; bytes: number; ms: number }
+  if (result.rows !== ROWS) throw new Error(`the ${mode} client saw ${result.rows} rows, not ${ROWS}`)
+  return { ...result, rate: result.rows / (result.ms / 1000) }
 }
 
 /** Runs a bench client script in its own process and returns what it printed. */
@@ -133,13 +145,15 @@ async function main(): Promise<void> {
     report(`machine: ${(await import('node:os')).cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
     report('| target | measured | detail | goal |')
     report('|---|---|---|---|')
-    await initialSync(server)
-    const before = heapUsed()
-    const shapes = await createShapes(server)
-    const perShape = (heapUsed() - before) / shapes.length
-    report(`| 4. memory per idle shape (${shapes.length.toLocaleString('en')} shapes, heap after GC) | ${(perShape / 1024).toFixed(1)} kB | ${server.app.rooms.shapes.service()?.shapeCount} shapes registered | ≤ 15 kB |`)
-    await commitLatency(server, shapes)
-    await fanOut(server)
+    if (only.includes(1)) await initialSync(server)
+    if (only.includes(2) || only.includes(4)) {
+      const before = heapUsed()
+      const shapes = await createShapes(server)
+      const perShape = (heapUsed() - before) / shapes.length
+      report(`| 4. memory per idle shape (${shapes.length.toLocaleString('en')} shapes, heap after GC) | ${(perShape / 1024).toFixed(1)} kB | ${server.app.rooms.shapes.service()?.shapeCount} shapes registered | ≤ 15 kB |`)
+      if (only.includes(2)) await commitLatency(server, shapes)
+    }
+    if (only.includes(3)) await fanOut(server)
   } finally {
     await server.close()
   }

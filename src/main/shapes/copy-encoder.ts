@@ -14,24 +14,6 @@ const TRUE_JSON = bytes('"true"')
 const FALSE_JSON = bytes('"false"')
 const ROW_END = bytes('}}\n')
 
-/** Positions of one byte value in a buffer, walked forward: each lookup costs O(distance), the batch O(n). */
-class ByteCursor {
-  private next = -1
-
-  constructor(
-    private readonly data: Buffer,
-    private readonly byte: number
-  ) {
-    this.next = data.indexOf(byte)
-  }
-
-  /** Whether the byte occurs in [start, end); ranges must be asked for in increasing order. */
-  within(start: number, end: number): boolean {
-    while (this.next !== -1 && this.next < start) this.next = this.data.indexOf(this.byte, this.next + 1)
-    return this.next !== -1 && this.next < end
-  }
-}
-
 /** One snapshot chunk's worth of encoded rows, and where each row ends in it. */
 export interface EncodedRows {
   data: Buffer
@@ -39,20 +21,31 @@ export interface EncodedRows {
   rowEnds: number[]
 }
 
+/** What a scan of one line found, as bits. */
+const UNSAFE = 1
+const HAS_QUOTE = 2
+const HAS_SLASH = 4
+
 /**
  * Turns COPY text output into insert messages (one JSON line each) byte for byte, without decoding to strings: COPY's
  * escapes (`\\ \n \r \t \b \f`) are JSON's own, so a field is a JSON string body once its `"` are escaped. Lines that
- * are not JSON-safe (a `\v` escape, raw control characters) go through the general InsertEncoder.
+ * are not JSON-safe (a `\v` escape, raw control characters, a wrong number of fields) go through the general
+ * InsertEncoder. Each line is scanned once by a plain loop and copied once: native calls per field (indexOf,
+ * subarray) cost more than the bytes themselves on rows of a few dozen bytes.
  */
 export class CopyEncoder {
   private readonly general: InsertEncoder
   private readonly head: Buffer
-  private readonly keyPart: Buffer
   private readonly valueHead: Buffer
   private readonly names: Buffer[]
   private readonly isBool: boolean[]
   private readonly keyIndexes: number[]
   private readonly fieldCount: number
+  /** Bytes a row adds beyond its fields (twice over, for keys and escapes): enough room reserved per row. */
+  private readonly rowOverhead: number
+  private readonly starts: number[]
+  private readonly ends: number[]
+  private readonly out = new Writer(0)
 
   constructor(definition: ShapeDefinition) {
     this.general = new InsertEncoder(definition)
@@ -60,12 +53,15 @@ export class CopyEncoder {
     const headers = { operation: 'insert', relation: [table.schema, table.name] }
     const keyStart = JSON.stringify(this.general.keyStart).slice(1, -1)
     this.head = bytes(`{"headers":${JSON.stringify(headers)},"key":"${keyStart}`)
-    this.keyPart = bytes('\\"')
     this.valueHead = bytes('","value":{')
     this.names = definition.columns.map((name, index) => bytes(`${index === 0 ? '' : ','}${JSON.stringify(name)}:`))
     this.isBool = definition.columns.map((name) => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray))
     this.keyIndexes = table.keyColumns.map((name) => this.general.columns.indexOf(name))
     this.fieldCount = this.general.columns.length
+    const namesSize = this.names.reduce((sum, name) => sum + name.length, 0)
+    this.rowOverhead = this.head.length + this.valueHead.length + namesSize + ROW_END.length + 8 * (this.fieldCount + this.keyIndexes.length)
+    this.starts = new Array<number>(this.fieldCount).fill(0)
+    this.ends = new Array<number>(this.fieldCount).fill(0)
   }
 
   /** The columns the COPY must select, in order. */
@@ -73,106 +69,110 @@ export class CopyEncoder {
     return this.general.columns
   }
 
-  /** Encodes the complete lines of `data` (which must end with a newline). */
+  /**
+   * Encodes the complete lines of `data` (which must end with a newline). The result lives in the encoder's own
+   * buffer: it is valid until the next call.
+   */
   encode(data: Buffer): EncodedRows {
     // JSON rows run three to four times the size of COPY's: room for that up front, so the buffer rarely grows
-    const out = new Writer(data.length * 4 + 1024)
+    const out = this.out
+    out.restart(data.length * 4 + 1024)
     const rowEnds: number[] = []
-    const quotes = new ByteCursor(data, QUOTE)
-    const slashes = new ByteCursor(data, SLASH)
-    const starts = new Array<number>(this.fieldCount)
-    const ends = new Array<number>(this.fieldCount)
     let lineStart = 0
     while (lineStart < data.length) {
-      const lineEnd = data.indexOf(NEWLINE, lineStart)
+      const traits = this.scan(data, lineStart)
+      const lineEnd = this.lineEnd
       if (lineEnd === -1) break
-      if (!this.split(data, lineStart, lineEnd, starts, ends) || !this.safe(data, lineStart, lineEnd)) {
-        out.string(`${this.general.encode(parseCopyLine(data.toString('utf8', lineStart, lineEnd)))}\n`)
-      } else {
-        this.row(data, out, starts, ends, { quote: quotes.within(lineStart, lineEnd), slash: slashes.within(lineStart, lineEnd) })
-      }
+      if (traits & UNSAFE) out.string(`${this.general.encode(parseCopyLine(data.toString('utf8', lineStart, lineEnd)))}\n`)
+      else this.row(data, out, lineEnd - lineStart, traits)
       rowEnds.push(out.length)
       lineStart = lineEnd + 1
     }
     return { data: out.result(), rowEnds }
   }
 
-  /** Field boundaries of one line; false when the line does not have the expected number of fields. */
-  private split(data: Buffer, start: number, end: number, starts: number[], ends: number[]): boolean {
+  /** Where the line scanned last ends (its newline), -1 when it has none. */
+  private lineEnd = -1
+
+  /** Field boundaries of the line at `start` into starts/ends, and what the line holds (UNSAFE, HAS_QUOTE, HAS_SLASH). */
+  private scan(data: Buffer, start: number): number {
+    const { starts, ends, fieldCount } = this
+    const length = data.length
+    let traits = 0
+    let field = 0
+    starts[0] = start
     let at = start
-    for (let field = 0; field < this.fieldCount; field++) {
-      starts[field] = at
-      const tab = field === this.fieldCount - 1 ? -1 : data.indexOf(TAB, at)
-      if (field < this.fieldCount - 1 && (tab === -1 || tab > end)) return false
-      ends[field] = field === this.fieldCount - 1 ? end : tab
-      at = (ends[field] as number) + 1
-    }
-    return true
-  }
-
-  /** No raw control characters (tab aside) and no `\v` escape (conservatively, any backslash-v). */
-  private safe(data: Buffer, start: number, end: number): boolean {
-    for (let at = start; at < end; at++) {
+    for (; at < length; at++) {
       const byte = data[at] as number
-      if ((byte < 32 && byte !== TAB) || (byte === BACKSLASH && data[at + 1] === 118)) return false
+      if (byte > SLASH && byte !== BACKSLASH) continue
+      if (byte === NEWLINE) break
+      if (byte === TAB) {
+        if (field + 1 === fieldCount) traits |= UNSAFE
+        else {
+          ends[field] = at
+          starts[++field] = at + 1
+        }
+      } else if (byte < 32) traits |= UNSAFE
+      else if (byte === QUOTE) traits |= HAS_QUOTE
+      else if (byte === SLASH) traits |= HAS_SLASH
+      else if (byte === BACKSLASH) {
+        // COPY escapes every backslash in data, so the next byte is an escape letter (\v has no JSON form)
+        const next = data[at + 1]
+        if (next === 118) traits |= UNSAFE
+        if (next !== NEWLINE) at += 1
+      }
     }
-    return true
+    this.lineEnd = at < length ? at : -1
+    if (field !== fieldCount - 1) traits |= UNSAFE
+    ends[field] = at
+    return traits
   }
 
-  private row(data: Buffer, out: Writer, starts: number[], ends: number[], line: LineTraits): void {
+  private row(data: Buffer, out: Writer, lineLength: number, traits: number): void {
+    const { starts, ends, keyIndexes, names, isBool } = this
+    const quotes = (traits & HAS_QUOTE) !== 0
+    const slashes = (traits & HAS_SLASH) !== 0
+    out.reserve(this.rowOverhead + 4 * lineLength)
     out.bytes(this.head)
-    for (let position = 0; position < this.keyIndexes.length; position++) {
+    for (let position = 0; position < keyIndexes.length; position++) {
       if (position > 0) out.byte(SLASH)
-      const index = this.keyIndexes[position] as number
+      const index = keyIndexes[position] as number
       const start = starts[index] as number
       const end = ends[index] as number
-      if (isNull(data, start, end)) out.byte(95)
+      if (isNull(data, start, end)) out.byte(UNDERSCORE)
       else {
-        out.bytes(this.keyPart)
-        this.field(data, out, start, end, line.quote, line.slash)
-        out.bytes(this.keyPart)
+        out.byte(BACKSLASH)
+        out.byte(QUOTE)
+        out.field(data, start, end, quotes, slashes)
+        out.byte(BACKSLASH)
+        out.byte(QUOTE)
       }
     }
     out.bytes(this.valueHead)
-    for (let index = 0; index < this.names.length; index++) {
-      out.bytes(this.names[index] as Buffer)
+    for (let index = 0; index < names.length; index++) {
+      out.bytes(names[index] as Buffer)
       const start = starts[index] as number
       const end = ends[index] as number
       if (isNull(data, start, end)) out.bytes(NULL_JSON)
-      else if (this.isBool[index] && end - start === 1 && (data[start] === 116 || data[start] === 102)) out.bytes(data[start] === 116 ? TRUE_JSON : FALSE_JSON)
+      else if (isBool[index] && end - start === 1 && (data[start] === 116 || data[start] === 102)) out.bytes(data[start] === 116 ? TRUE_JSON : FALSE_JSON)
       else {
         out.byte(QUOTE)
-        this.field(data, out, start, end, line.quote, false)
+        out.field(data, start, end, quotes, false)
         out.byte(QUOTE)
       }
     }
     out.bytes(ROW_END)
   }
-
-  /** A field's bytes with `"` escaped and, in keys, `/` doubled (a byte-wise copy only when the line has either). */
-  private field(data: Buffer, out: Writer, start: number, end: number, quotes: boolean, slashes: boolean): void {
-    const field = data.subarray(start, end)
-    if (!(quotes && field.includes(QUOTE)) && !(slashes && field.includes(SLASH))) return out.slice(data, start, end)
-    for (let at = start; at < end; at++) {
-      const byte = data[at] as number
-      if (byte === QUOTE) out.byte(BACKSLASH)
-      else if (byte === SLASH && slashes) out.byte(SLASH)
-      out.byte(byte)
-    }
-  }
 }
 
-/** Whether a line holds any `"` or `/` at all, so most fields are copied without a look at their bytes. */
-interface LineTraits {
-  quote: boolean
-  slash: boolean
-}
+const UNDERSCORE = 95
 
 const isNull = (data: Buffer, start: number, end: number): boolean => end - start === 2 && data[start] === BACKSLASH && data[start + 1] === 78
 
 /**
- * A growable output buffer. Bytes are copied by plain loops: fields are short, and for a few dozen bytes a loop beats
- * Buffer#copy, whose per-call overhead dominated the encoder's profile.
+ * A growable output buffer. Rows reserve their room once, then bytes go in by plain loops without bounds checks:
+ * fields are short, and for a few dozen bytes a loop beats Buffer#copy, whose per-call overhead dominated the
+ * encoder's profile.
  */
 class Writer {
   private buffer: Buffer
@@ -182,27 +182,49 @@ class Writer {
     this.buffer = Buffer.allocUnsafe(size)
   }
 
-  private reserve(count: number): void {
+  /** Empties the writer, keeping (or growing to) room for `size` bytes. */
+  restart(size: number): void {
+    this.length = 0
+    if (this.buffer.length < size) this.buffer = Buffer.allocUnsafe(size)
+  }
+
+  reserve(count: number): void {
     if (this.length + count <= this.buffer.length) return
     const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + count))
     this.buffer.copy(bigger, 0, 0, this.length)
     this.buffer = bigger
   }
 
+  /** Writes one byte into reserved room. */
   byte(value: number): void {
-    this.reserve(1)
     this.buffer[this.length++] = value
   }
 
+  /** Writes a constant into reserved room. */
   bytes(value: Buffer): void {
-    this.slice(value, 0, value.length)
-  }
-
-  slice(source: Buffer, start: number, end: number): void {
-    this.reserve(end - start)
+    if (value.length > 0) {
+      this.buffer.set(value, this.length)
+      this.length += value.length
+      return
+    }
     const buffer = this.buffer
     let length = this.length
-    for (let at = start; at < end; at++) buffer[length++] = source[at] as number
+    for (let at = 0; at < value.length; at++) buffer[length++] = value[at] as number
+    this.length = length
+  }
+
+  /** Writes a COPY field into reserved room (at most twice its size): `"` escaped, and in keys `/` doubled. */
+  field(source: Buffer, start: number, end: number, quotes: boolean, slashes: boolean): void {
+    const buffer = this.buffer
+    let length = this.length
+    if (!quotes && !slashes) for (let at = start; at < end; at++) buffer[length++] = source[at] as number
+    else
+      for (let at = start; at < end; at++) {
+        const byte = source[at] as number
+        if (byte === QUOTE) buffer[length++] = BACKSLASH
+        else if (byte === SLASH && slashes) buffer[length++] = SLASH
+        buffer[length++] = byte
+      }
     this.length = length
   }
 

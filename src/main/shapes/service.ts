@@ -182,8 +182,8 @@ export class ShapeService {
     const query = { definition, withRows: definition.log === 'full' }
     runSnapshot(this.pool, dir, this.options.chunkBytes, query, {
       onSnapshot: (info) => shape.snapshotTaken(info),
-      onChunk: (chunk, last) => {
-        shape.chunkWritten(chunk, last)
+      onChunk: (chunk, last, body) => {
+        shape.chunkWritten(chunk, last, body)
         if (last) this.saveMeta(shape)
       }
     }).catch((error: unknown) => {

@@ -37,6 +37,8 @@ export interface PreparedAnswer {
 }
 
 const MAX_PREPARED_ANSWERS = 64
+const RECENT_CHUNKS = 2
+const RECENT_CHUNK_MS = 30_000
 
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
@@ -51,6 +53,8 @@ export class Shape {
   /** Answers built for the current log end, shared by identical requests (see serve-log); emptied as the log grows. */
   readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
+  /** Snapshot chunks just written, not read yet (see keepChunk). */
+  private recentChunks: Map<number, Buffer> | null = null
   private readonly waiters = new Set<Wake>()
 
   constructor(
@@ -110,7 +114,8 @@ export class Shape {
     for (const transaction of held) this.receive(transaction.xid, transaction.entries)
   }
 
-  chunkWritten(chunk: number, last: boolean): void {
+  chunkWritten(chunk: number, last: boolean, body: Buffer): void {
+    this.keepChunk(chunk, body)
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
     this.wake()
@@ -163,9 +168,24 @@ export class Shape {
     return true
   }
 
+  /**
+   * Keeps a chunk just written in memory for the client that follows the snapshot: taken by the first read, gone after
+   * RECENT_CHUNK_MS, at most RECENT_CHUNKS of them.
+   */
+  private keepChunk(chunk: number, body: Buffer): void {
+    this.recentChunks ??= new Map()
+    const recent = this.recentChunks
+    recent.set(chunk, body)
+    for (const old of recent.keys()) if (recent.size > RECENT_CHUNKS) recent.delete(old)
+    setTimeout(() => recent.delete(chunk), RECENT_CHUNK_MS).unref()
+  }
+
   /** A snapshot chunk as written: a complete JSON array of messages. */
   readChunk(chunk: number): Promise<Buffer> {
-    return readFile(chunkPath(this.dir, chunk))
+    const recent = this.recentChunks?.get(chunk)
+    if (!recent) return readFile(chunkPath(this.dir, chunk))
+    this.recentChunks?.delete(chunk)
+    return Promise.resolve(recent)
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {

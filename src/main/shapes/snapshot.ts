@@ -1,9 +1,9 @@
 import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import type pg from 'pg'
-import { to as copyTo } from 'pg-copy-streams'
 import type { ShapeDefinition } from './definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
+import { CopyOut } from './copy-out'
 import { selectRowsSql, setDisplaySettingsSql } from './row-sql'
 
 /** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
@@ -24,8 +24,8 @@ export interface SnapshotQuery {
 export interface SnapshotProgress {
   /** Called once the transaction's snapshot is known, before any row is read. */
   onSnapshot(info: SnapshotInfo): void
-  /** Called as each chunk file is complete; the last one ends with the snapshot-end message. */
-  onChunk(chunk: number, last: boolean): void
+  /** Called as each chunk file is complete, with its body; the last one ends with the snapshot-end message. */
+  onChunk(chunk: number, last: boolean, body: Buffer): void
 }
 
 export const chunkPath = (dir: string, chunk: number): string => join(dir, `snapshot-${chunk}.jsonl`)
@@ -55,92 +55,140 @@ async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
   return parseSnapshot(row.snapshot, row.lsn)
 }
 
-const COPY_BATCH_BYTES = 256 * 1024
-
 const COMMA = 44
-const NEWLINE = 10
+
+/** A chunk's body as it is built: the bytes so far, growing when a row would not fit. */
+class ChunkBody {
+  buffer: Buffer
+  length = 0
+
+  constructor(size: number) {
+    this.buffer = Buffer.allocUnsafe(size)
+  }
+
+  append(data: Buffer): void {
+    if (this.length + data.length > this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + data.length))
+      this.buffer.copy(bigger, 0, 0, this.length)
+      this.buffer = bigger
+    }
+    this.buffer.set(data, this.length)
+    this.length += data.length
+  }
+
+  get bytes(): Buffer {
+    return this.buffer.subarray(0, this.length)
+  }
+}
 
 /**
- * Writes encoded rows into chunk files of about `chunkBytes`, cutting only after a row that crosses the threshold.
- * Each file is a complete JSON array (`[row,row,…]`), so a chunk is served as it lies on disk.
+ * Cuts encoded rows into chunks of about `chunkBytes`, only after a row that crosses the threshold. Each chunk is a
+ * complete JSON array (`[row,row,…]`), built in memory; a finished chunk is handed over as it will be served, so a
+ * client following the snapshot gets it without reading the file back. File writes run in order behind the encoding
+ * (never more than MAX_QUEUED_BYTES behind), and a chunk is announced once its file is complete.
  */
 class ChunkWriter {
   private chunk = 0
-  private chunkSize = 0
+  private body: ChunkBody
+  /** How much of `body` is handed to the file queue. */
+  private flushed = 0
   private file: Awaited<ReturnType<typeof open>> | null = null
+  /** The file work, in order; rejected once a write fails. */
+  private io: Promise<void> = Promise.resolve()
+  private queued = 0
 
   constructor(
     private readonly dir: string,
     private readonly chunkBytes: number,
     private readonly onChunk: SnapshotProgress['onChunk']
-  ) {}
+  ) {
+    this.body = this.newBody()
+  }
+
+  private newBody(): ChunkBody {
+    const body = new ChunkBody(this.chunkBytes + CHUNK_SLACK_BYTES)
+    body.append(OPEN_ARRAY_BYTES)
+    return body
+  }
 
   /** Adds rows (each ending with a newline, which becomes the `,` between array items or the `]` that closes one). */
   async add({ data, rowEnds }: EncodedRows): Promise<void> {
-    for (let at = data.indexOf(NEWLINE); at !== -1; at = data.indexOf(NEWLINE, at + 1)) data[at] = COMMA
-    let written = 0
+    for (const end of rowEnds) data[end - 1] = COMMA
+    let taken = 0
     for (const end of rowEnds) {
-      if (this.chunkSize + (end - written) < this.chunkBytes) continue
+      if (this.body.length + (end - taken) < this.chunkBytes) continue
       data[end - 1] = CLOSE_ARRAY
-      await this.write(data.subarray(written, end))
-      written = end
-      await this.cut(false)
+      this.body.append(data.subarray(taken, end))
+      taken = end
+      this.cut(false)
     }
-    if (written < data.length) await this.write(data.subarray(written))
+    if (taken < data.length) this.body.append(data.subarray(taken))
+    if (this.body.length - this.flushed >= FLUSH_BYTES) this.flush()
+    if (this.queued > MAX_QUEUED_BYTES) await this.io
   }
 
-  private async write(data: Buffer): Promise<void> {
-    if (!this.file) {
-      this.file = await open(chunkPath(this.dir, this.chunk), 'w')
-      await this.file.write(OPEN_ARRAY_BYTES)
-    }
-    await this.file.write(data)
-    this.chunkSize += data.length
+  private queue(bytes: number, work: () => Promise<void>): void {
+    this.queued += bytes
+    this.io = this.io.then(async () => {
+      await work()
+      this.queued -= bytes
+    })
+    // a failed write surfaces at the next await of `io`, not as an unhandled rejection meanwhile
+    this.io.catch(() => undefined)
   }
 
-  private async cut(last: boolean): Promise<void> {
-    await this.file?.close()
-    this.file = null
-    this.onChunk(this.chunk, last)
+  private flush(): void {
+    const { chunk, body, flushed } = this
+    const end = body.length
+    if (end === flushed) return
+    this.flushed = end
+    this.queue(end - flushed, async () => {
+      this.file ??= await open(chunkPath(this.dir, chunk), 'w')
+      await this.file.write(body.buffer, flushed, end - flushed)
+    })
+  }
+
+  private cut(last: boolean): void {
+    this.flush()
+    const { chunk, body } = this
+    this.queue(0, async () => {
+      await this.file?.close()
+      this.file = null
+      this.onChunk(chunk, last, body.bytes)
+    })
     this.chunk += 1
-    this.chunkSize = 0
+    this.body = this.newBody()
+    this.flushed = 0
   }
 
   /** Ends the snapshot: its last chunk ends with the snapshot-end message. */
   async finish(endLine: string): Promise<void> {
-    await this.write(Buffer.from(`${endLine}]`))
-    await this.cut(true)
+    this.body.append(Buffer.from(`${endLine}]`))
+    this.cut(true)
+    await this.io
   }
 
   async abort(): Promise<void> {
+    await this.io.catch(() => undefined)
     await this.file?.close()
     this.file = null
   }
 }
 
+/** How far file writes may fall behind the encoding. */
+const MAX_QUEUED_BYTES = 32 * 1024 * 1024
+/** Bytes gathered before a write to the chunk's file. */
+const FLUSH_BYTES = 1024 * 1024
+/** Room beyond `chunkBytes` for the row that crosses it, so a chunk's buffer seldom grows. */
+const CHUNK_SLACK_BYTES = 64 * 1024
 const CLOSE_ARRAY = 93
 const OPEN_ARRAY_BYTES = Buffer.from('[')
 
-/** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, in batches, as insert messages. */
+/** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, a socket read at a time. */
 async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writer: ChunkWriter): Promise<void> {
   const encoder = new CopyEncoder(definition)
-  const sql = `COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`
-  // Postgres sends a message per row: rows are encoded in batches of complete lines, not one by one.
-  let pending: Buffer[] = []
-  let pendingSize = 0
-  const flush = async (final: boolean) => {
-    const data = Buffer.concat(pending)
-    const end = final ? data.length : data.lastIndexOf(10) + 1
-    pending = end < data.length ? [data.subarray(end)] : []
-    pendingSize = data.length - end
-    if (end > 0) await writer.add(encoder.encode(data.subarray(0, end)))
-  }
-  for await (const data of client.query(copyTo(sql)) as AsyncIterable<Buffer>) {
-    pending.push(data)
-    pendingSize += data.length
-    if (pendingSize >= COPY_BATCH_BYTES) await flush(false)
-  }
-  await flush(true)
+  const copy = client.query(new CopyOut(`COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`))
+  for await (const lines of copy.batches()) await writer.add(encoder.encode(lines))
 }
 
 /** Runs `work` in a snapshot transaction on a pooled connection (whose pool handles connection errors). */

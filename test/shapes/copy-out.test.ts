@@ -1,0 +1,75 @@
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CopyOut } from '../../src/main/shapes/copy-out'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+
+let postgres: TestPostgres
+let pool: pg.Pool
+
+beforeAll(async () => {
+  postgres = await startTestPostgres()
+  pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
+  ignoreConnectionErrors(pool)
+})
+
+afterAll(async () => {
+  await pool.end()
+  await postgres.destroy()
+})
+
+async function copyLines(client: pg.PoolClient, sql: string): Promise<{ lines: string[]; batches: number }> {
+  const copy = client.query(new CopyOut(sql))
+  const parts: Buffer[] = []
+  for await (const batch of copy.batches()) parts.push(Buffer.from(batch))
+  const text = Buffer.concat(parts).toString()
+  return { lines: text === '' ? [] : text.slice(0, -1).split('\n'), batches: parts.length }
+}
+
+describe('CopyOut', () => {
+  it('yields every line of a COPY, in order, and leaves the connection usable', async () => {
+    const client = await pool.connect()
+    try {
+      const { lines, batches } = await copyLines(client, 'COPY (SELECT g, repeat(chr(65 + g % 26), g % 50) FROM generate_series(1, 50000) g) TO STDOUT')
+      expect(lines).toHaveLength(50000)
+      expect(batches).toBeGreaterThan(1)
+      lines.forEach((line, index) => {
+        const g = index + 1
+        expect(line).toBe(`${g}\t${String.fromCharCode(65 + (g % 26)).repeat(g % 50)}`)
+      })
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
+    } finally {
+      client.release()
+    }
+  })
+
+  it('reassembles rows larger than one socket read', async () => {
+    const client = await pool.connect()
+    try {
+      const { lines } = await copyLines(client, "COPY (SELECT g, repeat('x', 300000 + g) FROM generate_series(1, 12) g) TO STDOUT")
+      expect(lines.map((line) => line.length)).toEqual(Array.from({ length: 12 }, (_, i) => `${i + 1}\t`.length + 300001 + i))
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
+    } finally {
+      client.release()
+    }
+  })
+
+  it('fails with the error Postgres raises mid-copy, and the connection recovers', async () => {
+    const client = await pool.connect()
+    try {
+      await expect(copyLines(client, 'COPY (SELECT g, 1 / (20000 - g) FROM generate_series(1, 30000) g) TO STDOUT')).rejects.toThrow(/division by zero/)
+      await expect(copyLines(client, 'COPY (SELECT * FROM no_such_table) TO STDOUT')).rejects.toThrow(/does not exist/)
+      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
+    } finally {
+      client.release()
+    }
+  })
+
+  it('copies an empty result', async () => {
+    const client = await pool.connect()
+    try {
+      expect((await copyLines(client, 'COPY (SELECT 1 WHERE false) TO STDOUT')).lines).toEqual([])
+    } finally {
+      client.release()
+    }
+  })
+})
