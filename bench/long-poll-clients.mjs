@@ -1,6 +1,7 @@
 // Child process of bench/shape-server.ts: opens N identical live long-polls over raw sockets (the lightest client
 // there is, so what is measured is the server) and prints, as JSON lines, when each complete answer arrived
-// (performance.timeOrigin + now, in ms, comparable with the parent's clock).
+// (performance.timeOrigin + now, in ms, comparable with the parent's clock). Sockets are closed only once every
+// answer is in, so closing them costs nothing while answers arrive.
 // Usage: node bench/long-poll-clients.mjs <url> <count>
 import { connect } from 'node:net'
 
@@ -8,25 +9,34 @@ const [url, count] = process.argv.slice(2)
 const { hostname, port, pathname, search } = new URL(url)
 const request = `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`
 const now = () => performance.timeOrigin + performance.now()
+const HEADER_END = Buffer.from('\r\n\r\n')
+const LENGTH = 'content-length: '
+
+/** Whether `received` holds a whole response: its headers and content-length bytes of body. */
+function complete(received) {
+  const headerEnd = received.indexOf(HEADER_END)
+  if (headerEnd === -1) return false
+  const head = received.toString('latin1', 0, headerEnd).toLowerCase()
+  const at = head.indexOf(LENGTH)
+  const length = at === -1 ? 0 : parseInt(head.slice(at + LENGTH.length), 10)
+  return received.length >= headerEnd + 4 + length
+}
 
 function longPoll() {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(request))
-    let received = Buffer.alloc(0)
+    let received = null
     socket.on('data', (chunk) => {
-      received = Buffer.concat([received, chunk])
-      const headerEnd = received.indexOf('\r\n\r\n')
-      if (headerEnd === -1) return
-      const head = received.subarray(0, headerEnd).toString('latin1')
-      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
-      if (received.length < headerEnd + 4 + length) return
-      resolve({ status: Number(head.slice(9, 12)), at: now() })
-      socket.destroy()
+      received = received === null ? chunk : Buffer.concat([received, chunk])
+      if (!complete(received)) return
+      resolve({ socket, answer: { status: Number(received.toString('latin1', 9, 12)), at: now() } })
     })
     socket.on('error', reject)
   })
 }
 
-const answers = Array.from({ length: Number(count) }, longPoll)
+const polls = Array.from({ length: Number(count) }, longPoll)
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
-for (const answer of await Promise.all(answers)) process.stdout.write(`${JSON.stringify(answer)}\n`)
+const results = await Promise.all(polls)
+for (const { socket } of results) socket.destroy()
+for (const { answer } of results) process.stdout.write(`${JSON.stringify(answer)}\n`)

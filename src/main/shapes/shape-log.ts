@@ -183,14 +183,32 @@ export class ShapeLog {
     return low
   }
 
-  /** The entries after `offset` up to the end of the chunk the first of them is in; null when there are none. */
-  async readAfter(offset: LogOffset): Promise<LogSlice | null> {
+  /** Entries [first, last] of the next read after `offset`, and their bytes in the log; null when there are none. */
+  private sliceAfter(offset: LogOffset): { last: number; start: number; length: number } | null {
     const first = this.firstAfter(offset)
     if (first >= this.count) return null
     const last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
     const start = this.byteEnd(first - 1)
-    const length = this.byteEnd(last) - start - 1
-    if (start >= this.tailStart) return { lines: this.tail.subarray(start - this.tailStart, start - this.tailStart + length), end: this.offsetAt(last) }
+    return { last, start, length: this.byteEnd(last) - start - 1 }
+  }
+
+  /** What readAfter gives, when the in-memory tail holds it; undefined when it takes a read from disk. */
+  tailAfter(offset: LogOffset): LogSlice | null | undefined {
+    const slice = this.sliceAfter(offset)
+    if (!slice) return null
+    return slice.start >= this.tailStart ? this.fromTail(slice) : undefined
+  }
+
+  private fromTail({ last, start, length }: { last: number; start: number; length: number }): LogSlice {
+    return { lines: this.tail.subarray(start - this.tailStart, start - this.tailStart + length), end: this.offsetAt(last) }
+  }
+
+  /** The entries after `offset` up to the end of the chunk the first of them is in; null when there are none. */
+  async readAfter(offset: LogOffset): Promise<LogSlice | null> {
+    const slice = this.sliceAfter(offset)
+    if (!slice) return null
+    if (slice.start >= this.tailStart) return this.fromTail(slice)
+    const { last, start, length } = slice
     const lines = Buffer.alloc(length)
     const file = await open(this.logPath, 'r')
     try {

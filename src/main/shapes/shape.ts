@@ -30,10 +30,12 @@ interface HeldTransaction {
 
 type Wake = () => void
 
-/** A whole answer, headers flattened, ready to be written again. */
+/** A whole 200 answer, headers flattened, ready to be written again (see Responder.sendPrepared). */
 export interface PreparedAnswer {
   headers: string[]
   body: Buffer
+  /** The answer as the bytes of a complete HTTP/1.1 response, for the second whose Date it carries. */
+  wire?: { date: string; bytes: Buffer }
 }
 
 const MAX_PREPARED_ANSWERS = 64
@@ -142,19 +144,25 @@ export class Shape {
     for (const wake of waiters) wake()
   }
 
-  /** Resolves on the next change of this shape (new entries, a chunk, failure, invalidation), after `ms`, or on cancel. */
+  /**
+   * Calls `then` once, synchronously, on the next change of this shape (new entries, a chunk, failure, invalidation),
+   * after `ms`, or on cancel. Synchronous so that one change answers every waiting long-poll in one go.
+   */
+  onChange(then: () => void, ms: number, cancellation?: Cancellation): void {
+    const done = () => {
+      clearTimeout(timer)
+      this.waiters.delete(done)
+      stopListening?.()
+      then()
+    }
+    const timer = setTimeout(done, ms)
+    this.waiters.add(done)
+    const stopListening = cancellation?.onCancel(done)
+  }
+
+  /** Resolves on the next change of this shape, after `ms`, or on cancel. */
   nextChange(ms: number, cancellation?: Cancellation): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.waiters.delete(done)
-        stopListening?.()
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.waiters.add(done)
-      const stopListening = cancellation?.onCancel(done)
-    })
+    return new Promise((resolve) => this.onChange(resolve, ms, cancellation))
   }
 
   /** Waits until `until()` holds or `ms` have passed; returns whether it holds. */
@@ -190,5 +198,10 @@ export class Shape {
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
     return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.log.readAfter(offset)
+  }
+
+  /** The entries after `offset` when the log's in-memory tail holds them (null: none), undefined when it does not. */
+  tailAfter(offset: LogOffset): LogSlice | null | undefined {
+    return compareOffsets(offset, this.log.lastOffset) >= 0 ? null : this.log.tailAfter(offset)
   }
 }

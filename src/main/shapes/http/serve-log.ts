@@ -2,7 +2,7 @@ import type { Cancellation } from '../cancellation'
 import type { ShapeDefinition } from '../definition'
 import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset } from '../offset'
 import type { ShapeService } from '../service'
-import type { Shape } from '../shape'
+import type { PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
 import { schemaHeader } from '../table-info'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
@@ -91,10 +91,108 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
     return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
   }
-  await shape.waitFor(() => compareOffsets(shape.lastOffset, offset) > 0, context.live.longPollTimeout, context.cancellation)
-  if (shape.invalidated) return conflict(context, await replacement(context))
-  const late = await shape.readLogAfter(offset)
-  if (late) return answer(context, dataAnswer(context, shape, requested, late))
+  return holdLongPoll(context, shape, offset, requested)
+}
+
+/**
+ * Identical live long-polls (same shape, offset, cursor, origin, conditions) wait together. One wake-up of the shape
+ * checks the log once, builds the answer once and writes it to every member in one pass, with no promise hop or
+ * per-request work between them: how one change reaches a thousand waiting clients quickly.
+ */
+class LongPollGroup {
+  private readonly members = new Set<LongPollMember>()
+
+  constructor(
+    private readonly shape: Shape,
+    private readonly offset: LogOffset,
+    private readonly requested: string,
+    private readonly close: () => void
+  ) {
+    this.listen()
+  }
+
+  /** Waits with the group until the shape grows; on the member's own timeout or cancel it leaves and is answered alone. */
+  join(context: LogRequestContext): Promise<void> {
+    return new Promise((resolve) => {
+      const leave = (): void => {
+        if (!this.members.delete(member)) return
+        member.release()
+        resolve(finishLongPoll(context, this.shape, this.offset, this.requested))
+      }
+      const timer = setTimeout(leave, context.live.longPollTimeout)
+      const stopListening = context.cancellation.onCancel(leave)
+      const member: LongPollMember = { context, resolve, release: () => (clearTimeout(timer), stopListening()) }
+      this.members.add(member)
+    })
+  }
+
+  private listen(): void {
+    this.shape.onChange(() => this.wake(), GROUP_RECHECK_MS)
+  }
+
+  private wake(): void {
+    const { shape, offset, requested } = this
+    if (this.members.size === 0) return this.close()
+    const grown = compareOffsets(shape.lastOffset, offset) > 0
+    if (!grown && !shape.invalidated && shape.failure === null) return this.listen()
+    this.close()
+    const members = [...this.members]
+    this.members.clear()
+    const slice = grown && !shape.invalidated ? shape.tailAfter(offset) : undefined
+    const first = members[0]
+    const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
+    for (const member of members) {
+      member.release()
+      if (prepared && isShareable(member.context)) {
+        member.context.r.sendPrepared(prepared)
+        member.resolve(Promise.resolve())
+      } else member.resolve(finishLongPoll(member.context, shape, offset, requested))
+    }
+  }
+}
+
+interface LongPollMember {
+  context: LogRequestContext
+  resolve: (answered: Promise<void>) => void
+  /** Stops the member's own timeout and cancel listener. */
+  release: () => void
+}
+
+/** How often a group with no change re-registers with its shape (members time out on their own). */
+const GROUP_RECHECK_MS = 60_000
+
+const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
+
+/** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
+function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
+  if (compareOffsets(shape.lastOffset, offset) > 0 || shape.invalidated || shape.failure !== null || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
+  const groups = longPollGroups.get(shape) ?? new Map<string, LongPollGroup>()
+  longPollGroups.set(shape, groups)
+  const key = longPollKey(context, offset)
+  let group = groups.get(key)
+  if (!group) {
+    const created = new LongPollGroup(shape, offset, requested, () => groups.get(key) === created && groups.delete(key))
+    groups.set(key, created)
+    group = created
+  }
+  return group.join(context)
+}
+
+/** Requests that get the same answer to the same change (conditional ones wait together but are answered alone). */
+function longPollKey(context: LogRequestContext, offset: LogOffset): string {
+  const { r, request } = context
+  return [formatOffset(offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache, r.head, r.req.headers['if-none-match'] ?? ''].join('\u0000')
+}
+
+function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
+  if (shape.invalidated) return replacement(context).then((current) => conflict(context, current))
+  const inTail = shape.tailAfter(offset)
+  if (inTail === undefined) return shape.readLogAfter(offset).then((slice) => answerLongPoll(context, shape, offset, requested, slice))
+  return answerLongPoll(context, shape, offset, requested, inTail)
+}
+
+function answerLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string, slice: LogSlice | null): Promise<void> {
+  if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
 }
@@ -121,12 +219,17 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
   if (!('body' in result)) return unavailableShape(context, result)
   const { r, request } = context
-  const shareKey = shareableAnswerKey(context, result)
-  const shared = shareKey === null ? undefined : result.shape.preparedAnswers.get(shareKey)
-  if (shared) return r.sendFlat(200, shared.headers, shared.body)
-  const { names } = r
+  if (isShareable(context) && !result.noChange) return r.sendPrepared(sharedAnswer(context, result))
+  const headers = answerHeaders(context, result)
+  if (etagMatches(r.req.headers['if-none-match'], headers.etag)) return r.send(304, headers, null)
+  if (!request.live) headers[r.names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
+  r.send(200, headers, result.body())
+}
+
+function answerHeaders(context: LogRequestContext, result: LogAnswer): HeaderMap & { etag: string } {
+  const { names } = context.r
   const etag = `"${result.shape.handle}:${result.requested}:${formatOffset(result.offset)}${result.noChange ? `:${monotonicTag()}` : ''}"`
-  const headers: HeaderMap = {
+  const headers: HeaderMap & { etag: string } = {
     ...shapeHeaders(context, result.shape, result.offset),
     'content-type': 'application/json; charset=utf-8',
     'cache-control': context.noCache ? CACHE_CONTROL.noCache : result.cacheControl,
@@ -134,23 +237,25 @@ async function answer(context: LogRequestContext, result: LogAnswer | Shape): Pr
     [names.hasData]: String(result.hasData)
   }
   if (result.upToDate) headers[names.upToDate] = ''
-  if (etagMatches(r.req.headers['if-none-match'], etag)) return r.send(304, headers, null)
-  if (!request.live) headers[names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
-  const body = result.body()
-  const prepared = { headers: r.flatHeaders(headers, body), body }
-  if (shareKey !== null) result.shape.prepareAnswer(shareKey, prepared)
-  r.sendFlat(200, prepared.headers, prepared.body)
+  return headers
 }
 
 /**
  * When one change wakes many identical long-polls (a CDN's miss, a thousand tabs), the answer is built once: same
- * request, same log end, same cursor and origin. Only live answers are shared (they are small; catch-up chunks of
- * up to 10 MiB are not kept); conditional and "no change" answers are always built anew.
+ * request, same log end, same cursor and origin. Only live answers with data are shared (they are small; catch-up
+ * chunks of up to 10 MiB are not kept); conditional and "no change" answers are always built anew.
  */
-function shareableAnswerKey(context: LogRequestContext, result: LogAnswer): string | null {
+const isShareable = ({ request, r }: LogRequestContext): boolean => request.live && r.req.headers['if-none-match'] === undefined && !r.head
+
+function sharedAnswer(context: LogRequestContext, result: LogAnswer): PreparedAnswer {
   const { r, request } = context
-  if (!request.live || result.noChange || r.req.headers['if-none-match'] !== undefined || r.head) return null
-  return [result.requested, formatOffset(result.offset), request.live, request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
+  const key = [result.requested, formatOffset(result.offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
+  const existing = result.shape.preparedAnswers.get(key)
+  if (existing) return existing
+  const body = result.body()
+  const prepared = { headers: r.flatHeaders(answerHeaders(context, result), body), body }
+  result.shape.prepareAnswer(key, prepared)
+  return prepared
 }
 
 /** A shape that failed or was dropped while the request waited for its snapshot. */
