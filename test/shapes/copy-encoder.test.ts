@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { CopyEncoder } from '../../src/main/shapes/copy-encoder'
 import type { ShapeDefinition } from '../../src/main/shapes/definition'
@@ -26,8 +27,28 @@ const LINES = [
   'bool-ish\tt\tx\t{}\t8',
   'few\tfields',
   'many\tfields\tt\t{}\t9\textra',
-  '\\\\v\tescaped backslash then v\tf\t{}\t10'
+  '\\\\v\tescaped backslash then v\tf\t{}\t10',
+  'p\ta -"x" , (y)\tt\t{}\t11',
+  'q-/\tpunctuation before a tab.\tf\t{}\t12'
 ]
+
+/** Random COPY lines (a `\N` is always a whole field, as COPY writes it): field bytes from COPY's escapes, quotes, slashes, punctuation, control and non-ASCII characters. */
+function randomLines(count: number, seed: number): string[] {
+  let state = seed
+  // mulberry32
+  const next = (limit: number) => {
+    state = (state + 0x6d2b79f5) | 0
+    let t = Math.imul(state ^ (state >>> 15), 1 | state)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * limit | 0
+  }
+  const pieces = ['a', 'Z', '9', ' ', '-', '.', ',', '(', '"', '/', '//', '\\\\', '\\t', '\\n', '\\r', '\\b', '\\f', '\\v', '\u0001', '\u001f', 'é', '日本', '🎉', '{', '}']
+  const field = () => (next(10) === 0 ? '\\N' : Array.from({ length: next(8) }, () => pieces[next(pieces.length)]).join(''))
+  return Array.from({ length: count }, () => {
+    const fields = next(20) === 0 ? 4 + next(3) * 2 - 1 : 5
+    return Array.from({ length: fields }, (_, index) => (index === 2 ? ['t', 'f', '\\N', 'x'][next(4)] : field())).join('\t')
+  })
+}
 
 describe('CopyEncoder', () => {
   it('encodes every COPY line as the general encoder does, escapes and fallbacks included', () => {
@@ -39,6 +60,31 @@ describe('CopyEncoder', () => {
     expect(encoded.rowEnds).toHaveLength(LINES.length)
     expect(encoded.rowEnds.at(-1)).toBe(encoded.data.length)
     rows.forEach((row, index) => expect(JSON.parse(row), LINES[index]).toEqual(JSON.parse(general.encode(parseCopyLine(LINES[index] as string)))))
+  })
+
+  it('agrees with the general encoder on random lines, in one batch and line by line', () => {
+    const shape = definition()
+    const general = new InsertEncoder(shape)
+    const encoder = new CopyEncoder(shape)
+    const lines = randomLines(2000, 7)
+    const batch = encoder.encode(Buffer.from(lines.map((line) => `${line}\n`).join(''))).data.toString().split('\n').slice(0, -1)
+    expect(batch).toHaveLength(lines.length)
+    lines.forEach((line, index) => {
+      const expected = JSON.parse(general.encode(parseCopyLine(line)))
+      expect(JSON.parse(batch[index] as string), line).toEqual(expected)
+      expect(JSON.parse(encoder.encode(Buffer.from(`${line}\n`)).data.toString()), line).toEqual(expected)
+    })
+  })
+
+  it('makes room when lines the general encoder takes grow beyond what was reserved', () => {
+    const shape = definition()
+    const general = new InsertEncoder(shape)
+    const controls = '\u0001'.repeat(50)
+    const lines = Array.from({ length: 300 }, (_, index) => (index % 3 === 0 ? `k${index}\tplain\tt\t{}\t${index}` : `${controls}${index}\t${controls}\tf\t{}\t${index}`))
+    const encoded = new CopyEncoder(shape).encode(Buffer.from(lines.map((line) => `${line}\n`).join('')))
+    const rows = encoded.data.toString().split('\n').slice(0, -1)
+    expect(Array.from(encoded.rowEnds, (end, index) => end - (index === 0 ? 0 : (encoded.rowEnds[index - 1] as number)))).toEqual(rows.map((row) => Buffer.byteLength(row) + 1))
+    rows.forEach((row, index) => expect(JSON.parse(row)).toEqual(JSON.parse(general.encode(parseCopyLine(lines[index] as string)))))
   })
 
   it('writes keys with `/` doubled and booleans as true/false', () => {
@@ -55,5 +101,13 @@ describe('CopyEncoder', () => {
     const second = encoder.encode(Buffer.from('b\ttwo\tf\t{}\t2\n')).data
     expect(JSON.parse(first.toString()).value.note).toBe('one')
     expect(JSON.parse(second.toString()).value.note).toBe('two')
+  })
+})
+
+describe('the compiled encoder module', () => {
+  it('is the build of copy-encoder.wat as it stands', () => {
+    const check = spawnSync(process.execPath, ['scripts/build-wasm.mjs', '--check'], { encoding: 'utf8' })
+    expect(check.stderr).toBe('')
+    expect(check.status).toBe(0)
   })
 })
