@@ -6,7 +6,7 @@ import type { ShapeDefinition } from './definition'
 import { ShapeInputSchema } from './definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
-import { type SnapshotInfo, chunkPath } from './snapshot'
+import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 2
@@ -56,7 +56,7 @@ export class Shape {
   readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
   /** Snapshot chunks just written, not read yet (see keepChunk). */
-  private recentChunks: Map<number, Buffer> | null = null
+  private recentChunks: Map<number, HeldChunk> | null = null
   private readonly waiters = new Set<Wake>()
 
   constructor(
@@ -116,7 +116,7 @@ export class Shape {
     for (const transaction of held) this.receive(transaction.xid, transaction.entries)
   }
 
-  chunkWritten(chunk: number, last: boolean, body: Buffer): void {
+  chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {
     this.keepChunk(chunk, body)
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
@@ -177,23 +177,27 @@ export class Shape {
   }
 
   /**
-   * Keeps a chunk just written in memory for the client that follows the snapshot: taken by the first read, gone after
-   * RECENT_CHUNK_MS, at most RECENT_CHUNKS of them.
+   * Keeps a chunk just written in memory for the client that follows the snapshot: taken by the first read, released
+   * after RECENT_CHUNK_MS, at most RECENT_CHUNKS of them.
    */
-  private keepChunk(chunk: number, body: Buffer): void {
+  private keepChunk(chunk: number, body: HeldChunk): void {
     this.recentChunks ??= new Map()
     const recent = this.recentChunks
     recent.set(chunk, body)
-    for (const old of recent.keys()) if (recent.size > RECENT_CHUNKS) recent.delete(old)
-    setTimeout(() => recent.delete(chunk), RECENT_CHUNK_MS).unref()
+    const forget = (old: number) => {
+      recent.get(old)?.release()
+      recent.delete(old)
+    }
+    for (const old of recent.keys()) if (recent.size > RECENT_CHUNKS) forget(old)
+    setTimeout(() => forget(chunk), RECENT_CHUNK_MS).unref()
   }
 
-  /** A snapshot chunk as written: a complete JSON array of messages. */
-  readChunk(chunk: number): Promise<Buffer> {
+  /** A snapshot chunk as written (a complete JSON array of messages); release it once its bytes are written out. */
+  async readChunk(chunk: number): Promise<HeldChunk> {
     const recent = this.recentChunks?.get(chunk)
-    if (!recent) return readFile(chunkPath(this.dir, chunk))
+    if (!recent) return { bytes: await readFile(chunkPath(this.dir, chunk)), release: () => undefined }
     this.recentChunks?.delete(chunk)
-    return Promise.resolve(recent)
+    return recent
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import type { ShapeDefinition } from './definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
+import { BufferPool, bufferPool } from './buffer-pool'
 import { CopyOut } from './copy-out'
 import { selectRowsSql, setDisplaySettingsSql } from './row-sql'
 
@@ -25,7 +26,7 @@ export interface SnapshotProgress {
   /** Called once the transaction's snapshot is known, before any row is read. */
   onSnapshot(info: SnapshotInfo): void
   /** Called as each chunk file is complete, with its body; the last one ends with the snapshot-end message. */
-  onChunk(chunk: number, last: boolean, body: Buffer): void
+  onChunk(chunk: number, last: boolean, body: HeldChunk): void
 }
 
 export const chunkPath = (dir: string, chunk: number): string => join(dir, `snapshot-${chunk}.jsonl`)
@@ -57,13 +58,19 @@ async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
 
 const COMMA = 44
 
-/** A chunk's body as it is built: the bytes so far, growing when a row would not fit. */
+/** A finished snapshot chunk held in memory; `release()` once done with its bytes (they go back to a pool). */
+export interface HeldChunk {
+  bytes: Buffer
+  release(): void
+}
+
+/** A chunk's body as it is built, in a pooled buffer: the bytes so far, growing when a row would not fit. */
 class ChunkBody {
   buffer: Buffer
   length = 0
 
-  constructor(size: number) {
-    this.buffer = Buffer.allocUnsafe(size)
+  constructor(private readonly pool: BufferPool) {
+    this.buffer = pool.take()
   }
 
   append(data: Buffer): void {
@@ -76,8 +83,16 @@ class ChunkBody {
     this.length += data.length
   }
 
-  get bytes(): Buffer {
-    return this.buffer.subarray(0, this.length)
+  held(): HeldChunk {
+    const { buffer, pool } = this
+    let released = false
+    return {
+      bytes: buffer.subarray(0, this.length),
+      release: () => {
+        if (!released) pool.give(buffer)
+        released = true
+      }
+    }
   }
 }
 
@@ -106,7 +121,7 @@ class ChunkWriter {
   }
 
   private newBody(): ChunkBody {
-    const body = new ChunkBody(this.chunkBytes + CHUNK_SLACK_BYTES)
+    const body = new ChunkBody(bufferPool(this.chunkBytes + CHUNK_SLACK_BYTES))
     body.append(OPEN_ARRAY_BYTES)
     return body
   }
@@ -154,7 +169,7 @@ class ChunkWriter {
     this.queue(0, async () => {
       await this.file?.close()
       this.file = null
-      this.onChunk(chunk, last, body.bytes)
+      this.onChunk(chunk, last, body.held())
     })
     this.chunk += 1
     this.body = this.newBody()

@@ -4,6 +4,7 @@ import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotO
 import type { ShapeService } from '../service'
 import type { PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
+import type { HeldChunk } from '../snapshot'
 import { schemaHeader } from '../table-info'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
@@ -57,8 +58,18 @@ export async function serveLog(context: LogRequestContext): Promise<void> {
 async function startAnswer(context: LogRequestContext, shape: Shape): Promise<LogAnswer | Shape> {
   await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.cancellation)
   if (shape.readyChunks < 1) return shape
-  const chunk = await shape.readChunk(0)
+  const chunk = await heldUntilWritten(context, shape.readChunk(0))
   return { shape, requested: '-1', body: () => chunk, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+}
+
+/**
+ * A chunk's bytes, given back to their pool once the response has handed them all to the system ('finish'); a
+ * response cut short keeps them from the pool (the buffer is left to the garbage collector).
+ */
+async function heldUntilWritten(context: LogRequestContext, reading: Promise<HeldChunk>): Promise<Buffer> {
+  const chunk = await reading
+  context.r.res.once('finish', chunk.release)
+  return chunk.bytes
 }
 
 function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
@@ -72,7 +83,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     const next = offset.op + 1
     await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
     if (shape.readyChunks > next) {
-      const chunk = await shape.readChunk(next)
+      const chunk = await heldUntilWritten(context, shape.readChunk(next))
       const body = () => chunk
       const cacheControl = CACHE_CONTROL.catchUp
       return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
