@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import type { ShapeDefinition } from './definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
-import { BufferPool, bufferPool } from './buffer-pool'
+import { type BufferPool, bufferPool } from './buffer-pool'
 import { CopyOut } from './copy-out'
 import { selectRowsSql, setDisplaySettingsSql } from './row-sql'
 
