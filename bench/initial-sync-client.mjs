@@ -18,19 +18,19 @@ let snapshotEnds = 0
 let requests = 0
 let bytes = 0
 
-/** Counts `pattern` in a stream of chunks, across chunk boundaries. */
+/** Counts `pattern` in a stream of chunks, across chunk boundaries (without copying the chunks). */
 function counter(pattern) {
   let carry = Buffer.alloc(0)
-  return (chunk) => {
-    const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk
+  const countIn = (data) => {
     let found = 0
-    let last = -pattern.length
-    for (let at = data.indexOf(pattern); at !== -1; at = data.indexOf(pattern, at + pattern.length)) {
-      found += 1
-      last = at
-    }
-    carry = data.subarray(Math.max(last + pattern.length, data.length - pattern.length + 1))
+    for (let at = data.indexOf(pattern); at !== -1; at = data.indexOf(pattern, at + pattern.length)) found += 1
     return found
+  }
+  return (chunk) => {
+    // a match that starts in the previous chunk's tail and ends in this one
+    const seam = carry.length > 0 ? countIn(Buffer.concat([carry, chunk.subarray(0, pattern.length - 1)])) : 0
+    carry = Buffer.from(chunk.subarray(Math.max(0, chunk.length - pattern.length + 1)))
+    return seam + countIn(chunk)
   }
 }
 

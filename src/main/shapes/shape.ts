@@ -39,7 +39,8 @@ export interface PreparedAnswer {
 }
 
 const MAX_PREPARED_ANSWERS = 64
-const RECENT_CHUNKS = 2
+/** Unread chunks kept in memory per shape, so a client a few chunks behind the snapshot still reads none from disk. */
+const RECENT_CHUNK_BYTES = 64 * 1024 * 1024
 const RECENT_CHUNK_MS = 30_000
 
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
@@ -178,7 +179,7 @@ export class Shape {
 
   /**
    * Keeps a chunk just written in memory for the client that follows the snapshot: taken by the first read, released
-   * after RECENT_CHUNK_MS, at most RECENT_CHUNKS of them.
+   * after RECENT_CHUNK_MS; the oldest go first beyond RECENT_CHUNK_BYTES.
    */
   private keepChunk(chunk: number, body: HeldChunk): void {
     this.recentChunks ??= new Map()
@@ -188,7 +189,13 @@ export class Shape {
       recent.get(old)?.release()
       recent.delete(old)
     }
-    for (const old of recent.keys()) if (recent.size > RECENT_CHUNKS) forget(old)
+    let held = 0
+    for (const kept of recent.values()) held += kept.bytes.length
+    for (const [old, kept] of recent) {
+      if (held <= RECENT_CHUNK_BYTES || old === chunk) break
+      held -= kept.bytes.length
+      forget(old)
+    }
     setTimeout(() => forget(chunk), RECENT_CHUNK_MS).unref()
   }
 
