@@ -154,7 +154,9 @@ async function fanOut(server: TestShapeServer): Promise<void> {
     await server.pool.query('UPDATE fan SET val = val + 1')
     const answers = await clients.answers
     if (answers.some((answer) => answer.status !== 200)) throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
-    latencies.push(...answers.map((answer) => answer.at - start))
+    const round_ = answers.map((answer) => answer.at - start)
+    latencies.push(...round_)
+    if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: p50 ${percentile(round_, 50).toFixed(1)} p99 ${percentile(round_, 99).toFixed(1)} first ${Math.min(...round_).toFixed(1)}\n`)
     synced.offset = (await get(server.url, { table: 'fan', handle: synced.handle, offset: synced.offset })).header('@offset') ?? synced.offset
   }
   report(`| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process) | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | ${latencies.length} answers | p99 ≤ 100 ms |`)

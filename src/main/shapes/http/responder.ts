@@ -51,9 +51,24 @@ export class Responder {
    * long-polls, Node's per-response header and stream machinery (~70 µs each on a small machine) is most of the cost.
    */
   sendPrepared(answer: PreparedAnswer): void {
+    if (this.writePrepared(answer)) this.endWritten()
+  }
+
+  /**
+   * The first half of sendPrepared: returns true when the answer went out as wire bytes, whose response endWritten()
+   * then ends (a fan-out writes every answer first, then ends them all).
+   */
+  writePrepared(answer: PreparedAnswer): boolean {
     const socket = this.res.socket
-    if (!socket || !this.canWriteWire(socket)) return this.sendFlat(200, answer.headers, answer.body)
+    if (!socket || !this.canWriteWire(socket)) {
+      this.sendFlat(200, answer.headers, answer.body)
+      return false
+    }
     socket.write(wireBytes(answer))
+    return true
+  }
+
+  endWritten(): void {
     endWrittenResponse(this.res)
   }
 

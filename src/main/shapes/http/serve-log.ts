@@ -152,13 +152,15 @@ class LongPollGroup {
     const slice = grown && !shape.invalidated ? shape.tailAfter(offset) : undefined
     const first = members[0]
     const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
-    for (const member of members) {
+    // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
+    const written = members.map((member) => (prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null))
+    members.forEach((member, index) => {
       member.release()
-      if (prepared && isShareable(member.context)) {
-        member.context.r.sendPrepared(prepared)
-        member.resolve(Promise.resolve())
-      } else member.resolve(finishLongPoll(member.context, shape, offset, requested))
-    }
+      const wire = written[index]
+      if (wire === null || wire === undefined) return member.resolve(finishLongPoll(member.context, shape, offset, requested))
+      if (wire) member.context.r.endWritten()
+      member.resolve(Promise.resolve())
+    })
   }
 }
 
