@@ -17,6 +17,17 @@ afterAll(async () => {
   await postgres.destroy()
 })
 
+/** Runs `use` on a pooled connection, then checks the connection still answers a query. */
+async function withClient(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await use(client)
+    expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
+  } finally {
+    client.release()
+  }
+}
+
 async function copyLines(client: pg.PoolClient, sql: string): Promise<{ lines: string[]; batches: number }> {
   const copy = client.query(new CopyOut(sql))
   const parts: Buffer[] = []
@@ -27,8 +38,7 @@ async function copyLines(client: pg.PoolClient, sql: string): Promise<{ lines: s
 
 describe('CopyOut', () => {
   it('yields every line of a COPY, in order, and leaves the connection usable', async () => {
-    const client = await pool.connect()
-    try {
+    await withClient(async (client) => {
       const { lines, batches } = await copyLines(client, 'COPY (SELECT g, repeat(chr(65 + g % 26), g % 50) FROM generate_series(1, 50000) g) TO STDOUT')
       expect(lines).toHaveLength(50000)
       expect(batches).toBeGreaterThan(1)
@@ -36,40 +46,26 @@ describe('CopyOut', () => {
         const g = index + 1
         expect(line).toBe(`${g}\t${String.fromCharCode(65 + (g % 26)).repeat(g % 50)}`)
       })
-      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
-    } finally {
-      client.release()
-    }
+    })
   })
 
   it('reassembles rows larger than one socket read', async () => {
-    const client = await pool.connect()
-    try {
+    await withClient(async (client) => {
       const { lines } = await copyLines(client, "COPY (SELECT g, repeat('x', 300000 + g) FROM generate_series(1, 12) g) TO STDOUT")
       expect(lines.map((line) => line.length)).toEqual(Array.from({ length: 12 }, (_, i) => `${i + 1}\t`.length + 300001 + i))
-      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
-    } finally {
-      client.release()
-    }
+    })
   })
 
   it('fails with the error Postgres raises mid-copy, and the connection recovers', async () => {
-    const client = await pool.connect()
-    try {
+    await withClient(async (client) => {
       await expect(copyLines(client, 'COPY (SELECT g, 1 / (20000 - g) FROM generate_series(1, 30000) g) TO STDOUT')).rejects.toThrow(/division by zero/)
       await expect(copyLines(client, 'COPY (SELECT * FROM no_such_table) TO STDOUT')).rejects.toThrow(/does not exist/)
-      expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
-    } finally {
-      client.release()
-    }
+    })
   })
 
   it('copies an empty result', async () => {
-    const client = await pool.connect()
-    try {
+    await withClient(async (client) => {
       expect((await copyLines(client, 'COPY (SELECT 1 WHERE false) TO STDOUT')).lines).toEqual([])
-    } finally {
-      client.release()
-    }
+    })
   })
 })
