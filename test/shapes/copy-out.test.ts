@@ -63,6 +63,16 @@ describe('CopyOut', () => {
     })
   })
 
+  it('reads and drops the rest of a copy whose consumer stops early', async () => {
+    await withClient(async (client) => {
+      const copy = client.query(new CopyOut('COPY (SELECT g, repeat(\'y\', 100) FROM generate_series(1, 200000) g) TO STDOUT'))
+      for await (const batch of copy.batches()) {
+        expect(batch.length).toBeGreaterThan(0)
+        break
+      }
+    })
+  })
+
   it('copies an empty result', async () => {
     await withClient(async (client) => {
       expect((await copyLines(client, 'COPY (SELECT 1 WHERE false) TO STDOUT')).lines).toEqual([])

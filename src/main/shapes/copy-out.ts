@@ -25,6 +25,8 @@ export class CopyOut implements Submittable {
   private partial: Buffer[] = []
   private partialBytes = 0
   private copying = false
+  /** Set once the consumer is gone: the rest of the copy is read and dropped. */
+  private discarding = false
   private finished = false
   private failure: Error | null = null
   private wake: (() => void) | null = null
@@ -43,19 +45,29 @@ export class CopyOut implements Submittable {
     connection.query(this.sql)
   }
 
-  /** Batches of complete COPY text lines, in order, until the copy ends; throws what the copy failed with. */
+  /**
+   * Batches of complete COPY text lines, in order, until the copy ends; throws what the copy failed with. A consumer
+   * that stops early leaves the rest of the copy to be read and dropped, so the connection comes back usable.
+   */
   async *batches(): AsyncGenerator<Buffer> {
-    for (;;) {
-      const batch = this.queue.shift()
-      if (batch) {
-        this.queued -= batch.length
-        if (this.queued < QUEUE_LIMIT) this.stream?.resume()
-        yield batch
-        continue
+    try {
+      for (;;) {
+        const batch = this.queue.shift()
+        if (batch) {
+          this.queued -= batch.length
+          if (this.queued < QUEUE_LIMIT) this.stream?.resume()
+          yield batch
+          continue
+        }
+        if (this.failure) throw this.failure
+        if (this.finished) return
+        await new Promise<void>((resolve) => (this.wake = resolve))
       }
-      if (this.failure) throw this.failure
-      if (this.finished) return
-      await new Promise<void>((resolve) => (this.wake = resolve))
+    } finally {
+      this.discarding = true
+      this.queue.length = 0
+      this.queued = 0
+      if (this.copying) this.stream?.resume()
     }
   }
 
@@ -120,7 +132,7 @@ export class CopyOut implements Submittable {
   }
 
   private push(lines: Buffer): void {
-    if (lines.length === 0) return
+    if (lines.length === 0 || this.discarding) return
     this.queue.push(lines)
     this.queued += lines.length
     if (this.queued >= QUEUE_LIMIT) this.stream?.pause()
