@@ -21,7 +21,7 @@ describe('saved shapes store', () => {
       target: {
         kind: 'custom',
         url: 'https://example.com/v1/shape',
-        headers: [{ name: 'Authorization', value: 'Bearer abc' }, { name: 'x-tenant', value: 't1' }],
+        headers: [{ name: 'Authorization', value: 'Bearer token-of-the-test-user' }, { name: 'x-tenant', value: 't1' }],
         params: [{ name: 'secret', value: 's3cr3t' }]
       }
     })
@@ -42,7 +42,7 @@ describe('saved shapes store', () => {
       params: [{ name: 'secret', value: '', redacted: true }]
     })
     const text = await readFile(file, 'utf8')
-    expect(text).not.toContain('abc')
+    expect(text).not.toContain('token-of-the-test-user')
     expect(text).not.toContain('s3cr3t')
     expect((await stat(file)).mode & 0o777).toBe(0o600)
     expect(await store.remove(first.id)).toBe(true)
