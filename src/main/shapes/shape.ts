@@ -136,6 +136,8 @@ export class Shape {
 
   invalidate(): void {
     this.invalidated = true
+    for (const held of this.recentChunks?.values() ?? []) held.release()
+    this.recentChunks?.clear()
     this.wake()
   }
 
