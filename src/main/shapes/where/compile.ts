@@ -241,29 +241,24 @@ function enumCast(arg: Node, name: string): Node {
 
 // ---------- three-valued logic ----------
 
-function and(values: readonly Evaluate[]): Evaluate {
+/**
+ * AND and OR under SQL's three-valued logic: `decisive` (false for AND, true for OR) decides at once; otherwise a NULL
+ * operand makes the result NULL.
+ */
+function junction(values: readonly Evaluate[], decisive: boolean): Evaluate {
   return (row) => {
     let sawNull = false
     for (const evaluate of values) {
       const value = evaluate(row)
-      if (value === false) return false
+      if (value === decisive) return decisive
       if (value === null) sawNull = true
     }
-    return sawNull ? null : true
+    return sawNull ? null : !decisive
   }
 }
 
-function or(values: readonly Evaluate[]): Evaluate {
-  return (row) => {
-    let sawNull = false
-    for (const evaluate of values) {
-      const value = evaluate(row)
-      if (value === true) return true
-      if (value === null) sawNull = true
-    }
-    return sawNull ? null : false
-  }
-}
+const and = (values: readonly Evaluate[]): Evaluate => junction(values, false)
+const or = (values: readonly Evaluate[]): Evaluate => junction(values, true)
 
 function not(value: Evaluate): Evaluate {
   return (row) => {
