@@ -144,23 +144,23 @@ class LongPollGroup {
   private wake(): void {
     const { shape, offset, requested } = this
     if (this.members.size === 0) return this.close()
-    const grown = compareOffsets(shape.lastOffset, offset) > 0
-    if (!grown && !shape.invalidated && shape.failure === null) return this.listen()
+    if (!hasNews(shape, offset)) return this.listen()
     this.close()
     const members = [...this.members]
     this.members.clear()
-    const slice = grown && !shape.invalidated ? shape.tailAfter(offset) : undefined
+    const slice = shape.invalidated ? undefined : shape.tailAfter(offset)
     const first = members[0]
     const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
     // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
-    const written = members.map((member) => (prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null))
-    members.forEach((member, index) => {
+    const outcomes = members.map((member) => ({ member, wire: prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null }))
+    for (const { member, wire } of outcomes) {
       member.release()
-      const wire = written[index]
-      if (wire === null || wire === undefined) return member.resolve(finishLongPoll(member.context, shape, offset, requested))
-      if (wire) member.context.r.endWritten()
-      member.resolve(Promise.resolve())
-    })
+      if (wire === null) member.resolve(finishLongPoll(member.context, shape, offset, requested))
+      else {
+        if (wire) member.context.r.endWritten()
+        member.resolve(Promise.resolve())
+      }
+    }
   }
 }
 
@@ -178,7 +178,7 @@ const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  if (compareOffsets(shape.lastOffset, offset) > 0 || shape.invalidated || shape.failure !== null || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
+  if (hasNews(shape, offset) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
   const groups = longPollGroups.get(shape) ?? new Map<string, LongPollGroup>()
   longPollGroups.set(shape, groups)
   const key = longPollKey(context, offset)
@@ -197,14 +197,13 @@ function longPollKey(context: LogRequestContext, offset: LogOffset): string {
   return [formatOffset(offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache, r.head, r.req.headers['if-none-match'] ?? ''].join('\u0000')
 }
 
-function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  if (shape.invalidated) return replacement(context).then((current) => conflict(context, current))
-  const inTail = shape.tailAfter(offset)
-  if (inTail === undefined) return shape.readLogAfter(offset).then((slice) => answerLongPoll(context, shape, offset, requested, slice))
-  return answerLongPoll(context, shape, offset, requested, inTail)
-}
+/** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
+const hasNews = (shape: Shape, offset: LogOffset): boolean => compareOffsets(shape.lastOffset, offset) > 0 || shape.invalidated || shape.failure !== null
 
-function answerLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string, slice: LogSlice | null): Promise<void> {
+/** Answers one long-poll on its own (timed out, cancelled, conditional, or its group could not share an answer). */
+async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
+  if (shape.invalidated) return conflict(context, await replacement(context))
+  const slice = await shape.readLogAfter(offset)
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
