@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CopyOut } from '../../src/main/shapes/copy-out'
@@ -77,5 +78,45 @@ describe('CopyOut', () => {
     await withClient(async (client) => {
       expect((await copyLines(client, 'COPY (SELECT 1 WHERE false) TO STDOUT')).lines).toEqual([])
     })
+  })
+})
+
+/** A protocol message: its code, then its length (counting itself) and body. */
+function message(code: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5)
+  head.write(code, 0, 'latin1')
+  head.writeUInt32BE(body.length + 4, 1)
+  return Buffer.concat([head, body])
+}
+
+describe('CopyOut reading the protocol in any split', () => {
+  it('gets every line and hands the bytes after CopyDone back to pg, however the reads cut the messages', async () => {
+    const lines = ['1\tshort', `2\t${'x'.repeat(200_000)}`, '3\tafter the long one', `4\t${'y'.repeat(70_000)}`, '5\tlast']
+    const after = Buffer.concat([message('C', Buffer.from('COPY 5\0')), message('Z', Buffer.from('I'))])
+    const wire = Buffer.concat([message('H', Buffer.from([0, 0, 2, 0, 0, 0, 0])), ...lines.map((line) => message('d', Buffer.from(`${line}\n`))), message('N', Buffer.from('notice\0')), message('c', Buffer.alloc(0)), after])
+    // reads cut inside a header (1 and 3 bytes in), inside bodies, and a long message spread over several reads
+    const firstLong = wire.indexOf(Buffer.from('2\tx')) - 5
+    const cuts = [3, 20, firstLong + 2, firstLong + 1000, firstLong + 65_536, firstLong + 131_072, firstLong + 196_000, wire.length - after.length - 3, wire.length - 4]
+    for (const splitAt of [cuts, Array.from({ length: Math.floor(wire.length / 9973) }, (_, i) => (i + 1) * 9973)]) {
+      const stream = new PassThrough()
+      const handedBack: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => handedBack.push(chunk))
+      const copy = new CopyOut('COPY x TO STDOUT')
+      copy.submit({ stream, query: () => undefined } as unknown as Parameters<CopyOut['submit']>[0])
+      const received: Buffer[] = []
+      const reading = (async () => {
+        for await (const batch of copy.batches()) received.push(Buffer.from(batch))
+      })()
+      let from = 0
+      for (const to of [...splitAt, wire.length]) {
+        stream.write(Buffer.from(wire.subarray(from, to)))
+        from = to
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      copy.handleReadyForQuery()
+      await reading
+      expect(Buffer.concat(received).toString()).toBe(lines.map((line) => `${line}\n`).join(''))
+      expect(Buffer.concat(handedBack)).toEqual(after)
+    }
   })
 })

@@ -112,23 +112,28 @@ export class CopyOut implements Submittable {
 
   /**
    * Completes the message cut by the last read with the start of `chunk` (copying only that message) and handles it;
-   * returns where the rest of `chunk` starts, or -1 when the message is still incomplete.
+   * returns where the rest of `chunk` starts, or -1 when the message is still incomplete. The first part kept always
+   * holds the whole 5-byte header once there are that many bytes.
    */
   private completePartial(chunk: Buffer): number {
-    const head = this.partialBytes >= HEADER_BYTES ? this.partial[0] : Buffer.concat([...this.partial, chunk.subarray(0, HEADER_BYTES)])
-    if (!head || head.length < HEADER_BYTES) return this.keepIncomplete(chunk)
+    let used = 0
+    if (this.partialBytes < HEADER_BYTES) {
+      used = Math.min(HEADER_BYTES - this.partialBytes, chunk.length)
+      this.partial = [Buffer.concat([...this.partial, chunk.subarray(0, used)])]
+      this.partialBytes += used
+      if (this.partialBytes < HEADER_BYTES) return -1
+    }
+    const head = this.partial[0] as Buffer
     const need = 1 + head.readUInt32BE(1) - this.partialBytes
-    if (need > chunk.length) return this.keepIncomplete(chunk)
-    const message = Buffer.concat([...this.partial, chunk.subarray(0, need)])
+    if (need > chunk.length - used) {
+      this.keepPartial(chunk.subarray(used))
+      return -1
+    }
+    const message = Buffer.concat([...this.partial, chunk.subarray(used, used + need)])
     this.partial = []
     this.partialBytes = 0
     this.readMessages(message, 0)
-    return need
-  }
-
-  private keepIncomplete(chunk: Buffer): number {
-    this.keepPartial(chunk)
-    return -1
+    return used + need
   }
 
   private push(lines: Buffer): void {
