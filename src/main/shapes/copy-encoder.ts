@@ -1,6 +1,6 @@
 import type { ShapeDefinition } from './definition'
 import { COPY_ENCODER_WASM } from './copy-encoder-wasm'
-import { InsertEncoder } from './messages'
+import { InsertEncoder, isBoolColumn } from './messages'
 import { parseCopyLine } from './row-sql'
 
 const NEWLINE = 10
@@ -48,10 +48,10 @@ export class CopyEncoder {
     this.wasm = new WebAssembly.Instance(encoderModule(), {}).exports as unknown as EncoderModule
     const { table } = definition
     const keyStart = JSON.stringify(this.general.keyStart).slice(1, -1)
-    const head = bytes(`{"headers":${JSON.stringify({ operation: 'insert', relation: [table.schema, table.name] })},"key":"${keyStart}`)
+    const head = bytes(`${this.general.prefix}"${keyStart}`)
     const valueHead = bytes('","value":{')
     const names = definition.columns.map((name, index) => bytes(`${index === 0 ? '' : ','}${JSON.stringify(name)}:`))
-    const isBool = definition.columns.map((name) => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray))
+    const isBool = definition.columns.map((name) => isBoolColumn(table, name))
     const keyIndexes = table.keyColumns.map((name) => this.general.columns.indexOf(name))
     this.fieldCount = this.general.columns.length
     const namesSize = names.reduce((sum, name) => sum + name.length, 0)

@@ -41,7 +41,8 @@ function wireValue(isBool: boolean, value: string | null): string | null {
   return value === 't' ? 'true' : value === 'f' ? 'false' : value
 }
 
-const isBoolColumn = (table: TableInfo, name: string): boolean => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
+/** Booleans are the one type whose text the protocol rewrites (`t`/`f` → `true`/`false`); arrays of them are not. */
+export const isBoolColumn = (table: TableInfo, name: string): boolean => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
 
 function pick(definition: ShapeDefinition, row: Row, names: readonly string[]): Record<string, string | null> {
   const value: Record<string, string | null> = {}
@@ -56,7 +57,8 @@ function pick(definition: ShapeDefinition, row: Row, names: readonly string[]): 
 export class InsertEncoder {
   /** What the query must select: the shape's columns, then key columns it does not select. */
   readonly columns: string[]
-  private readonly prefix: string
+  /** `{"headers":{…},"key":`, what every insert message starts with. */
+  readonly prefix: string
   private readonly fields: Array<{ name: string; index: number; isBool: boolean }>
   private readonly keyIndexes: number[]
   /** `"schema"."table"/`, what every key starts with. */
