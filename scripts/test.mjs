@@ -49,12 +49,14 @@ if (!only || only === 'static') {
   check('lint', 'npm', ['run', '--silent', 'lint'])
   check('build', 'npm', ['run', '--silent', 'build'])
 }
-if (!only || only === 'unit') {
-  suite('vitest', 'npx', ['vitest', 'run'], 'test-results/vitest.json', (json) => ({
-    passed: json.numPassedTests ?? 0,
-    failed: (json.numFailedTests ?? 0) + (json.numRuntimeErrorTestSuites ?? 0) + (json.numFailedTestSuites > 0 && json.numFailedTests === 0 ? json.numFailedTestSuites : 0),
-    skipped: (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0)
-  }))
+const vitestCounts = (json) => ({
+  passed: json.numPassedTests ?? 0,
+  failed: (json.numFailedTests ?? 0) + (json.numRuntimeErrorTestSuites ?? 0) + (json.numFailedTestSuites > 0 && json.numFailedTests === 0 ? json.numFailedTestSuites : 0),
+  skipped: (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0)
+})
+if (!only || only === 'unit') suite('vitest', 'npx', ['vitest', 'run'], 'test-results/vitest.json', vitestCounts)
+if (!only || only === 'faults') {
+  suite('faults', 'npx', ['vitest', 'run', '--config', 'vitest.faults.config.ts'], 'test-results/vitest-faults.json', vitestCounts)
 }
 if (!only || only === 'e2e') {
   suite('playwright', 'npx', ['playwright', 'test'], 'test-results/playwright.json', (json) => ({

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config'
+
+/** The slow fault tests: kill -9 of Postgres and of the server, damaged files, a full disk. `npm run test:faults`. */
+export default defineConfig({
+  test: {
+    include: ['test/faults/**/*.test.ts'],
+    environment: 'node',
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    maxWorkers: 1,
+    passWithNoTests: true,
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest-faults.json' }]]
+  }
+})
