@@ -1,18 +1,34 @@
-import { execFile, spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { filePersistence, keychainPersistence, forgetPersisted } from '../../src/main/mcp/persistence/oauth-persistence'
-import { fileSecretStore, keychainStore, KeychainError } from '../../src/main/mcp/persistence/secret-store'
+import { fileSecretStore, keychainStore, KeychainError, type SecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { McpHost } from '../../src/main/mcp/host'
+import { aesGcmCipher } from './support/aes-cipher'
+import { watchArgv } from './support/argv-watch'
 import { keyringUnavailable, startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
 import { startMcpHttpServer } from './support/mcp-http-server'
 import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 
 const run = promisify(execFile)
 const tokens = { accessToken: 'at-0123456789abcdef', refreshToken: 'rt-0123456789abcdef', expiresAt: 2_000_000_000 }
+const tokensJson = JSON.stringify(tokens)
+const NOT_INSTALLED: string = '@napi-rs/keyring-not-installed'
+/** Values a store must give back byte for byte. */
+const awkwardSecrets = {
+  json: JSON.stringify({ accessToken: 'at-'.padEnd(1200, 'x'), refreshToken: 'rt-0123456789abcdef', expiresAt: 2_000_000_000 }),
+  unicode: 'pässwörd ✓ 😀 日本',
+  newlines: 'line one\nline two',
+  trailingNewline: 'ends with a newline\n',
+  spaces: '  leading and trailing  ',
+  shell: `'"\\$(id)\`;|&<>`,
+  large: 'x'.repeat(64 * 1024)
+}
+/** Equality without printing 64 KiB into the report when it fails. */
+const sameText = (actual: string | undefined, expected: string) => actual === expected || `${actual?.length ?? 'undefined'} characters, expected ${expected.length}`
 const client = { clientId: 'client-1', issuer: 'http://127.0.0.1:1/', redirect_uris: ['http://127.0.0.1:2/oauth/callback/demo'], client_id_issued_at: 1 }
 
 describe('filePersistence (0600 JSON)', () => {
@@ -67,74 +83,176 @@ describe('filePersistence (0600 JSON)', () => {
   })
 })
 
-describe('keychain store on other platforms', () => {
-  it('throws a clear error on Windows', () => {
-    expect(() => keychainStore({ platform: 'win32' })).toThrow(KeychainError)
-    expect(() => keychainStore({ platform: 'win32' })).toThrow(/macOS and Linux, not win32/)
+
+describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)', () => {
+  let dir: string
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'syncscope-sealed-store-'))
+  })
+  afterAll(() => rm(dir, { recursive: true, force: true }))
+
+  it('keeps only ciphertext on disk (0600) and round-trips every value', async () => {
+    const path = join(dir, 'sealed.json')
+    const store = fileSecretStore(path, { cipher: aesGcmCipher(), why: 'no OS keychain: test' })
+    expect(store.description).toBe(`${path} (mode 0600, encrypted with AES-256-GCM (test key); no OS keychain: test)`)
+    for (const value of Object.values(awkwardSecrets)) {
+      await store.set('tokens:demo', value)
+      expect(sameText(await store.get('tokens:demo'), value)).toBe(true)
+    }
+    await store.set('tokens:demo', tokensJson)
+    const disk = await readFile(path, 'utf8')
+    expect(disk).not.toContain(tokens.accessToken)
+    expect(JSON.parse(disk)).toMatchObject({ encryptedWith: 'AES-256-GCM (test key)', encrypted: { 'tokens:demo': expect.any(String) } })
+    expect((await stat(path)).mode & 0o777).toBe(0o600)
+    await store.delete('tokens:demo')
+    expect(await store.get('tokens:demo')).toBeUndefined()
+  })
+
+  it('encrypts the plain values left from before on its next write', async () => {
+    const path = join(dir, 'upgrade.json')
+    await fileSecretStore(path).set('client:old', 'plain-client-secret')
+    expect(await readFile(path, 'utf8')).toContain('plain-client-secret')
+    const sealed = fileSecretStore(path, { cipher: aesGcmCipher() })
+    expect(await sealed.get('client:old')).toBe('plain-client-secret')
+    await sealed.set('tokens:new', 'new-token')
+    expect(await readFile(path, 'utf8')).not.toContain('plain-client-secret')
+    expect(await sealed.get('client:old')).toBe('plain-client-secret')
+  })
+
+  it('refuses, with the reason, an encrypted value it has no key for (never reads it as missing)', async () => {
+    const path = join(dir, 'foreign.json')
+    await fileSecretStore(path, { cipher: aesGcmCipher() }).set('tokens:demo', tokensJson)
+    await expect(fileSecretStore(path).get('tokens:demo')).rejects.toThrow(/tokens:demo in .* is encrypted with AES-256-GCM \(test key\); only the Syncscope app can read it/)
+    await expect(fileSecretStore(path, { cipher: aesGcmCipher() }).get('tokens:demo')).rejects.toThrow(/cannot be decrypted with AES-256-GCM/)
+  })
+
+  it('refuses a damaged file without quoting its content', async () => {
+    const path = join(dir, 'damaged.json')
+    await writeFile(path, '{"secrets": {"tokens:demo": "at-visible-secret"', { mode: 0o600 })
+    const failure = (await fileSecretStore(path).get('tokens:demo').catch((error: unknown) => error)) as Error
+    expect(failure.message).toMatch(/is not valid JSON; fix it or delete it/)
+    expect(failure.message).not.toContain('at-visible-secret')
+  })
+})
+
+describe('which keychain backend is picked where the binding cannot load', () => {
+  const notInstalled = () => import(NOT_INSTALLED)
+
+  it('Linux: secret-tool, saying why', async () => {
+    const store = await keychainStore({ platform: 'linux', loadBinding: notInstalled })
+    expect(store.description).toMatch(/^Secret Service via secret-tool, service service-agents \(the native binding @napi-rs\/keyring did not load: .*keyring-not-installed/)
+  })
+
+  it('macOS: the security tool, saying why', async () => {
+    const store = await keychainStore({ platform: 'darwin', loadBinding: notInstalled })
+    expect(store.description).toMatch(/^macOS Keychain via the security tool, service service-agents \(the native binding @napi-rs\/keyring did not load/)
+  })
+
+  it('Windows: no keychain at all, a typed error that names the cause', async () => {
+    const failure = await keychainStore({ platform: 'win32', loadBinding: notInstalled }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(KeychainError)
+    expect((failure as KeychainError).reason).toBe('unsupported_platform')
+    expect((failure as KeychainError).message).toMatch(/no keychain on win32: the native binding @napi-rs\/keyring did not load/)
   })
 })
 
 const skipReason = keyringUnavailable()
-describe.skipIf(skipReason !== null)(`keychainPersistence with the real secret-tool${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
+describe.skipIf(skipReason !== null)(`the real Secret Service on a private D-Bus session${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
   let keyring: HeadlessKeyring
-  let previousAddress: string | undefined
+  let native: SecretStore
+  let cli: SecretStore
   beforeAll(async () => {
     keyring = await startHeadlessKeyring()
-    previousAddress = process.env.DBUS_SESSION_BUS_ADDRESS
+    // The binding reads the bus address once, at its first call in this process: nothing above has called it.
     process.env.DBUS_SESSION_BUS_ADDRESS = keyring.address
+    native = await keychainStore()
+    cli = await keychainStore({ loadBinding: () => import(NOT_INSTALLED) })
   })
   afterAll(async () => {
-    if (previousAddress === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS
-    else process.env.DBUS_SESSION_BUS_ADDRESS = previousAddress
     await keyring?.stop()
   })
 
-  const lookup = (account: string) => run('secret-tool', ['lookup', 'service', 'service-agents', 'account', account]).then((r) => r.stdout)
+  const secretTool = (args: string[]) => run('secret-tool', args).then((result) => result.stdout)
+  const lookup = (account: string, attribute = 'username') => secretTool(['lookup', 'service', 'service-agents', attribute, account])
+  const storeWithSecretTool = (account: string, value: string, attribute = 'username') =>
+    new Promise<void>((resolve, reject) => {
+      const child = execFile('secret-tool', ['store', '--label=by secret-tool', 'service', 'service-agents', attribute, account], (error) => (error ? reject(error) : resolve()))
+      child.stdin?.end(value)
+    })
 
-  it('stores tokens and client under service-agents, readable by another process, replacing not duplicating', async () => {
-    const empty = await keychainPersistence({ server: 'demo' })
-    expect(empty.tokens).toBeUndefined()
-    await empty.onTokensChanged(tokens)
-    await empty.onClientRegistered(client)
-    expect(JSON.parse(await lookup('tokens:demo'))).toEqual(tokens)
-    expect(JSON.parse(await lookup('client:demo'))).toEqual(client)
-    await empty.onTokensChanged({ ...tokens, accessToken: 'at-rotated-0123456789' })
-    const search = await run('secret-tool', ['search', '--all', 'service', 'service-agents', 'account', 'tokens:demo'])
-    expect(search.stdout.match(/^\[\//gm)).toHaveLength(1)
-    expect(search.stdout).toContain('label = service-agents/tokens:demo')
-    const reread = await keychainPersistence({ server: 'demo' })
-    expect(reread.tokens?.accessToken).toBe('at-rotated-0123456789')
-    expect(reread.client).toEqual(client)
-  })
-
-  it('never puts the secret in argv (the store reads it from stdin)', async () => {
-    const secret = `argv-probe-${Date.now()}`
-    const seen: string[] = []
-    const store = keychainStore()
-    const watcher = setInterval(() => {
-      const ps = spawnSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
-      seen.push(...ps.stdout.split('\n').filter((line) => line.includes('secret-tool')))
-    }, 2)
-    try {
-      for (let round = 0; round < 5; round += 1) await store.set('probe:argv', secret)
-    } finally {
-      clearInterval(watcher)
+  it('stores through the native binding; every secret round-trips and secret-tool reads the same item', async () => {
+    expect(native.description).toBe('Secret Service via @napi-rs/keyring, service service-agents')
+    for (const [name, value] of Object.entries(awkwardSecrets)) {
+      await native.set(`secret:roundtrip:${name}`, value)
+      expect(sameText(await native.get(`secret:roundtrip:${name}`), value), name).toBe(true)
+      expect(sameText(await lookup(`secret:roundtrip:${name}`), value), name).toBe(true)
     }
-    expect(seen.some((line) => line.includes(secret))).toBe(false)
-    expect(await store.get('probe:argv')).toBe(secret)
   })
 
-  it('reads a missing item as undefined and deletes on logout and on removal', async () => {
-    const store = keychainStore()
-    expect(await store.get('tokens:nobody')).toBeUndefined()
+  it('reads what secret-tool stored, and the CLI fallback reads and writes the same items as the binding', async () => {
+    await storeWithSecretTool('secret:by-tool', tokensJson)
+    expect(await native.get('secret:by-tool')).toBe(tokensJson)
+    expect(cli.description).toMatch(/^Secret Service via secret-tool, service service-agents \(the native binding @napi-rs\/keyring did not load/)
+    const { large, ...fitting } = awkwardSecrets
+    for (const [name, value] of Object.entries(fitting)) {
+      await cli.set(`secret:cli:${name}`, value)
+      expect(sameText(await cli.get(`secret:cli:${name}`), value), name).toBe(true)
+      expect(sameText(await native.get(`secret:cli:${name}`), value), name).toBe(true)
+    }
+    await native.set('secret:from-native', 'n-1')
+    expect(await cli.get('secret:from-native')).toBe('n-1')
+  })
+
+  it('refuses, in the secret-tool fallback, a secret longer than secret-tool keeps whole (it would cut it and exit 0)', async () => {
+    await native.set('secret:cli:large', 'previous')
+    await expect(cli.set('secret:cli:large', awkwardSecrets.large)).rejects.toThrow(/is 65536 bytes, more than secret-tool stores whole \(8191\)/)
+    expect(await cli.get('secret:cli:large')).toBe('previous')
+  })
+
+  it('finds a token an earlier version stored (secret-tool, attribute account) and moves it to the current item', async () => {
+    await storeWithSecretTool('tokens:legacy', tokensJson, 'account')
+    await storeWithSecretTool('client:legacy', JSON.stringify(client), 'account')
+    const persisted = await keychainPersistence({ server: 'legacy' })
+    expect(persisted.tokens).toEqual(tokens)
+    expect(persisted.client).toEqual(client)
+    expect(JSON.parse(await lookup('tokens:legacy'))).toEqual(tokens)
+    await expect(lookup('tokens:legacy', 'account')).rejects.toMatchObject({ code: 1 })
+  })
+
+  it('deletes: logout forgets the tokens, removal the client too, a legacy copy included; a missing item reads as undefined', async () => {
+    expect(await native.get('tokens:nobody')).toBeUndefined()
+    await native.delete('tokens:nobody')
     const demo = await keychainPersistence({ server: 'gone' })
     await demo.onTokensChanged(tokens)
     await demo.onClientRegistered(client)
-    await forgetPersisted(store, 'gone', { client: false })
-    expect(await store.get('tokens:gone')).toBeUndefined()
-    expect(await store.get('client:gone')).toBeDefined()
-    await forgetPersisted(store, 'gone', { client: true })
-    expect(await store.get('client:gone')).toBeUndefined()
+    await storeWithSecretTool('tokens:gone', 'stale-legacy-token', 'account')
+    await forgetPersisted(native, 'gone', { client: false })
+    expect(await native.get('tokens:gone')).toBeUndefined()
+    await expect(lookup('tokens:gone', 'account')).rejects.toMatchObject({ code: 1 })
+    expect(await native.get('client:gone')).toBeDefined()
+    await forgetPersisted(native, 'gone', { client: true })
+    expect(await native.get('client:gone')).toBeUndefined()
+    await expect(lookup('client:gone')).rejects.toMatchObject({ code: 1 })
+    await cli.set('secret:cli-delete', 'x')
+    await cli.delete('secret:cli-delete')
+    expect(await native.get('secret:cli-delete')).toBeUndefined()
+  })
+
+  it('never shows a secret in any command line (/proc/*/cmdline) while storing, through the binding or secret-tool', async () => {
+    const control = `argv-control-${Date.now()}`
+    const controlWatch = watchArgv()
+    await run(process.execPath, ['-e', 'setTimeout(() => {}, 200)', control])
+    expect((await controlWatch.stop()).some((line) => line.includes(control))).toBe(true)
+
+    for (const [name, store] of [['binding', native], ['secret-tool', cli]] as const) {
+      const secret = `argv-probe-${name}-${Date.now()}`
+      const watch = watchArgv()
+      for (let round = 0; round < 5; round += 1) await store.set('probe:argv', `${secret}-${round}`)
+      const seen = await watch.stop()
+      expect(seen.filter((line) => line.includes(secret)), name).toEqual([])
+      if (name === 'secret-tool') expect(seen.some((line) => line.startsWith('secret-tool store'))).toBe(true)
+      expect(await store.get('probe:argv')).toBe(`${secret}-4`)
+    }
   })
 
   it('keeps an OAuth login across app restarts in the keychain, and deletes it when the server is removed', async () => {
@@ -146,7 +264,7 @@ describe.skipIf(skipReason !== null)(`keychainPersistence with the real secret-t
     const settingsFile = join(dir, 'settings.json')
     await writeFile(settingsFile, JSON.stringify({ mcp: { servers: { kc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } } }))
     const startHost = async () => {
-      const host = new McpHost({ workspace: null, settingsFile, secretStore: keychainStore() })
+      const host = new McpHost({ workspace: null, settingsFile, secretStore: native })
       await host.start()
       return host
     }
@@ -165,8 +283,8 @@ describe.skipIf(skipReason !== null)(`keychainPersistence with the real secret-t
       expect(second.registry.describe('kc').state).toBe('connected')
       expect(as.requests.filter((request) => request.path === '/auth')).toHaveLength(1)
       expect(await second.remove('kc')).toBe(true)
-      expect(await keychainStore().get('tokens:kc')).toBeUndefined()
-      expect(await keychainStore().get('client:kc')).toBeUndefined()
+      expect(await native.get('tokens:kc')).toBeUndefined()
+      expect(await native.get('client:kc')).toBeUndefined()
       await second.close()
     } finally {
       await as.stop()
@@ -175,17 +293,35 @@ describe.skipIf(skipReason !== null)(`keychainPersistence with the real secret-t
     }
   })
 
-  it('gives a typed error, not a hang, when there is no Secret Service on the bus', async () => {
-    const saved = process.env.DBUS_SESSION_BUS_ADDRESS
-    process.env.DBUS_SESSION_BUS_ADDRESS = 'unix:path=/nonexistent/syncscope-bus'
-    try {
-      const started = Date.now()
-      const failure = await keychainStore({ timeoutMs: 3_000 }).get('tokens:demo').catch((error: unknown) => error)
-      expect(failure).toBeInstanceOf(KeychainError)
-      expect(['unavailable', 'timeout', 'failed']).toContain((failure as KeychainError).reason)
-      expect(Date.now() - started).toBeLessThan(5_000)
-    } finally {
-      process.env.DBUS_SESSION_BUS_ADDRESS = saved
+  describe('the choice a fresh process makes (the binding reads the bus address once per process)', () => {
+    let dir: string
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'syncscope-detect-'))
+    })
+    afterAll(() => rm(dir, { recursive: true, force: true }))
+
+    const detectInChild = async (busAddress: string, mode?: 'no-binding') => {
+      const file = join(dir, `secrets-${Date.now()}.json`)
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/mcp/support/detect-secret-store.ts', file, ...(mode ? [mode] : [])], {
+        env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: busAddress }
+      })
+      return { file, result: JSON.parse(stdout) as { kind: string; description: string; readBack: string; afterDelete: string | null; ms: number } }
     }
+
+    it('picks the binding when the Secret Service answers, secret-tool when the binding cannot load', async () => {
+      const { result: native } = await detectInChild(keyring.address)
+      expect(native).toMatchObject({ kind: 'keychain', description: 'Secret Service via @napi-rs/keyring, service service-agents', readBack: 'child-secret', afterDelete: null })
+      const { result: cli } = await detectInChild(keyring.address, 'no-binding')
+      expect(cli).toMatchObject({ kind: 'keychain', readBack: 'child-secret', afterDelete: null })
+      expect(cli.description).toMatch(/via secret-tool.*did not load/)
+    })
+
+    it('falls back to the 0600 file with no Secret Service on the bus, fast, and says why', async () => {
+      const { file, result } = await detectInChild('unix:path=/nonexistent/syncscope-bus')
+      expect(result).toMatchObject({ kind: 'file', readBack: 'child-secret', afterDelete: null })
+      expect(result.description).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(mode 0600, plain text; no OS keychain: no Secret Service on the session bus`))
+      expect(result.ms).toBeLessThan(4_000)
+      expect((await stat(file)).mode & 0o777).toBe(0o600)
+    })
   })
 })

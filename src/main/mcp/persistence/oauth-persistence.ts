@@ -1,5 +1,6 @@
 import { OAuthClientInfoSchema, OAuthTokensSchema, type OAuthClientInfo, type OAuthTokens } from '../../../shared/contract/mcp'
-import { keychainStore, readPrivateJson, withFileLock, writePrivateJson, type SecretStore } from './secret-store'
+import { readPrivateJson, withFileLock, writePrivateJson } from './file-store'
+import { keychainStore, type SecretStore } from './secret-store'
 
 /** What a persistence helper returns: spread it into an authorizationCode auth config. */
 export interface OAuthPersistence {
@@ -40,9 +41,9 @@ export async function forgetPersisted(store: SecretStore, server: string, what: 
   if (what.client) await store.delete(clientAccount(server))
 }
 
-/** OS keychain persistence: service `service-agents`; on Windows it throws. */
-export function keychainPersistence(options: { server: string; service?: string }): Promise<OAuthPersistence> {
-  return storePersistence(keychainStore(options.service ? { service: options.service } : {}), options.server)
+/** OS keychain persistence: service `service-agents`; throws where there is no keychain. */
+export async function keychainPersistence(options: { server: string; service?: string }): Promise<OAuthPersistence> {
+  return storePersistence(await keychainStore(options.service ? { service: options.service } : {}), options.server)
 }
 
 /**
