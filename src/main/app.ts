@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { ServeOptions } from './cli/serve-options'
 import { startCore, type Core } from './core'
 import { EventBus } from './events'
+import type { FileEncryption } from './mcp/persistence/file-store'
 import { startHeadlessServer, type HeadlessServer } from './headless/server'
 import { startRooms, type RoomContext, type Rooms } from './rooms'
 import { createDispatcher, type Dispatch } from './rpc/dispatcher'
@@ -22,6 +23,8 @@ export interface StartAppOptions {
   /** The built renderer to serve over HTTP (headless --ui); null in the Electron shell, which uses IPC. */
   rendererDir: string | null
   log: (line: string) => void
+  /** The Electron shell's safeStorage for the MCP secrets file where no keychain answers. */
+  secretFileEncryption?: FileEncryption
 }
 
 /** The server's URL as a client on this machine dials it: a wildcard address means loopback. */
@@ -35,9 +38,9 @@ async function closeAll(context: RoomContext): Promise<void> {
 }
 
 /** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
-export async function startApp({ serve, rendererDir, log }: StartAppOptions): Promise<RunningApp> {
+export async function startApp({ serve, rendererDir, log, secretFileEncryption }: StartAppOptions): Promise<RunningApp> {
   const events = new EventBus()
-  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null }
+  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null, ...(secretFileEncryption ? { secretFileEncryption } : {}) }
   let core: Core | null = null
   let server: HeadlessServer
   let rooms: Rooms

@@ -3,6 +3,7 @@ import { startApp, type RunningApp } from './app'
 import { ServeOptionsSchema } from './cli/serve-options'
 import { defaultDataDir } from './data-dir'
 import { serveContractOverIpc } from './electron/ipc'
+import { safeStorageEncryption } from './electron/safe-storage-cipher'
 import { createMainWindow } from './electron/window'
 
 const CSP = [
@@ -26,7 +27,7 @@ async function boot(): Promise<void> {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
   Menu.setApplicationMenu(Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'viewMenu' }, { role: 'windowMenu' }]))
   const serve = ServeOptionsSchema.parse({ dataDir: defaultDataDir(), port: Number(process.env.SYNCSCOPE_PORT ?? 3000) })
-  running = await startApp({ serve, rendererDir: null, log: (line) => console.error(line) })
+  running = await startApp({ serve, rendererDir: null, log: (line) => console.error(line), secretFileEncryption: safeStorageEncryption() })
   const window = createMainWindow()
   serveContractOverIpc(running.dispatch, running.core.events, window)
 }

@@ -2,6 +2,7 @@ import type { ServeOptions } from './cli/serve-options'
 import type { DatabaseBoundFactory } from './core'
 import type { EventBus } from './events'
 import type { PublicRoute } from './headless/server'
+import type { FileEncryption } from './mcp/persistence/file-store'
 import { type McpRoom, startMcpRoom } from './mcp/room'
 import { type ProxyRoom, startProxyRoom } from './proxy/room'
 import { type ShapesRoom, startShapesRoom } from './shapes/room'
@@ -21,6 +22,8 @@ export interface RoomContext {
   onClose: Array<() => Promise<void>>
   /** Where a client on this machine reaches the app's HTTP server (shape API, UI), once it listens; null before. */
   serverUrl: string | null
+  /** How the Electron shell encrypts the MCP secrets file where no keychain answers (safeStorage); absent elsewhere. */
+  secretFileEncryption?: FileEncryption
 }
 
 /**

@@ -7,13 +7,13 @@ export type McpRoom = McpHost
 
 /**
  * The app's MCP registry: `<workspace>/mcp.json` over `<dataDir>/settings.json`, watched; secrets in the OS keychain,
- * or `<dataDir>/mcp-secrets.json` (0600) where there is none. OAuth redirects come back to a loopback listener the
- * registry opens on 127.0.0.1; the authorisation URL goes to the UI (`mcp.authorize`), which opens it in a new tab
- * (the Electron shell hands new windows to the system browser).
+ * or `<dataDir>/mcp-secrets.json` (0600; in the Electron shell encrypted with safeStorage) where there is none. OAuth
+ * redirects come back to a loopback listener the registry opens on 127.0.0.1; the authorisation URL goes to the UI
+ * (`mcp.authorize`), which opens it in a new tab (the Electron shell hands new windows to the system browser).
  */
 export async function startMcpRoom(context: RoomContext): Promise<McpRoom> {
-  const { serve, events, log } = context
-  const secretStore = await detectSecretStore(join(serve.dataDir, 'mcp-secrets.json'))
+  const { serve, events, log, secretFileEncryption } = context
+  const secretStore = await detectSecretStore(join(serve.dataDir, 'mcp-secrets.json'), secretFileEncryption ? { encryption: secretFileEncryption } : {})
   const host = new McpHost({
     workspace: serve.workspace,
     settingsFile: join(serve.dataDir, 'settings.json'),

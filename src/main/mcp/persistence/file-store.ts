@@ -15,6 +15,9 @@ export interface SecretCipher {
   decrypt(sealed: Buffer): string
 }
 
+/** How the secrets file is protected beyond its mode: a cipher, or why there is none. */
+export type FileEncryption = { cipher: SecretCipher } | { unavailable: string }
+
 /** Reads a secrets file, refusing one that others could read. */
 export async function readPrivateJson(path: string): Promise<Record<string, unknown>> {
   let mode: number

@@ -1,9 +1,9 @@
 import { legacySecretToolItems, macSecurityStore, secretToolStore, type LegacySecretToolItems } from './cli-keychain'
-import { fileSecretStore, type SecretCipher } from './file-store'
+import { fileSecretStore, type FileEncryption } from './file-store'
 import { KEYCHAIN_TIMEOUT_MS, KeychainError } from './keychain-error'
 import { loadKeyringBinding, nativeKeychainStore, type KeyringBinding } from './native-keychain'
 
-export { fileSecretStore, type SecretCipher } from './file-store'
+export { fileSecretStore, type FileEncryption, type SecretCipher } from './file-store'
 export { KeychainError, type KeychainErrorReason } from './keychain-error'
 
 /** The keychain service every Syncscope MCP secret is filed under. */
@@ -74,11 +74,11 @@ export async function keychainStore(options: KeychainOptions = {}): Promise<Secr
 }
 
 /**
- * The keychain when it answers a lookup, else the file `fallbackFile` (0600; its values encrypted when a cipher is
- * given, as the Electron shell does with safeStorage). The store's description says which it picked and why.
+ * The keychain when it answers a lookup, else the file `fallbackFile` (0600; its values encrypted where `encryption`
+ * brings a cipher, as the Electron shell does with safeStorage). The store's description says which it picked and why.
  */
-export async function detectSecretStore(fallbackFile: string, options: KeychainOptions & { cipher?: SecretCipher } = {}): Promise<SecretStore> {
-  const { cipher, ...keychain } = options
+export async function detectSecretStore(fallbackFile: string, options: KeychainOptions & { encryption?: FileEncryption } = {}): Promise<SecretStore> {
+  const { encryption, ...keychain } = options
   let why: string
   try {
     const store = await keychainStore({ timeoutMs: 4_000, ...keychain })
@@ -87,5 +87,6 @@ export async function detectSecretStore(fallbackFile: string, options: KeychainO
   } catch (error) {
     why = `no OS keychain: ${firstLine(error)}`
   }
-  return fileSecretStore(fallbackFile, { ...(cipher ? { cipher } : {}), why })
+  if (encryption && 'cipher' in encryption) return fileSecretStore(fallbackFile, { cipher: encryption.cipher, why })
+  return fileSecretStore(fallbackFile, { why: encryption ? `${why}; ${encryption.unavailable}` : why })
 }
