@@ -94,7 +94,7 @@ describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)'
   it('keeps only ciphertext on disk (0600) and round-trips every value', async () => {
     const path = join(dir, 'sealed.json')
     const store = fileSecretStore(path, { cipher: aesGcmCipher(), why: 'no OS keychain: test' })
-    expect(store.description).toBe(`${path} (mode 0600, encrypted with AES-256-GCM (test key); no OS keychain: test)`)
+    expect(store.description).toBe(`${path} (mode 0600), encrypted with AES-256-GCM (test key); no OS keychain: test`)
     for (const value of Object.values(awkwardSecrets)) {
       await store.set('tokens:demo', value)
       expect(sameText(await store.get('tokens:demo'), value)).toBe(true)
@@ -319,7 +319,7 @@ describe.skipIf(skipReason !== null)(`the real Secret Service on a private D-Bus
     it('falls back to the 0600 file with no Secret Service on the bus, without waiting for a D-Bus timeout, and says why', async () => {
       const { file, result } = await detectInChild('unix:path=/nonexistent/syncscope-bus')
       expect(result).toMatchObject({ kind: 'file', readBack: 'child-secret', afterDelete: null })
-      expect(result.description).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(mode 0600, plain text; no OS keychain: no Secret Service on the session bus`))
+      expect(result.description).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(mode 0600\\), plain text; no OS keychain: no Secret Service on the session bus`))
       expect(result.ms).toBeLessThan(15_000) // not the 25 s of a D-Bus activation timeout
       expect((await stat(file)).mode & 0o777).toBe(0o600)
     })
@@ -328,12 +328,12 @@ describe.skipIf(skipReason !== null)(`the real Secret Service on a private D-Bus
       const noBus = 'unix:path=/nonexistent/syncscope-bus'
       const { file, result } = await detectInChild(noBus, 'encrypted')
       expect(result).toMatchObject({ kind: 'file', readBack: 'child-secret', afterDelete: null })
-      expect(result.description).toMatch(/\(mode 0600, encrypted with AES-256-GCM \(test key\); no OS keychain: no Secret Service on the session bus/)
+      expect(result.description).toMatch(/\(mode 0600\), encrypted with AES-256-GCM \(test key\); no OS keychain: no Secret Service on the session bus/)
       const disk = await readFile(file, 'utf8')
       expect(disk).not.toContain('kept-secret')
       expect(JSON.parse(disk)).toMatchObject({ encrypted: { 'tokens:kept': expect.any(String) } })
       const { result: plain } = await detectInChild(noBus, 'no-cipher')
-      expect(plain.description).toMatch(/\(mode 0600, plain text; no OS keychain: .*; the cipher is unavailable in this test\)$/)
+      expect(plain.description).toMatch(/\(mode 0600\), plain text; no OS keychain: .*; the cipher is unavailable in this test$/)
     })
   })
 })

@@ -95,7 +95,7 @@ export function fileSecretStore(path: string, options: { cipher?: SecretCipher; 
   const protection = cipher ? `encrypted with ${cipher.name}` : 'plain text'
   return {
     kind: 'file',
-    description: `${path} (mode 0600, ${protection}${why ? `; ${why}` : ''})`,
+    description: `${path} (mode 0600), ${protection}${why ? `; ${why}` : ''}`,
     async get(account) {
       const data = await load()
       const sealed = data.encrypted?.[account]
