@@ -238,6 +238,38 @@ describe.skipIf(skipReason !== null)(`the real Secret Service on a private D-Bus
     expect(await native.get('secret:cli-delete')).toBeUndefined()
   })
 
+  it('keeps a value longer than one item holds (a Windows credential: 2560 bytes) in parts: round-trips, shrinks and deletes without leftovers', async () => {
+    const itemsOf = async (account: string) => {
+      const { stderr: attributes } = await run('secret-tool', ['search', '--all', 'service', 'service-agents']) // attributes go to stderr
+      return attributes.split('\n').filter((line) => line === `attribute.username = ${account}` || line.startsWith(`attribute.username = ${account}#`)).length
+    }
+    const parted = await keychainStore({ maxItemChars: 1000 })
+    const { large, ...smaller } = awkwardSecrets
+    for (const [name, value] of Object.entries(smaller)) {
+      await parted.set(`secret:parts:${name}`, value)
+      expect(sameText(await parted.get(`secret:parts:${name}`), value), name).toBe(true)
+    }
+    const pairs = `a${'😀'.repeat(40)}`
+    const tiny = await keychainStore({ maxItemChars: 4 })
+    await tiny.set('secret:parts:pairs', pairs)
+    expect(await tiny.get('secret:parts:pairs')).toBe(pairs)
+
+    const roomy = await keychainStore({ maxItemChars: 8192 })
+    await roomy.set('tokens:parts', large)
+    expect(sameText(await roomy.get('tokens:parts'), large)).toBe(true)
+    expect(await itemsOf('tokens:parts')).toBe(1 + 8)
+    expect(await lookup('tokens:parts')).not.toContain('xxxx')
+    await parted.set('tokens:parts', awkwardSecrets.json)
+    expect(await itemsOf('tokens:parts')).toBe(1 + 2)
+    await parted.set('tokens:parts', 'short')
+    expect(await itemsOf('tokens:parts')).toBe(1)
+    expect(await parted.get('tokens:parts')).toBe('short')
+    await parted.set('tokens:parts', awkwardSecrets.json)
+    await parted.delete('tokens:parts')
+    expect(await itemsOf('tokens:parts')).toBe(0)
+    expect(await parted.get('tokens:parts')).toBeUndefined()
+  })
+
   it('never shows a secret in any command line (/proc/*/cmdline) while storing, through the binding or secret-tool', async () => {
     const control = `argv-control-${Date.now()}`
     const controlWatch = watchArgv()

@@ -1,3 +1,4 @@
+import { chunkedStore } from './chunked-store'
 import { legacySecretToolItems, macSecurityStore, secretToolStore, type LegacySecretToolItems } from './cli-keychain'
 import { fileSecretStore, type FileEncryption } from './file-store'
 import { KEYCHAIN_TIMEOUT_MS, KeychainError } from './keychain-error'
@@ -25,7 +26,12 @@ export interface KeychainOptions {
   timeoutMs?: number
   /** Loads @napi-rs/keyring; replaced only to show what happens where it cannot load. */
   loadBinding?: () => Promise<KeyringBinding>
+  /** Longer values are kept in parts; by default only on Windows (2560 bytes of UTF-16 per credential). */
+  maxItemChars?: number
 }
+
+/** 1280 UTF-16 units fill a Windows credential; the rest is margin. */
+const WINDOWS_MAX_ITEM_CHARS = 1200
 
 /** A token an earlier version stored with `secret-tool … account <name>` is moved to the current item when first read. */
 function withLegacyItems(store: SecretStore, legacy: LegacySecretToolItems): SecretStore {
@@ -69,7 +75,9 @@ export async function keychainStore(options: KeychainOptions = {}): Promise<Secr
     if (platform === 'darwin') return macSecurityStore(service, timeoutMs, why)
     throw new KeychainError('unsupported_platform', `no keychain on ${platform}: ${why}`)
   }
-  const store = nativeKeychainStore(binding, service, platform, timeoutMs)
+  const native = nativeKeychainStore(binding, service, platform, timeoutMs)
+  const maxItemChars = options.maxItemChars ?? (platform === 'win32' ? WINDOWS_MAX_ITEM_CHARS : undefined)
+  const store = maxItemChars ? chunkedStore(native, maxItemChars) : native
   return platform === 'linux' ? withLegacyItems(store, legacy()) : store
 }
 
