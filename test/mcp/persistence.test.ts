@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { filePersistence, keychainPersistence, forgetPersisted } from '../../src/main/mcp/persistence/oauth-persistence'
+import { parseSecurityPassword } from '../../src/main/mcp/persistence/cli-keychain'
 import { fileSecretStore, keychainStore, KeychainError, type SecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { McpHost } from '../../src/main/mcp/host'
 import { aesGcmCipher } from './support/aes-cipher'
@@ -153,6 +154,19 @@ describe('which keychain backend is picked where the binding cannot load', () =>
     expect(failure).toBeInstanceOf(KeychainError)
     expect((failure as KeychainError).reason).toBe('unsupported_platform')
     expect((failure as KeychainError).message).toMatch(/no keychain on win32: the native binding @napi-rs\/keyring did not load/)
+  })
+})
+
+describe('reading what `security find-generic-password -g` prints (macOS, where the binding cannot load)', () => {
+  it('takes a printable value from its quotes and any other from its hex, never mistaking one for the other', () => {
+    const printed = (line: string) => `keychain: "/Users/me/Library/Keychains/login.keychain-db"\n${line}\n`
+    expect(parseSecurityPassword(printed('password: "{"accessToken":"at-1"}"'))).toBe('{"accessToken":"at-1"}')
+    expect(parseSecurityPassword(printed('password: "cafe"'))).toBe('cafe')
+    const unicode = 'pässwörd ✓ 😀'
+    expect(parseSecurityPassword(printed(`password: 0x${Buffer.from(unicode).toString('hex').toUpperCase()}  "p\\303\\244ssw..."`))).toBe(unicode)
+    expect(parseSecurityPassword(printed(`password: 0x${Buffer.from('a\\b').toString('hex').toUpperCase()}  "a\\134b"`))).toBe('a\\b')
+    expect(parseSecurityPassword(printed('password: '))).toBe('')
+    expect(() => parseSecurityPassword('keychain: "x"\n')).toThrow(KeychainError)
   })
 })
 

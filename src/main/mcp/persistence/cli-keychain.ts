@@ -103,6 +103,25 @@ export function legacySecretToolItems(service: string, timeoutMs: number): Legac
   }
 }
 
+/**
+ * The password as `security find-generic-password -g` prints it on stderr (print_buffer in Apple's
+ * keychain_utilities.c): `password: "<text>"` when every byte is printable ASCII other than `\`, else
+ * `password: 0x<HEX>` followed by an escaped rendering, and nothing after `password: ` when it is empty. (`-w` prints
+ * such a value as bare hex, which cannot be told from a value made of hex digits.)
+ */
+export function parseSecurityPassword(stderr: string): string {
+  const printed = stderr
+    .split('\n')
+    .find((line) => line.startsWith('password: '))
+    ?.slice('password: '.length)
+  if (printed === undefined) throw new KeychainError('failed', 'security find-generic-password -g printed no password line')
+  const hex = /^0x([0-9A-Fa-f]*)/.exec(printed)
+  if (hex) return Buffer.from(hex[1] ?? '', 'hex').toString('utf8')
+  if (printed.trim() === '') return ''
+  if (printed.length >= 2 && printed.startsWith('"') && printed.endsWith('"')) return printed.slice(1, -1)
+  throw new KeychainError('failed', 'security find-generic-password -g printed a password line it does not usually print')
+}
+
 /** The longest line `security -i` reads (MAX_LINE_LEN in Apple's security.c is 4096, with the newline). */
 const SECURITY_MAX_LINE = 4095
 
@@ -120,8 +139,8 @@ export function macSecurityStore(service: string, timeoutMs: number, why: string
     kind: 'keychain',
     description: `macOS Keychain via the security tool, service ${service} (${why})`,
     async get(account) {
-      const result = await run('security', ['find-generic-password', '-s', service, '-a', account, '-w'], null, timeoutMs)
-      if (result.code === 0) return result.stdout.replace(/\n$/, '')
+      const result = await run('security', ['find-generic-password', '-s', service, '-a', account, '-g'], null, timeoutMs)
+      if (result.code === 0) return parseSecurityPassword(result.stderr)
       if (result.code === 44 || /could not be found/i.test(result.stderr)) return undefined
       throw classifyKeychainFailure('security find-generic-password', result.stderr)
     },
