@@ -32,15 +32,21 @@ const awkwardSecrets = {
 const sameText = (actual: string | undefined, expected: string) => actual === expected || `${actual?.length ?? 'undefined'} characters, expected ${expected.length}`
 const client = { clientId: 'client-1', issuer: 'http://127.0.0.1:1/', redirect_uris: ['http://127.0.0.1:2/oauth/callback/demo'], client_id_issued_at: 1 }
 
-describe('filePersistence (0600 JSON)', () => {
-  let dir: string
+/** A fresh folder for the describe block that calls this, removed after it. */
+function folderForBlock(prefix: string): () => string {
+  let dir = ''
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'syncscope-file-persistence-'))
+    dir = await mkdtemp(join(tmpdir(), prefix))
   })
   afterAll(() => rm(dir, { recursive: true, force: true }))
+  return () => dir
+}
+
+describe('filePersistence (0600 JSON)', () => {
+  const dir = folderForBlock('syncscope-file-persistence-')
 
   it('writes 0600 even under umask 000, keeps every server and the registration metadata as returned', async () => {
-    const path = join(dir, 'nested', 'oauth.json')
+    const path = join(dir(), 'nested', 'oauth.json')
     const previous = process.umask(0)
     try {
       const demo = await filePersistence({ path, server: 'demo' })
@@ -52,7 +58,7 @@ describe('filePersistence (0600 JSON)', () => {
       process.umask(previous)
     }
     expect((await stat(path)).mode & 0o777).toBe(0o600)
-    expect((await stat(join(dir, 'nested'))).mode & 0o777).toBe(0o700)
+    expect((await stat(join(dir(), 'nested'))).mode & 0o777).toBe(0o700)
     const again = await filePersistence({ path, server: 'demo' })
     expect(again.tokens).toEqual(tokens)
     expect(again.client).toEqual(client)
@@ -60,14 +66,14 @@ describe('filePersistence (0600 JSON)', () => {
   })
 
   it('loses no update when writes race', async () => {
-    const path = join(dir, 'race.json')
+    const path = join(dir(), 'race.json')
     const slices = await Promise.all(['a', 'b', 'c', 'd'].map((server) => filePersistence({ path, server })))
     await Promise.all(slices.map((slice, index) => slice.onTokensChanged({ accessToken: `token-${index}` })))
     expect(Object.keys((JSON.parse(await readFile(path, 'utf8')) as { tokens: object }).tokens).sort()).toEqual(['a', 'b', 'c', 'd'])
   })
 
   it('refuses to read a file other users could read (0644), and 0400', async () => {
-    const path = join(dir, 'loose.json')
+    const path = join(dir(), 'loose.json')
     await writeFile(path, JSON.stringify({ tokens: { demo: tokens } }), { mode: 0o644 })
     await chmod(path, 0o644)
     await expect(filePersistence({ path, server: 'demo' })).rejects.toThrow(/mode 0644; a secrets file must be 0600/)
@@ -76,7 +82,7 @@ describe('filePersistence (0600 JSON)', () => {
   })
 
   it('stores plain secrets for machines without a keychain', async () => {
-    const store = fileSecretStore(join(dir, 'secrets.json'))
+    const store = fileSecretStore(join(dir(), 'secrets.json'))
     await store.set('secret:api:auth.key', 'k-1')
     expect(await store.get('secret:api:auth.key')).toBe('k-1')
     await store.delete('secret:api:auth.key')
@@ -86,14 +92,10 @@ describe('filePersistence (0600 JSON)', () => {
 
 
 describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)', () => {
-  let dir: string
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'syncscope-sealed-store-'))
-  })
-  afterAll(() => rm(dir, { recursive: true, force: true }))
+  const dir = folderForBlock('syncscope-sealed-store-')
 
   it('keeps only ciphertext on disk (0600) and round-trips every value', async () => {
-    const path = join(dir, 'sealed.json')
+    const path = join(dir(), 'sealed.json')
     const store = fileSecretStore(path, { cipher: aesGcmCipher(), why: 'no OS keychain: test' })
     expect(store.description).toBe(`${path} (mode 0600), encrypted with AES-256-GCM (test key); no OS keychain: test`)
     for (const value of Object.values(awkwardSecrets)) {
@@ -110,7 +112,7 @@ describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)'
   })
 
   it('encrypts the plain values left from before on its next write', async () => {
-    const path = join(dir, 'upgrade.json')
+    const path = join(dir(), 'upgrade.json')
     await fileSecretStore(path).set('client:old', 'plain-client-secret')
     expect(await readFile(path, 'utf8')).toContain('plain-client-secret')
     const sealed = fileSecretStore(path, { cipher: aesGcmCipher() })
@@ -121,14 +123,14 @@ describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)'
   })
 
   it('refuses, with the reason, an encrypted value it has no key for (never reads it as missing)', async () => {
-    const path = join(dir, 'foreign.json')
+    const path = join(dir(), 'foreign.json')
     await fileSecretStore(path, { cipher: aesGcmCipher() }).set('tokens:demo', tokensJson)
     await expect(fileSecretStore(path).get('tokens:demo')).rejects.toThrow(/tokens:demo in .* is encrypted with AES-256-GCM \(test key\); only the Syncscope app can read it/)
     await expect(fileSecretStore(path, { cipher: aesGcmCipher() }).get('tokens:demo')).rejects.toThrow(/cannot be decrypted with AES-256-GCM/)
   })
 
   it('refuses a damaged file without quoting its content', async () => {
-    const path = join(dir, 'damaged.json')
+    const path = join(dir(), 'damaged.json')
     await writeFile(path, '{"secrets": {"tokens:demo": "at-visible-secret"', { mode: 0o600 })
     const failure = (await fileSecretStore(path).get('tokens:demo').catch((error: unknown) => error)) as Error
     expect(failure.message).toMatch(/is not valid JSON; fix it or delete it/)
@@ -340,14 +342,10 @@ describe.skipIf(skipReason !== null)(`the real Secret Service on a private D-Bus
   })
 
   describe('the choice a fresh process makes (the binding reads the bus address once per process)', () => {
-    let dir: string
-    beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'syncscope-detect-'))
-    })
-    afterAll(() => rm(dir, { recursive: true, force: true }))
+    const dir = folderForBlock('syncscope-detect-')
 
     const detectInChild = async (busAddress: string, mode?: 'no-binding' | 'encrypted' | 'no-cipher') => {
-      const file = join(dir, `secrets-${Date.now()}.json`)
+      const file = join(dir(), `secrets-${Date.now()}.json`)
       const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/mcp/support/detect-secret-store.ts', file, ...(mode ? [mode] : [])], {
         env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: busAddress }
       })
