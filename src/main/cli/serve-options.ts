@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
 import { defaultDataDir } from '../data-dir'
-import { readSecretFile } from './secret-file'
+import { readSecretFile } from '../fs/secret-file'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
 
