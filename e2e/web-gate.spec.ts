@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import type * as ElectricClient from '@electric-sql/client'
 import { chromium, type Browser, type Page } from '@playwright/test'
 import { chromiumArgs, chromiumPath } from './chromium'
 import { expect, test, type RunningHeadlessApp } from './fixtures'
@@ -69,7 +70,7 @@ test('a dev server on another loopback port reads the shape API, with the offici
   const plain = await pageFetch(page, `${app.baseUrl}/v1/shape?table=issues&offset=-1&where=id%3D1`)
   expect(plain).toMatchObject({ status: 200 })
   const rows = await page.evaluate(async (url) => {
-    const { Shape, ShapeStream } = (await import('/client.mjs' as string)) as typeof import('@electric-sql/client')
+    const { Shape, ShapeStream } = (await import('/client.mjs' as string)) as typeof ElectricClient
     const controller = new AbortController()
     const shape = new Shape(new ShapeStream({ url, params: { table: 'issues', where: 'priority = 1' }, signal: controller.signal }))
     const rows = await shape.rows
@@ -89,7 +90,16 @@ test('a page of another site can neither read the shape API nor drop, create or 
   // requests a browser sends without asking (simple POST, no-cors GET, an image) reach the server, which must not act on them
   await pageFetch(page, shapeUrl, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{}' })
   await pageFetch(page, shapeUrl, { mode: 'no-cors' })
-  await page.evaluate((src) => new Promise((done) => Object.assign(new Image(), { onload: done, onerror: done, src })), `${shapeUrl}&img=1`)
+  await page.evaluate(
+    (src) =>
+      new Promise((done) => {
+        const { document } = globalThis as unknown as { document: { createElement(tag: 'img'): { onload: unknown; onerror: unknown; src: string } } }
+        const image = document.createElement('img')
+        image.onload = image.onerror = done
+        image.src = src
+      }),
+    `${shapeUrl}&img=1`
+  )
   expect(await touched(app, 'comments')).toBe(false)
   await page.close()
 })
