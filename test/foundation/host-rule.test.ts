@@ -5,7 +5,7 @@ describe('which Host names the server', () => {
   it('on loopback: the loopback names with any port, nothing else', () => {
     const rule = { bindHost: '127.0.0.1', allowedHosts: [] }
     for (const host of ['localhost', 'localhost:3000', '127.0.0.1:1', '[::1]:3000', '[::1]', 'LocalHost:3000']) expect(hostAllowed(rule, host), host).toBe(true)
-    for (const host of ['evil.test', 'evil.test:3000', '192.168.1.10:3000', 'localhost.evil.test', '127.0.0.1.evil.test:3000', '', '[::2]:3000', '0.0.0.0:3000']) {
+    for (const host of ['evil.test', 'evil.test:3000', '192.168.1.10:3000', 'localhost.evil.test', '127.0.0.1.evil.test:3000', '', '[::2]:3000', '0.0.0.0:3000', '127.0.0.1:3000@evil.test', '127.0.0.1:evil', 'localhost:3000/x', '[::1]evil', 'local host']) {
       expect(hostAllowed(rule, host), host).toBe(false)
     }
     expect(hostAllowed(rule, undefined)).toBe(false)

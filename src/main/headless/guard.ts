@@ -22,12 +22,10 @@ export interface HostRule {
 /** Which pages may call (and read answers of) a server from a browser. */
 export type OriginRule = (origin: string) => boolean
 
-/** `[::1]:3000` → `[::1]`, `LocalHost:3000` → `localhost`: the name part of a Host header, lower case. */
-function hostName(host: string): string {
-  const lower = host.trim().toLowerCase()
-  if (lower.startsWith('[')) return lower.slice(0, lower.indexOf(']') + 1)
-  const colon = lower.lastIndexOf(':')
-  return colon === -1 ? lower : lower.slice(0, colon)
+/** `[::1]:3000` → `[::1]`, `LocalHost:3000` → `localhost`: the name part of a Host header, lower case; null when malformed. */
+function hostName(host: string): string | null {
+  const match = /^(\[[0-9a-f:.]+\]|[^:[\]@/\s]+)(:\d{1,5})?$/.exec(host.trim().toLowerCase())
+  return match?.[1] ?? null
 }
 
 const bracketed = (address: string) => (isIP(address) === 6 ? `[${address}]` : address)
@@ -38,10 +36,10 @@ const bracketed = (address: string) => (isIP(address) === 6 ? `[${address}]` : a
  * server only under a DNS name of its own, never under an IP literal.
  */
 export function hostAllowed(rule: HostRule, host: string | undefined): boolean {
-  if (!host) return false
-  const name = hostName(host)
+  const name = hostName(host ?? '')
+  if (name === null) return false
   const bind = rule.bindHost.toLowerCase()
-  const names = [...LOOPBACK_NAMES, bracketed(bind), ...rule.allowedHosts.map((allowed) => hostName(bracketed(allowed)))]
+  const names = [...LOOPBACK_NAMES, bracketed(bind), ...rule.allowedHosts.map((allowed) => bracketed(allowed).toLowerCase())]
   if (names.includes(name)) return true
   return WILDCARD_ADDRESSES.includes(bind) && isIP(name.replace(/^\[(.*)\]$/, '$1')) !== 0
 }
