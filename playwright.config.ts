@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs'
 import { defineConfig } from '@playwright/test'
-
-/** Debian's Chromium (or CHROMIUM_PATH) where present, else Playwright's own managed browser. */
-const chromiumPath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find((path): path is string => !!path && existsSync(path))
+import { chromiumArgs, chromiumPath } from './e2e/chromium'
 
 export default defineConfig({
   testDir: './e2e',
@@ -20,7 +17,7 @@ export default defineConfig({
     trace: 'retain-on-failure',
     launchOptions: {
       executablePath: chromiumPath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+      args: chromiumArgs
     }
   }
 })

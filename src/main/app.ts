@@ -51,6 +51,7 @@ export async function startApp({ serve, rendererDir, log, secretFileEncryption }
     const dispatch = createDispatcher(handlers, (name, error) => log(`call ${name} failed: ${(error as Error).stack ?? String(error)}`))
     server = await startHeadlessServer({
       host: serve.host,
+      allowedHosts: serve.allowedHosts,
       port: serve.port,
       token: randomBytes(24).toString('base64url'),
       dispatch,

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
-function runCli(args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+function runCli(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -40,6 +40,35 @@ describe('syncscope serve', () => {
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
     expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false)
+  })
+
+  it('takes the shape API secret from SYNCSCOPE_SECRET, so it never shows in the process list', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
+    folders.push(dataDir)
+    const secret = 'secret-from-the-environment-42'
+    const run = runCli(['serve', '--port', '0', '--data-dir', dataDir], { ...process.env, SYNCSCOPE_SECRET: secret })
+    try {
+      await waitFor(() => run.output().stdout.includes('Press Ctrl+C to stop.'), 'the banner')
+      const cmdline = await readFile(`/proc/${run.child.pid}/cmdline`, 'utf8')
+      expect(cmdline).not.toContain(secret)
+      const url = /Shape API\s+(\S+)/.exec(run.output().stdout)?.[1] as string
+      expect((await fetch(`${url}?table=issues&offset=-1&where=id%3D1`)).status).toBe(401)
+      expect((await fetch(`${url}?table=issues&offset=-1&where=id%3D1&secret=${secret}`)).status).toBe(200)
+    } finally {
+      run.child.kill('SIGTERM')
+      await run.exited
+    }
+  })
+
+  it('refuses a --secret-file other users can read, in one line', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
+    folders.push(dataDir)
+    const file = join(dataDir, 'secret')
+    await writeFile(file, 'readable-by-all\n')
+    await chmod(file, 0o644)
+    const run = runCli(['serve', '--port', '0', '--data-dir', dataDir, '--secret-file', file])
+    expect(await run.exited).toBe(1)
+    expect(run.output().stderr).toBe(`syncscope: --secret-file ${file} can be read by other users (mode 0644): run chmod 600 ${file}\n`)
   })
 
   it.each([

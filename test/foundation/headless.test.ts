@@ -117,6 +117,13 @@ describe('headless HTTP contract with the UI', () => {
     expect(response.headers.get('set-cookie')).toMatch(/^syncscope_token=test-token-0123456789; HttpOnly; SameSite=Strict/)
   })
 
+  it.each(['attacker-chosen', '', `${TOKEN}x`, TOKEN.slice(0, -1), '%E0%A4%A'])('sets no cookie from a link carrying another token (%s)', async (token) => {
+    const response = await fetch(`${server.url}/?token=${token}`, { redirect: 'manual' })
+    expect(response.headers.get('set-cookie')).toBeNull()
+    expect(response.status).toBe(401)
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_token')
+  })
+
   it('routes public paths, also spelled with doubled slashes or escapes, without a token', async () => {
     for (const path of ['/v1/shape', '/v1//shape', '/%76%31/shape']) {
       const response = await fetch(`${server.url}${path}`)

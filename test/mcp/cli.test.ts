@@ -67,7 +67,7 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
 
   it('lists a --config file (Claude Desktop format) as JSON with states and error objects', async () => {
     const run = await cli(['list', '--config', config, '--json'])
-    expect(run.code).toBe(0)
+    expect(run.code).toBe(1)
     const entries = JSON.parse(run.stdout) as Array<{ name: string; state: string; transport: string; error?: { code: string; message: string } }>
     expect(entries.map(({ name, state, transport }) => ({ name, state, transport }))).toEqual([
       { name: 'fx', state: 'idle', transport: 'stdio' },
@@ -75,6 +75,18 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
       { name: 'broken', state: 'error', transport: 'stdio' }
     ])
     expect(entries[2]?.error).toMatchObject({ code: 'invalid_config', message: 'mcpServers.broken.command: command is empty' })
+  })
+
+  it('fails a list of an invalid config, naming each bad entry and each unreadable file', async () => {
+    const text = await cli(['list', '--config', config])
+    expect(text.code).toBe(1)
+    expect(text.stdout).toContain('invalid_config: mcpServers.broken.command: command is empty')
+    expect(text.stderr).toContain('1 invalid entry')
+    const notJson = join(dir, 'not-json.json')
+    await writeFile(notJson, '{nope')
+    const broken = await cli(['list', '--config', notJson])
+    expect(broken.code).toBe(1)
+    expect(broken.stderr).toContain(`${notJson} is not valid JSON`)
   })
 
   it('lists tools and calls one, with --args and a timeout error naming server and tool', async () => {
@@ -92,6 +104,7 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
 
   it('logs in through the browser, stores the tokens, and later calls use them', async () => {
     const before = await cli(['list', '--json'])
+    expect(before.code).toBe(0)
     expect(JSON.parse(before.stdout)).toEqual([expect.objectContaining({ name: 'secured', state: 'needs-login', source: 'workspace' })])
     let browsing: Promise<void> | null = null
     const login = await cli(['login', 'secured', '--no-open'], (stderr) => {

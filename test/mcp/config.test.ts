@@ -197,6 +197,28 @@ describe('importing other clients\' files', () => {
     expect(textOf(await mcp.registry.callTool('prompted', 'env', { name: 'TOKEN' }))).toBe('typed-by-a-person')
     await expect(mcp.importFrom(join(dir, 'missing.json'))).rejects.toMatchObject({ code: 'invalid_config' })
   })
+
+  it('says which file could not be imported and why, never what it holds', async () => {
+    const mcp = await startHost()
+    const cases: Array<[string, string | null, RegExp]> = [
+      ['shadow', 'root:$6$SECRETHASH0123456789:19000:0:99999:7:::\n', /is not valid JSON/],
+      ['key.pem', '-----BEGIN PRIVATE KEY-----\nMIIEvSECRETKEYMATERIAL\n', /is not valid JSON/],
+      ['almost.json', '{"mcpServers": {"x": SECRETBAREWORD}}', /is not valid JSON/],
+      ['missing.json', null, /cannot be read \(ENOENT\)/]
+    ]
+    for (const [name, content, why] of cases) {
+      const path = join(dir, name)
+      if (content !== null) await writeFile(path, content)
+      const error = (await mcp.importFrom(path).then(
+        () => null,
+        (failure: unknown) => failure
+      )) as { code: string; message: string } | null
+      expect(error?.code).toBe('invalid_config')
+      expect(error?.message).toContain(path)
+      expect(error?.message).toMatch(why)
+      expect(error?.message).not.toMatch(/SECRET|root:|BEGIN/)
+    }
+  })
 })
 
 describe('sample configs in resources/mcp', () => {

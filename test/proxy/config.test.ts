@@ -1,14 +1,15 @@
-import { readFile } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { parseProxyConfig, ProxyConfigError } from '../../src/main/proxy/config'
 import { maskSecret, restoreSecret, SECRET_MASK } from '../../src/main/proxy/config-text'
 
 const SAMPLE = join(__dirname, '../../resources/proxy/sample-config.json')
 
-async function issuesOf(text: string) {
+async function issuesOf(text: string, options: Parameters<typeof parseProxyConfig>[1] = {}) {
   try {
-    await parseProxyConfig(text)
+    await parseProxyConfig(text, options)
   } catch (error) {
     if (error instanceof ProxyConfigError) return error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
     throw error
@@ -55,5 +56,40 @@ describe('proxy config', () => {
     expect(masked).toContain(SECRET_MASK)
     expect(JSON.parse(restoreSecret(masked, 's3cret')).upstream.secret).toBe('s3cret')
     expect(JSON.parse(restoreSecret(masked.replace(SECRET_MASK, 'other'), 's3cret')).upstream.secret).toBe('other')
+  })
+})
+
+describe('the upstream secret, kept out of the config file', () => {
+  const folders: string[] = []
+  afterAll(() => Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))))
+
+  async function secretFile(mode: number): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'syncscope-proxy-secret-'))
+    folders.push(dir)
+    await writeFile(join(dir, 'upstream.secret'), 'from-a-file\n')
+    await chmod(join(dir, 'upstream.secret'), mode)
+    return dir
+  }
+  const upstream = (fields: Record<string, string>) => JSON.stringify({ upstream: { url: 'http://127.0.0.1:1', ...fields } })
+
+  it('reads secretFile (relative to the config file) when only its owner can read it', async () => {
+    const dir = await secretFile(0o600)
+    const loaded = await parseProxyConfig(upstream({ secretFile: 'upstream.secret' }), { dir })
+    expect(loaded.config.upstream.secret).toBe('from-a-file')
+  })
+
+  it('refuses a secretFile other users can read, in one line with the fix', async () => {
+    const dir = await secretFile(0o644)
+    expect(await issuesOf(upstream({ secretFile: 'upstream.secret' }), { dir })).toEqual([expect.stringMatching(/^upstream\.secretFile: .*can be read by other users \(mode 0644\): run chmod 600 /)])
+  })
+
+  it('reads secretEnv from the environment, and names it when unset', async () => {
+    const loaded = await parseProxyConfig(upstream({ secretEnv: 'UPSTREAM_SECRET' }), { env: { UPSTREAM_SECRET: 'from-env' } })
+    expect(loaded.config.upstream.secret).toBe('from-env')
+    expect(await issuesOf(upstream({ secretEnv: 'UPSTREAM_SECRET' }), { env: {} })).toEqual(['upstream.secretEnv: the environment variable UPSTREAM_SECRET is not set'])
+  })
+
+  it('takes one of secret, secretFile and secretEnv', async () => {
+    expect(await issuesOf(upstream({ secret: 'a', secretEnv: 'B' }), { env: { B: 'b' } })).toEqual([expect.stringMatching(/^upstream: give one of secret, secretFile, secretEnv/)])
   })
 })

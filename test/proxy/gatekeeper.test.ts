@@ -169,7 +169,7 @@ describe('token-checking proxy', () => {
     expect(data.every((row) => row.owner_id === GRACE && Number(row.id) > 1000)).toBe(true)
     expect((await post({ table: 'users' })).status).toBe(400)
     const oracle = await post({ where: "body LIKE 'Steps%'" })
-    expect(oracle.status).toBe(400)
+    expect(oracle.status).toBe(403)
   })
 })
 

@@ -344,10 +344,10 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       expect(await health.json()).toEqual({ status: 'active' })
       const preflight = await fetch(new URL('/v1/shape', server.url), {
         method: 'OPTIONS',
-        headers: { origin: 'http://example.test', 'access-control-request-headers': 'if-none-match, x-evil' }
+        headers: { origin: 'http://localhost:5173', 'access-control-request-headers': 'if-none-match, x-evil' }
       })
       expect(preflight.status).toBe(204)
-      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://example.test')
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
       expect(preflight.headers.get('access-control-allow-headers')).toBe('if-none-match')
       expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST, HEAD, DELETE, OPTIONS')
       const missing = await fetch(new URL('/v1/nothing', server.url))
@@ -356,8 +356,8 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
     })
 
     it('exposes every protocol header to browsers', async () => {
-      const response = await fetchShape({ table: 'projects', offset: '-1' }, { headers: { origin: 'http://app.test' } })
-      expect(response.header('access-control-allow-origin')).toBe('http://app.test')
+      const response = await fetchShape({ table: 'projects', offset: '-1' }, { headers: { origin: 'http://127.0.0.1:5173' } })
+      expect(response.header('access-control-allow-origin')).toBe('http://127.0.0.1:5173')
       expect(response.header('access-control-expose-headers')).toBe(
         `${brand}-cursor,${brand}-handle,${brand}-has-data,${brand}-offset,${brand}-schema,${brand}-up-to-date,${brand}-internal-known-error,retry-after`
       )

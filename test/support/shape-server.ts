@@ -16,6 +16,10 @@ export interface TestShapeServerOptions {
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
   dataDir?: string
+  /** `--cors-origin` values: origins besides loopback that may read the shape API from a browser. */
+  corsOrigins?: string[]
+  /** `--allowed-host` values: Host names besides loopback and the bound address. */
+  allowedHosts?: string[]
 }
 
 export interface TestShapeServer {
@@ -46,7 +50,9 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     secret: options.secret,
     longPollTimeout: options.longPollTimeout ?? 20_000,
     sseKeepAlive: options.sseKeepAlive ?? 21_000,
-    chunkBytes: options.chunkBytes
+    chunkBytes: options.chunkBytes,
+    corsOrigins: options.corsOrigins,
+    allowedHosts: options.allowedHosts
   })
   const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
   const databaseUrl = app.core.database().url

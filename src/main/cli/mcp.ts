@@ -84,8 +84,12 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
     const entries = registry.list()
     if (values.json) io.out(`${JSON.stringify(entries.map(listItem), null, 2)}\n`)
     else io.out(entries.length ? `${entries.map(describeEntry).join('\n')}\n` : 'no MCP servers configured\n')
-    for (const source of host.sources()) if (source.error) io.err(`${source.path}: ${source.error}\n`)
-    return 0
+    const badFiles = host.sources().filter((source) => source.error)
+    for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
+    // an invalid config is a failure for scripts too, as --json shows it: each bad entry is listed with its error
+    const invalid = entries.filter((entry) => entry.error?.code === 'invalid_config')
+    if (invalid.length > 0) io.err(`syncscope mcp: ${invalid.length} invalid ${invalid.length === 1 ? 'entry' : 'entries'}: ${invalid.map((entry) => entry.name).join(', ')}\n`)
+    return badFiles.length > 0 || invalid.length > 0 ? 1 : 0
   }
   const server = required(positionals[0], 'the server name')
   if (command === 'tools') {

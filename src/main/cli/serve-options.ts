@@ -1,8 +1,29 @@
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
 import { defaultDataDir } from '../data-dir'
+import { readSecretFile } from '../fs/secret-file'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
+
+/** `http://192.168.1.20:5173` (a trailing `/` is dropped) or `*`: what a browser sends as Origin. */
+const corsOriginSchema = z.string().transform((value, ctx) => {
+  if (value === '*') return value
+  let url: URL | null = null
+  try {
+    url = new URL(value)
+  } catch {
+    // reported below
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
+    ctx.addIssue({ code: 'custom', message: `--cors-origin ${value} is not an origin: give scheme, host and port, e.g. http://192.168.1.20:5173 (or * for every origin)` })
+    return z.NEVER
+  }
+  return url.origin
+})
+
+const allowedHostSchema = z
+  .string()
+  .regex(/^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/, '--allowed-host must be a host name or address without scheme or port, e.g. devbox.local or 192.168.1.10')
 
 const portSchema = (name: string) =>
   z.coerce.number({ error: `--${name} must be a number` }).int(`--${name} must be a whole number`).min(0, `--${name} must be 0–65535`).max(65535, `--${name} must be 0–65535`)
@@ -20,6 +41,8 @@ export const ServeOptionsSchema = z
     ui: z.boolean().default(false),
     headerBrand: z.enum(['service', 'electric'], { error: '--header-brand must be `service` or `electric`' }).default('service'),
     secret: z.string().min(1, '--secret must not be empty').optional(),
+    corsOrigins: z.array(corsOriginSchema).default([]),
+    allowedHosts: z.array(allowedHostSchema).default([]),
     longPollTimeout: z.coerce.number().int().positive('--long-poll-timeout must be a positive number of milliseconds').default(20_000),
     sseKeepAlive: z.coerce.number().int().positive('--sse-keep-alive must be a positive number of milliseconds').default(21_000),
     chunkBytes: z.coerce.number().int().min(1_000, '--chunk-bytes must be at least 1000').default(10 * 1024 * 1024),
@@ -41,15 +64,27 @@ export const SERVE_USAGE = `syncscope serve [options]
   --workspace DIR        workspace folder holding mcp.json; default the current folder
   --ui                   also serve the app UI and its contract (token-protected)
   --header-brand B       service (default) or electric (what @electric-sql/client reads)
-  --secret S             require secret=S or api_secret=S on every shape request
+  --secret S             require secret=S or api_secret=S on every shape request (visible in ps:
+                         prefer --secret-file or SYNCSCOPE_SECRET)
+  --secret-file FILE     read that secret from FILE (mode 0600; other users must not read it)
+  --cors-origin O        also let pages of origin O read the shape API (repeatable; * = every origin);
+                         loopback pages (http://localhost:*, 127.0.0.1, [::1]) always may
+  --allowed-host NAME    also accept requests whose Host is NAME (repeatable), e.g. the machine's LAN name
   --long-poll-timeout MS live long-poll timeout; default 20000
   --sse-keep-alive MS    SSE keep-alive comment interval; default 21000
   --chunk-bytes N        size of a shape log chunk (one response); default 10485760
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001`
 
+/** The shape API secret: `--secret`, `--secret-file` or `SYNCSCOPE_SECRET`, in that order; at most one option. */
+function shapeSecret(values: { secret?: string; 'secret-file'?: string }, env: NodeJS.ProcessEnv): string | undefined {
+  if (values.secret !== undefined && values['secret-file'] !== undefined) throw new Error('give --secret or --secret-file, not both')
+  if (values['secret-file'] !== undefined) return readSecretFile(values['secret-file'], '--secret-file')
+  return values.secret ?? (env.SYNCSCOPE_SECRET === '' ? undefined : env.SYNCSCOPE_SECRET)
+}
+
 /** Parses `serve` arguments; throws an Error whose message names the bad option. */
-export function parseServeOptions(argv: string[]): ServeOptions {
+export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -63,6 +98,9 @@ export function parseServeOptions(argv: string[]): ServeOptions {
       ui: { type: 'boolean' },
       'header-brand': { type: 'string' },
       secret: { type: 'string' },
+      'secret-file': { type: 'string' },
+      'cors-origin': { type: 'string', multiple: true },
+      'allowed-host': { type: 'string', multiple: true },
       'long-poll-timeout': { type: 'string' },
       'sse-keep-alive': { type: 'string' },
       'chunk-bytes': { type: 'string' },
@@ -78,7 +116,9 @@ export function parseServeOptions(argv: string[]): ServeOptions {
     workspace: values.workspace,
     ui: values.ui,
     headerBrand: values['header-brand'],
-    secret: values.secret,
+    secret: shapeSecret(values, env),
+    corsOrigins: values['cors-origin'],
+    allowedHosts: values['allowed-host'],
     longPollTimeout: values['long-poll-timeout'],
     sseKeepAlive: values['sse-keep-alive'],
     chunkBytes: values['chunk-bytes'],

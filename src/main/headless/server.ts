@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { RpcErrorBody } from '../../shared/contract/errors'
 import type { EventBus } from '../events'
 import type { Dispatch } from '../rpc/dispatcher'
-import { checkHostAndOrigin, checkToken, TOKEN_COOKIE, type GuardVerdict } from './guard'
+import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKIE, type GuardVerdict } from './guard'
 import { serveStatic } from './static-files'
 
 /** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
@@ -14,6 +14,8 @@ export interface PublicRoute {
 
 export interface HeadlessServerOptions {
   host: string
+  /** Host names accepted besides loopback and `host` (`--allowed-host`). */
+  allowedHosts?: readonly string[]
   port: number
   token: string
   dispatch: Dispatch
@@ -76,6 +78,8 @@ function routingPathOf(pathname: string): string {
 
 export async function startHeadlessServer(options: HeadlessServerOptions): Promise<HeadlessServer> {
   let port = options.port
+  const hosts = { bindHost: options.host, allowedHosts: options.allowedHosts ?? [] }
+  const sameOrigin = sameOriginRule(() => port)
 
   async function handleRpc(req: IncomingMessage, res: ServerResponse, name: string): Promise<void> {
     if (req.method !== 'POST') return sendJson(res, 405, errorBody('method_not_allowed', 'calls are POST requests'))
@@ -100,17 +104,21 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
     })
   }
 
+  /** Only this run's token becomes the cookie: a link with any other value must not plant one. */
   function openWithToken(url: URL, res: ServerResponse): void {
+    if (!sameSecret(url.searchParams.get('token'), options.token)) {
+      return sendJson(res, 401, errorBody('invalid_token', 'this is not the access token of this run: open the URL printed by `syncscope serve`'))
+    }
     res.writeHead(303, {
       location: '/',
-      'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(url.searchParams.get('token') ?? '')}; HttpOnly; SameSite=Strict; Path=/`,
+      'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(options.token)}; HttpOnly; SameSite=Strict; Path=/`,
       'cache-control': 'no-store'
     })
     res.end()
   }
 
   async function handleApp(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const place = checkHostAndOrigin(req, port)
+    const place = checkHostAndOrigin(req, hosts, sameOrigin)
     if (!place.ok) return refuse(res, place)
     if (req.method === 'GET' && url.searchParams.has('token')) return openWithToken(url, res)
     const token = checkToken(req, options.token)

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { McpEntry, McpServerConfig, McpSource, OAuthExchange } from '../../shared/contract/mcp'
 import type { ExpandContext } from './config/expand'
-import { objectAt, putEntry, updateJsonFile } from './config/json-file'
+import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
 import { importForeignEntry, parseConfigText, parseEntry, type ParsedEntry, type ParsedFile, type SourceKind } from './config/parse'
 import type { RestartPolicy } from './connection'
 import { McpFailure } from './errors'
@@ -235,11 +235,17 @@ export class McpHost {
    * Entries that need a value first (`${VAR}`, `${input:id}`) are listed in error state until they get it.
    */
   async importFrom(path: string): Promise<{ imported: string[]; skipped: Array<{ name: string; reason: string }> }> {
+    let text: string
+    try {
+      text = await readFile(path, 'utf8')
+    } catch (error) {
+      throw new McpFailure('invalid_config', `cannot import ${path}: it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'read error'})`)
+    }
     let root: unknown
     try {
-      root = JSON.parse(await readFile(path, 'utf8'))
+      root = JSON.parse(text)
     } catch (error) {
-      throw new McpFailure('invalid_config', `cannot import ${path}: ${(error as Error).message}`)
+      throw new McpFailure('invalid_config', `cannot import ${path}: it ${jsonSyntaxProblem(error)}; import a Claude, Cursor, VS Code or Inspector config file`)
     }
     const record = (root && typeof root === 'object' ? root : {}) as Record<string, unknown>
     const map = (record.mcpServers ?? record.servers) as Record<string, unknown> | undefined

@@ -19,7 +19,7 @@ async function readConfig(path: string): Promise<{ text: string; loaded: LoadedC
   } catch (error) {
     throw new ProxyConfigError([{ path: [], message: `cannot read ${path}: ${(error as Error).message}` }])
   }
-  return { text, loaded: await parseProxyConfig(text) }
+  return { text, loaded: await parseProxyConfig(text, { dir: dirname(path) }) }
 }
 
 /**
@@ -97,7 +97,7 @@ export class ProxyConfigFile {
 
   /** Checks `text` and, if it is a good config, writes it and puts it in force; throws ProxyConfigError otherwise. */
   async save(text: string): Promise<void> {
-    const loaded = await parseProxyConfig(text)
+    const loaded = await parseProxyConfig(text, { dir: dirname(this.path) })
     await writeAtomically(this.path, text)
     this.apply(text, loaded)
   }

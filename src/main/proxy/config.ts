@@ -1,4 +1,6 @@
+import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
+import { readSecretFile } from '../fs/secret-file'
 import { loadParser } from '../shapes/where/ast'
 import { canonicaliseShape, ShapeDefinitionError, type CanonicalShape } from './shape-definition'
 
@@ -62,6 +64,10 @@ export const ProxyConfigSchema = z
         /** `local`: this app's shape server; otherwise the base URL of any shape service (…/v1/shape is appended). */
         url: z.union([z.literal('local'), z.url({ protocol: /^https?$/ })]).default('local'),
         secret: z.string().min(1).optional(),
+        /** The secret kept out of this file: in a file only its owner reads (relative to this config's folder)… */
+        secretFile: z.string().min(1).optional(),
+        /** …or in an environment variable of the app. */
+        secretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'secretEnv must be an environment variable name').optional(),
         /** Extra server-owned query parameters, e.g. `source_id` of a hosted service. */
         params: z.record(z.string().min(1), z.string()).default({}),
         /** The header names the upstream speaks; default: the local server's brand, else `service`. */
@@ -151,8 +157,36 @@ function checkDefinition(issues: ConfigIssue[], path: Array<string | number>, re
   }
 }
 
+/** Where `secretFile` and `secretEnv` are looked up: the config file's folder and the app's environment. */
+export interface ConfigPlace {
+  dir?: string
+  env?: NodeJS.ProcessEnv
+}
+
+/** Puts the upstream secret named by `secretFile` or `secretEnv` into `upstream.secret`. */
+function resolveUpstreamSecret(upstream: ProxyConfig['upstream'], place: ConfigPlace, issues: ConfigIssue[]): void {
+  const given = (['secret', 'secretFile', 'secretEnv'] as const).filter((key) => upstream[key] !== undefined)
+  if (given.length > 1) {
+    issues.push({ path: ['upstream'], message: `give one of secret, secretFile, secretEnv (this file gives ${given.join(', ')})` })
+    return
+  }
+  if (upstream.secretFile !== undefined) {
+    const path = isAbsolute(upstream.secretFile) ? upstream.secretFile : resolve(place.dir ?? process.cwd(), upstream.secretFile)
+    try {
+      upstream.secret = readSecretFile(path, 'the secret file')
+    } catch (error) {
+      issues.push({ path: ['upstream', 'secretFile'], message: (error as Error).message })
+    }
+  }
+  if (upstream.secretEnv !== undefined) {
+    const value = (place.env ?? process.env)[upstream.secretEnv]
+    if (value === undefined || value === '') issues.push({ path: ['upstream', 'secretEnv'], message: `the environment variable ${upstream.secretEnv} is not set` })
+    else upstream.secret = value
+  }
+}
+
 /** Parses and checks a config file's text; throws ProxyConfigError listing every problem. */
-export async function parseProxyConfig(text: string): Promise<LoadedConfig> {
+export async function parseProxyConfig(text: string, place: ConfigPlace = {}): Promise<LoadedConfig> {
   let json: unknown
   try {
     json = JSON.parse(text)
@@ -164,6 +198,7 @@ export async function parseProxyConfig(text: string): Promise<LoadedConfig> {
   const config = parsed.data
   await loadParser()
   const issues: ConfigIssue[] = []
+  resolveUpstreamSecret(config.upstream, place, issues)
   const shapes: LoadedConfig['shapes'] = new Map()
   for (const [name, shapeConfig] of Object.entries(config.shapes)) {
     const shape = checkDefinition(issues, ['shapes', name], () =>

@@ -3,6 +3,7 @@ import { IdentifierError, parseTableName } from '../shapes/where/identifiers'
 import { WhereError } from '../shapes/where/errors'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
+import { checkWhereColumns, queryableColumnsOf } from './column-policy'
 import { parseJsonObject, readBodyBytes } from './request-body'
 import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
 import { canonicaliseShape, identifierText, readColumnList, shapeClaim, ShapeDefinitionError, tableText, type CanonicalShape } from './shape-definition'
@@ -52,6 +53,8 @@ function grantedShape(table: string, policy: TablePolicy, caller: Caller, asked:
     const extra = requested.columns.filter((column) => !allowed.includes(column))
     if (extra.length > 0) throw new Refusal(403, 'columns_not_allowed', `columns ${extra.join(', ')} of ${table} are not allowed; allowed: ${allowed.join(', ')}`)
   }
+  const queryable = queryableColumnsOf(canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns }))
+  if (asked.where && queryable) checkWhereColumns(asked.where, queryable, 'the requested where')
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
   let where = asked.where ? parseWhere(asked.where) : null
   let params = requested.params

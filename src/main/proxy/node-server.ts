@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hostAllowed } from '../headless/guard'
 import { MAX_BODY_BYTES } from './request-body'
 
 export type FetchHandler = (request: Request) => Promise<Response>
@@ -60,9 +61,19 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   res.end()
 }
 
-/** Serves a fetch-style handler on loopback (or `host`); a client that goes away aborts the request's signal. */
-export async function serveFetchHandler(handler: FetchHandler, options: { host: string; port: number; log: (line: string) => void }): Promise<NodeFetchServer> {
+/**
+ * Serves a fetch-style handler on loopback (or `host`); a client that goes away aborts the request's signal. A Host
+ * that does not name this server (DNS rebinding) is refused before the handler sees the request.
+ */
+export async function serveFetchHandler(
+  handler: FetchHandler,
+  options: { host: string; allowedHosts?: readonly string[]; port: number; log: (line: string) => void }
+): Promise<NodeFetchServer> {
+  const hosts = { bindHost: options.host, allowedHosts: options.allowedHosts ?? [] }
   const server: Server = createServer((req, res) => {
+    if (!hostAllowed(hosts, req.headers.host)) {
+      return sendError(res, 403, 'foreign_host', `Host '${req.headers.host ?? ''}' is not this proxy: call it as localhost or 127.0.0.1 (or allow the name with --allowed-host)`)
+    }
     const abort = new AbortController()
     res.once('close', () => {
       if (!res.writableFinished) abort.abort()

@@ -70,6 +70,7 @@ export async function startProxyRoom(context: RoomContext): Promise<ProxyRoom> {
       configPath,
       dataDir: serve.dataDir,
       host: serve.host,
+      allowedHosts: serve.allowedHosts,
       port: serve.proxyPort,
       localShapeUrl: () => context.serverUrl,
       localHeaderBrand: serve.headerBrand,

@@ -1,3 +1,4 @@
+import { checkSubsetColumns } from './column-policy'
 import type { LoadedConfig } from './config'
 import { upstreamShapeParams, type CanonicalShape } from './shape-definition'
 import { readSubsetBody } from './request-body'
@@ -57,6 +58,7 @@ export function allowedOrigin(runtime: ProxyRuntime, request: Request): string |
 export async function forwardShape(runtime: ProxyRuntime, request: Request, exchange: Exchange, shape: CanonicalShape, protocol: Array<[string, string]>): Promise<Response> {
   const method = request.method === 'POST' ? 'POST' : 'GET'
   const body = method === 'POST' ? await readSubsetBody(request) : undefined
+  checkSubsetColumns(shape, protocol, body)
   const { baseUrl } = runtime.target
   if (baseUrl === null) throw new Refusal(502, 'upstream_not_ready', 'the config names the local shape server as upstream, but the app server is not listening yet: retry in a moment')
   const { url, record } = upstreamUrl({ ...runtime.target, baseUrl }, upstreamShapeParams(shape), protocol)

@@ -12,6 +12,8 @@ export interface ProxyServiceOptions {
   /** The app data folder: the local signing keys live in it. */
   dataDir: string
   host: string
+  /** Host names accepted besides loopback and `host` (`--allowed-host`). */
+  allowedHosts?: readonly string[]
   port: number
   /** Base URL of this app's shape server, for `"upstream": {"url": "local"}`; null when it is not known. */
   /** The local shape server's URL, null until it listens. */
@@ -83,7 +85,7 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
     options.onExchange?.(exchange)
   })
   try {
-    server = await serveFetchHandler(handler, { host: options.host, port: options.port, log: options.log })
+    server = await serveFetchHandler(handler, { host: options.host, allowedHosts: options.allowedHosts, port: options.port, log: options.log })
   } catch (error) {
     config.close()
     throw new Error(`the proxy cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error })

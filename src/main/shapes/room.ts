@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Database } from '../db/database'
+import { corsOriginRule } from '../headless/guard'
 import type { RoomContext } from '../rooms'
 import { createShapeApi } from './http/shape-api'
 import { SSE_LIFETIME_MS } from './http/protocol'
@@ -27,6 +28,8 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
   const api = createShapeApi({
     brand: serve.headerBrand,
     secret: serve.secret,
+    hosts: { bindHost: serve.host, allowedHosts: serve.allowedHosts },
+    originAllowed: corsOriginRule(serve.corsOrigins),
     live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
     service: () => service,
     unavailable: () => unavailable,

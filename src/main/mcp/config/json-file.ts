@@ -3,6 +3,19 @@ import { writeAtomically } from '../../fs/atomic-write'
 
 type JsonObject = Record<string, unknown>
 
+/**
+ * Why a text is not JSON, with where (line and column when the parser says) but never a piece of the text: the
+ * parser's own message quotes the file's first characters, and the file may be anyone's (`/etc/shadow`, a key).
+ */
+export function jsonSyntaxProblem(error: unknown): string {
+  const message = (error as Error).message
+  const at = /\(line (\d+) column (\d+)\)/.exec(message)
+  const position = /at position (\d+)/.exec(message)
+  if (at) return `is not valid JSON (line ${at[1]}, column ${at[2]})`
+  if (position) return `is not valid JSON (at character ${position[1]})`
+  return message.includes('end of JSON input') ? 'is not valid JSON (it ends too early)' : 'is not valid JSON'
+}
+
 /** The indentation a person used (tabs, 2 or 4 spaces…), so a rewrite looks like their file. */
 function indentOf(text: string): string | number {
   const match = /^([ \t]+)"/m.exec(text)
@@ -27,7 +40,7 @@ export async function updateJsonFile(path: string, update: (root: JsonObject) =>
     try {
       root = JSON.parse(text)
     } catch (error) {
-      throw new Error(`${path} is not valid JSON (${(error as Error).message}); fix it by hand before saving from the app`, { cause: error })
+      throw new Error(`${path} ${jsonSyntaxProblem(error)}; fix it by hand before saving from the app`, { cause: error })
     }
   }
   if (!root || typeof root !== 'object' || Array.isArray(root)) throw new Error(`${path} does not hold a JSON object`)

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { McpServerEntrySchema, McpServerNameSchema, type McpServerConfig, type McpSource, type McpToolError } from '../../../shared/contract/mcp'
 import { expandPlaceholders, type ExpandContext } from './expand'
+import { jsonSyntaxProblem } from './json-file'
 
 export type SourceKind = McpSource['kind']
 export type FileFormat = NonNullable<McpSource['format']>
@@ -91,7 +92,7 @@ export async function parseConfigText(text: string, kind: SourceKind, path: stri
   try {
     root = text.trim() === '' ? {} : JSON.parse(text)
   } catch (error) {
-    return { format: null, entries: [], error: `${path ?? 'config'} is not valid JSON: ${(error as Error).message}` }
+    return { format: null, entries: [], error: `${path ?? 'config'} ${jsonSyntaxProblem(error)}` }
   }
   if (!isObject(root)) return { format: null, entries: [], error: `${path ?? 'config'} must hold a JSON object` }
   const { map, basePath, topLevelError } = serversOf(root, kind)

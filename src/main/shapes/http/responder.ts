@@ -89,8 +89,17 @@ export class Responder {
 
   /** 401 carries no CORS headers (auth runs before CORS, as in the reference) but does say it is JSON. */
   unauthorized(): void {
-    const body = JSON.stringify({ message: 'Unauthorized - Invalid API secret' })
-    this.res.writeHead(401, {
+    this.withoutCors(401, { message: 'Unauthorized - Invalid API secret' })
+  }
+
+  /** A refused Host or Origin: no CORS headers, so the refused page cannot even read why. */
+  forbidden(body: { code: string; message: string }): void {
+    this.withoutCors(403, body)
+  }
+
+  private withoutCors(status: number, message: unknown): void {
+    const body = JSON.stringify(message)
+    this.res.writeHead(status, {
       [this.names.server]: this.serverName,
       'content-type': 'application/json; charset=utf-8',
       'cache-control': CACHE_CONTROL.error,

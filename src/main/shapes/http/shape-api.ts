@@ -1,5 +1,5 @@
-import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { checkHostAndOrigin, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../cancellation'
 import { InvalidRequestError } from '../definition'
 import type { ShapeService } from '../service'
@@ -14,6 +14,9 @@ import { serveSubset } from './subset'
 export interface ShapeApiOptions {
   brand: HeaderBrand
   secret: string | undefined
+  /** Which Host names this server and which browser pages may call it (checked before anything else). */
+  hosts: HostRule
+  originAllowed: OriginRule
   live: LiveSettings
   /** The engine of the connected database; null while it starts or reconnects. */
   service(): ShapeService | null
@@ -39,11 +42,7 @@ export function normalisePath(pathname: string): string {
 }
 
 function secretMatches(query: URLSearchParams, secret: string): boolean {
-  const given = query.get('secret') ?? query.get('api_secret')
-  if (given === null) return false
-  const a = Buffer.from(given)
-  const b = Buffer.from(secret)
-  return a.length === b.length && timingSafeEqual(a, b)
+  return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
 }
 
 /** Handles everything under /v1/: the shape endpoint, health and CORS preflight. */
@@ -55,6 +54,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     const path = normalisePath(url.pathname)
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
+    const gate = checkHostAndOrigin(req, options.hosts, options.originAllowed)
+    if (!gate.ok) return r.forbidden({ code: gate.code, message: gate.message })
     if ((req.url ?? '').length > MAX_URL_LENGTH) {
       return r.json(414, { message: `The URL is longer than ${MAX_URL_LENGTH} characters: send subset parameters in the body of a POST /v1/shape instead` })
     }

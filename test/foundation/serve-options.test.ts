@@ -1,0 +1,59 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseServeOptions } from '../../src/main/cli/serve-options'
+
+let dir: string
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'syncscope-serve-options-'))
+})
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+async function secretFile(name: string, mode: number, text = 'from-the-file\n'): Promise<string> {
+  const path = join(dir, name)
+  await writeFile(path, text)
+  await chmod(path, mode)
+  return path
+}
+
+describe('the shape API secret without argv', () => {
+  it('reads --secret-file (trailing newline dropped) and SYNCSCOPE_SECRET', async () => {
+    expect(parseServeOptions(['--secret-file', await secretFile('ok', 0o600)], {}).secret).toBe('from-the-file')
+    expect(parseServeOptions([], { SYNCSCOPE_SECRET: 'from-env' }).secret).toBe('from-env')
+    expect(parseServeOptions(['--secret', 'from-argv'], { SYNCSCOPE_SECRET: 'from-env' }).secret).toBe('from-argv')
+    expect(parseServeOptions([], {}).secret).toBeUndefined()
+  })
+
+  it.each([0o644, 0o640, 0o604])('refuses a secret file of mode %o, which other users can read', async (mode) => {
+    const path = await secretFile(`open-${mode.toString(8)}`, mode)
+    expect(() => parseServeOptions(['--secret-file', path], {})).toThrow(`--secret-file ${path} can be read by other users (mode 0${mode.toString(8)}): run chmod 600 ${path}`)
+  })
+
+  it('names a missing or empty secret file, and refuses --secret with --secret-file', async () => {
+    expect(() => parseServeOptions(['--secret-file', join(dir, 'missing')], {})).toThrow(/cannot be read \(ENOENT\)/)
+    expect(() => parseServeOptions(['--secret-file', join(dir, 'missing')], {})).not.toThrow(/\n/)
+    const empty = await secretFile('empty', 0o600, '\n')
+    expect(() => parseServeOptions(['--secret-file', empty], {})).toThrow('must hold the secret on one line')
+    expect(() => parseServeOptions(['--secret', 'a', '--secret-file', empty], {})).toThrow('give --secret or --secret-file, not both')
+  })
+})
+
+describe('opening the shape API to more pages and hosts', () => {
+  it('takes repeatable --cors-origin and --allowed-host values', () => {
+    const options = parseServeOptions(['--cors-origin', 'http://192.168.1.20:5173/', '--cors-origin', '*', '--allowed-host', 'devbox.local', '--allowed-host', '[fd00::5]'], {})
+    expect(options.corsOrigins).toEqual(['http://192.168.1.20:5173', '*'])
+    expect(options.allowedHosts).toEqual(['devbox.local', '[fd00::5]'])
+    expect(parseServeOptions([], {})).toMatchObject({ corsOrigins: [], allowedHosts: [] })
+  })
+
+  it.each([
+    [['--cors-origin', 'http://192.168.1.20:5173/app'], '--cors-origin http://192.168.1.20:5173/app is not an origin'],
+    [['--cors-origin', 'evil.test'], '--cors-origin evil.test is not an origin'],
+    [['--cors-origin', 'null'], '--cors-origin null is not an origin'],
+    [['--allowed-host', 'http://devbox.local'], '--allowed-host must be a host name'],
+    [['--allowed-host', 'devbox.local:3000'], '--allowed-host must be a host name']
+  ])('refuses %j', (args, message) => {
+    expect(() => parseServeOptions(args, {})).toThrow(message)
+  })
+})
