@@ -82,6 +82,7 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
     expect(text.code).toBe(1)
     expect(text.stdout).toContain('invalid_config: mcpServers.broken.command: command is empty')
     expect(text.stderr).toContain('1 invalid entry')
+    expect(text.stderr).toMatch(/^secrets: .+/m)
     const notJson = join(dir, 'not-json.json')
     await writeFile(notJson, '{nope')
     const broken = await cli(['list', '--config', notJson])

@@ -84,6 +84,7 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
     const entries = registry.list()
     if (values.json) io.out(`${JSON.stringify(entries.map(listItem), null, 2)}\n`)
     else io.out(entries.length ? `${entries.map(describeEntry).join('\n')}\n` : 'no MCP servers configured\n')
+    if (!values.json) io.err(`secrets: ${host.secretStore.description}\n`)
     const badFiles = host.sources().filter((source) => source.error)
     for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
     // an invalid config is a failure for scripts too, as --json shows it: each bad entry is listed with its error
