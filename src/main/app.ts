@@ -13,6 +13,8 @@ export interface RunningApp {
   rooms: Rooms
   dispatch: Dispatch
   server: HeadlessServer
+  /** This run's access token (see RoomContext.appToken). */
+  appToken: string
   /** Lines that tell a person what is served where. */
   describe(): string[]
   close(): Promise<void>
@@ -40,7 +42,8 @@ async function closeAll(context: RoomContext): Promise<void> {
 /** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
 export async function startApp({ serve, rendererDir, log, secretFileEncryption }: StartAppOptions): Promise<RunningApp> {
   const events = new EventBus()
-  const context: RoomContext = { serve, events, log, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null, ...(secretFileEncryption ? { secretFileEncryption } : {}) }
+  const appToken = randomBytes(24).toString('base64url')
+  const context: RoomContext = { serve, events, log, appToken, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null, ...(secretFileEncryption ? { secretFileEncryption } : {}) }
   let core: Core | null = null
   let server: HeadlessServer
   let rooms: Rooms
@@ -53,7 +56,7 @@ export async function startApp({ serve, rendererDir, log, secretFileEncryption }
       host: serve.host,
       allowedHosts: serve.allowedHosts,
       port: serve.port,
-      token: randomBytes(24).toString('base64url'),
+      token: appToken,
       dispatch,
       events,
       rendererDir,
@@ -67,6 +70,7 @@ export async function startApp({ serve, rendererDir, log, secretFileEncryption }
       rooms,
       dispatch,
       server,
+      appToken,
       describe: () => [`Shape API     ${server.url}/v1/shape`, ...context.banner, ...(server.uiUrl ? [`Syncscope UI  ${server.uiUrl}`] : [])],
       async close() {
         await server.close()

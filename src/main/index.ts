@@ -3,6 +3,7 @@ import { startApp, type RunningApp } from './app'
 import { ServeOptionsSchema } from './cli/serve-options'
 import { defaultDataDir } from './data-dir'
 import { serveContractOverIpc } from './electron/ipc'
+import { addTokenToOwnRequests } from './electron/local-api-token'
 import { safeStorageEncryption } from './electron/safe-storage-cipher'
 import { createMainWindow } from './electron/window'
 
@@ -28,8 +29,13 @@ async function boot(): Promise<void> {
   Menu.setApplicationMenu(Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'viewMenu' }, { role: 'windowMenu' }]))
   const serve = ServeOptionsSchema.parse({ dataDir: defaultDataDir(), port: Number(process.env.SYNCSCOPE_PORT ?? 3000) })
   running = await startApp({ serve, rendererDir: null, log: (line) => console.error(line), secretFileEncryption: safeStorageEncryption() })
+  openWindow(running)
+}
+
+function openWindow(app: RunningApp): void {
   const window = createMainWindow()
-  serveContractOverIpc(running.dispatch, running.core.events, window)
+  addTokenToOwnRequests(session.defaultSession, window, app.server.url, app.appToken)
+  serveContractOverIpc(app.dispatch, app.core.events, window)
 }
 
 app.whenReady().then(boot, (error: unknown) => {
@@ -45,5 +51,5 @@ app.on('before-quit', (event) => {
   void closing.close().finally(() => app.quit())
 })
 app.on('activate', () => {
-  if (BrowserWindow.getAllWindows().length === 0 && running) serveContractOverIpc(running.dispatch, running.core.events, createMainWindow())
+  if (BrowserWindow.getAllWindows().length === 0 && running) openWindow(running)
 })

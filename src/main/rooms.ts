@@ -20,6 +20,8 @@ export interface RoomContext {
   banner: string[]
   /** Run when the app closes, in reverse order. */
   onClose: Array<() => Promise<void>>
+  /** This run's access token: the UI's contract over HTTP and the app window's calls to the shape API need it. */
+  appToken: string
   /** Where a client on this machine reaches the app's HTTP server (shape API, UI), once it listens; null before. */
   serverUrl: string | null
   /** How the Electron shell encrypts the MCP secrets file where no keychain answers (safeStorage); absent elsewhere. */

@@ -101,6 +101,22 @@ describe('the shape API with default options: a browser page of another site get
     expect(answer.status).toBe(200)
   })
 
+  it("serves the app's own window (a file:// page, Origin null) only when the shell adds this run's token", async () => {
+    const path = '/v1/shape?table=issues&offset=-1&where=id%3D1'
+    const token = server.app.appToken
+    const refused = [
+      await raw(server, path, { origin: 'null' }),
+      await raw(server, path, { origin: 'null', 'x-syncscope-token': 'not-the-token' }),
+      await raw(server, path, { origin: 'null', cookie: `syncscope_token=${token}` })
+    ]
+    expect(refused.map((answer) => answer.status)).toEqual([403, 403, 403])
+    const served = await raw(server, path, { origin: 'null', 'x-syncscope-token': token })
+    expect([served.status, served.headers['access-control-allow-origin']]).toEqual([200, 'null'])
+    const preflight = await raw(server, '/v1/shape', { origin: 'null', 'access-control-request-method': 'DELETE', 'x-syncscope-token': token }, 'OPTIONS')
+    expect([preflight.status, preflight.headers['access-control-allow-origin']]).toEqual([204, 'null'])
+    expect(await touched(server, 'comments')).toBe(false)
+  })
+
   it('serves the official client running on a dev server at http://localhost:5173', async () => {
     const controller = new AbortController()
     const origins: string[] = []

@@ -105,6 +105,15 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
   return undefined
 }
 
+/**
+ * The per-run token in the `x-syncscope-token` header only: what the Electron shell adds to its own window's requests.
+ * A cookie does not count here, since a browser attaches it to requests from other pages of the same site.
+ */
+export function hasTokenHeader(req: IncomingMessage, token: string): boolean {
+  const header = req.headers[TOKEN_HEADER]
+  return typeof header === 'string' && sameSecret(header, token)
+}
+
 /** The per-run token, from the cookie the printed URL sets, or from a header. */
 export function checkToken(req: IncomingMessage, token: string): GuardVerdict {
   const header = req.headers[TOKEN_HEADER]

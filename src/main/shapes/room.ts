@@ -30,6 +30,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
     secret: serve.secret,
     hosts: { bindHost: serve.host, allowedHosts: serve.allowedHosts },
     originAllowed: corsOriginRule(serve.corsOrigins),
+    appToken: context.appToken,
     live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
     service: () => service,
     unavailable: () => unavailable,

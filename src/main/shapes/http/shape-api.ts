@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { checkHostAndOrigin, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
+import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../cancellation'
 import { InvalidRequestError } from '../definition'
 import type { ShapeService } from '../service'
@@ -17,6 +17,8 @@ export interface ShapeApiOptions {
   /** Which Host names this server and which browser pages may call it (checked before anything else). */
   hosts: HostRule
   originAllowed: OriginRule
+  /** This run's token: the app's own window (Origin `null` in Electron) sends it, and may call from any origin. */
+  appToken: string
   live: LiveSettings
   /** The engine of the connected database; null while it starts or reconnects. */
   service(): ShapeService | null
@@ -54,7 +56,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     const path = normalisePath(url.pathname)
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
-    const gate = checkHostAndOrigin(req, options.hosts, options.originAllowed)
+    const gate = checkHostAndOrigin(req, options.hosts, hasTokenHeader(req, options.appToken) ? () => true : options.originAllowed)
     if (!gate.ok) return r.forbidden({ code: gate.code, message: gate.message })
     if ((req.url ?? '').length > MAX_URL_LENGTH) {
       return r.json(414, { message: `The URL is longer than ${MAX_URL_LENGTH} characters: send subset parameters in the body of a POST /v1/shape instead` })
