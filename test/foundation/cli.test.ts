@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { clusterDirOf } from '../../src/main/db/cluster'
+import { removeDataDir } from '../support/postgres'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
@@ -27,7 +29,7 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_00
 
 describe('syncscope serve', () => {
   const folders: string[] = []
-  afterAll(() => Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))))
+  afterAll(() => Promise.all(folders.map(removeDataDir)))
 
   it('prints what it serves and stops cleanly on SIGTERM, embedded Postgres included', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
@@ -36,10 +38,11 @@ describe('syncscope serve', () => {
     await waitFor(() => run.output().stdout.includes('Press Ctrl+C to stop.'), 'the banner')
     expect(run.output().stdout).toMatch(/Shape API\s+http:\/\/127\.0\.0\.1:\d+\/v1\/shape/)
     expect(run.output().stdout).toContain(`Data folder   ${dataDir}`)
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true)
+    const cluster = await clusterDirOf(join(dataDir, 'postgres'))
+    expect(existsSync(join(cluster, 'postmaster.pid'))).toBe(true)
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false)
+    expect(existsSync(join(cluster, 'postmaster.pid'))).toBe(false)
   })
 
   it.each([

@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
-import { ignoreConnectionErrors } from './postgres'
+import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {
   headerBrand?: ServeOptions['headerBrand']
@@ -68,7 +68,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     stop,
     async close() {
       await stop()
-      if (ownDir) await rm(ownDir, { recursive: true, force: true })
+      if (ownDir) await removeDataDir(ownDir)
     }
   }
 }
