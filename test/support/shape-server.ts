@@ -16,6 +16,8 @@ export interface TestShapeServerOptions {
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
   dataDir?: string
+  /** The app's log lines (default: stderr with SYNCSCOPE_DEBUG, else nowhere). */
+  log?: (line: string) => void
 }
 
 export interface TestShapeServer {
@@ -48,7 +50,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     sseKeepAlive: options.sseKeepAlive ?? 21_000,
     chunkBytes: options.chunkBytes
   })
-  const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
+  const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
+  const app = await startApp({ serve, rendererDir: null, log })
   const databaseUrl = app.core.database().url
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
   ignoreConnectionErrors(pool)
