@@ -114,6 +114,14 @@ describe('the embedded Postgres under kill -9', () => {
     await insertEach(pool, 21, 30)
 
     const leftover = await postmasterOf(dataDir)
+    // while it runs, a second serve on the same folder is refused and leaves the first alone
+    const intruder = serve(dataDir)
+    expect(await intruder.exited).toBe(1)
+    expect(intruder.output().stderr.trim().split('\n').at(-1)).toBe(
+      `syncscope: another Syncscope (pid ${first.child.pid}) is using ${join(dataDir, 'postgres')}: stop it first, or give this one another --data-dir`
+    )
+    expect(alive(leftover.pid)).toBe(true)
+
     first.child.kill('SIGKILL')
     await first.exited
     expect(alive(leftover.pid)).toBe(true)

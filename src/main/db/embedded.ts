@@ -1,8 +1,11 @@
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import pg from 'pg'
+import { writeAtomically } from '../fs/atomic-write'
 import { findFreePort } from '../net/free-port'
 import { LEGACY_PASSWORD, prepareCluster, SUPERUSER, writeAccessRules, type ClusterLocation } from './cluster'
 import { reachableBinaries } from './postgres-binaries'
-import { startPostmaster, stopLeftovers, stopPostmaster, type Postmaster } from './postmaster'
+import { isRunning, startPostmaster, stopLeftovers, stopPostmaster, type Postmaster } from './postmaster'
 import { firstLine, postgresUser } from './run-as'
 import { scramVerifier } from './scram'
 
@@ -49,6 +52,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const user = await postgresUser()
   const binaries = await reachableBinaries(user)
   const cluster = await prepareCluster(options.dataDir, binaries, user, log)
+  const owner = await claimCluster(options.dataDir)
   const port = options.port ?? (await findFreePort())
 
   const launch = async (): Promise<Postmaster> => {
@@ -60,11 +64,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     return postmaster
   }
 
-  let current: Postmaster | null = await launch()
+  let current: Postmaster | null = null
   try {
+    current = await launch()
     await ensurePassword(port, cluster, log)
   } catch (error) {
-    await stopPostmaster(current)
+    if (current) await stopPostmaster(current)
+    await rm(owner, { force: true })
     throw error
   }
 
@@ -115,8 +121,23 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await restarting
       if (current) await stopPostmaster(current)
       current = null
+      await rm(owner, { force: true })
     }
   }
+}
+
+/**
+ * Only one Syncscope runs a cluster: a Postgres left on it is stopped only when the process that ran it is gone
+ * (killed), never while another running Syncscope uses it.
+ */
+async function claimCluster(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'syncscope-owner.pid')
+  const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim())
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && (await isRunning(owner))) {
+    throw new Error(`another Syncscope (pid ${owner}) is using ${dataDir}: stop it first, or give this one another --data-dir`)
+  }
+  await writeAtomically(file, String(process.pid))
+  return file
 }
 
 async function connect(port: number, password: string): Promise<pg.Client> {

@@ -50,7 +50,7 @@ async function readLockFile(pgdata: string): Promise<{ pid: number; status: stri
 }
 
 /** Alive and not a zombie (a container's PID 1 may never reap the postmaster of a killed parent). */
-async function isRunning(pid: number): Promise<boolean> {
+export async function isRunning(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0)
   } catch (error) {
