@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { z } from 'zod'
-import { canRun, firstLine, type PostgresUser } from './run-as'
+import { canReach, firstLine, type PostgresUser } from './run-as'
 
 export interface PostgresBinaries {
   /** The folder holding bin/, lib/ and share/ (the binaries find their libraries relative to themselves). */
@@ -42,12 +42,12 @@ async function packagedBinaries(): Promise<{ binaries: PostgresBinaries; version
  */
 export async function reachableBinaries(user: PostgresUser): Promise<PostgresBinaries> {
   const { binaries, version } = await packagedBinaries()
-  if (user.uid === undefined || (await canRun(binaries.postgres, user))) return binaries
+  if (await canReach(binaries.postgres, user)) return binaries
   const mirror = join(SYSTEM_HOME, `postgres-${version}-${process.platform}-${process.arch}`)
-  if (!(await mirrorIsWhole(binaries.root, mirror))) await makeMirror(binaries.root, mirror)
+  if (!(await mirrorIsWhole(mirror))) await makeMirror(binaries.root, mirror)
   const mirrored = binariesIn(mirror)
-  if (!(await canRun(mirrored.postgres, user))) {
-    throw new Error(`the \`postgres\` user cannot run ${mirrored.postgres}: check that ${SYSTEM_HOME} and the folders above it are readable by others (mode 755)`)
+  if (!(await canReach(mirrored.postgres, user))) {
+    throw new Error(`the \`postgres\` user cannot run ${mirrored.postgres}: make ${SYSTEM_HOME} and the folders above it enterable by others (chmod o+x)`)
   }
   return mirrored
 }
@@ -75,23 +75,19 @@ async function walk(root: string, dir = root): Promise<Entry[]> {
   return entries
 }
 
-/** The mirror is complete when its manifest lists every file of the package with the same size, and each is there. */
-async function mirrorIsWhole(source: string, mirror: string): Promise<boolean> {
+/**
+ * A package version's files never change (npm), so a mirror named after the version is whole when every file its
+ * manifest (written last, when the copy was complete) lists is there with its size.
+ */
+async function mirrorIsWhole(mirror: string): Promise<boolean> {
   let manifest: z.infer<typeof ManifestSchema>
   try {
     manifest = ManifestSchema.parse(JSON.parse(await readFile(join(mirror, MANIFEST), 'utf8')))
   } catch {
     return false
   }
-  const expected = (await walk(source)).filter((entry) => entry.kind === 'file')
-  if (expected.length !== manifest.length) return false
-  const sizes = new Map(manifest.map((entry) => [entry.path, entry.size]))
-  for (const entry of expected) {
-    if (sizes.get(entry.path) !== entry.size) return false
-    const copy = await stat(join(mirror, entry.path)).catch(() => null)
-    if (copy?.size !== entry.size) return false
-  }
-  return true
+  const sizes = await Promise.all(manifest.map(async (entry) => (await stat(join(mirror, entry.path)).catch(() => null))?.size === entry.size))
+  return sizes.every(Boolean)
 }
 
 /** Built in a temporary sibling and renamed into place, so a crash never leaves half a mirror that looks whole. */

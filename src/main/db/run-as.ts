@@ -1,4 +1,6 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
+import { readFile, stat } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -12,7 +14,11 @@ export interface PostgresUser {
 
 export const isRoot = (): boolean => process.getuid?.() === 0
 
+/** From /etc/passwd (no process to spawn), else from `id` (users from LDAP and the like). */
 async function idOf(name: string): Promise<{ uid: number; gid: number } | null> {
+  const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '')
+  const fields = passwd.split('\n').find((line) => line.startsWith(`${name}:`))?.split(':')
+  if (fields && fields.length >= 4) return { uid: Number(fields[2]), gid: Number(fields[3]) }
   try {
     const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
     return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
@@ -37,13 +43,23 @@ export async function postgresUser(): Promise<PostgresUser> {
   return created
 }
 
-/** Whether `user` can run `program` from where it is (as root: whether `postgres` can reach it through every parent folder). */
-export function canRun(program: string, user: PostgresUser): Promise<boolean> {
-  return new Promise((resolve) => {
-    const child = spawn(program, ['--version'], { ...user, stdio: 'ignore', cwd: '/', env: {} })
-    child.once('error', () => resolve(false))
-    child.once('exit', (code) => resolve(code === 0))
-  })
+/**
+ * Whether `user` may enter every folder on the way to `path` and read and run it, by the mode bits (owner, primary
+ * group, others). Conservative: where only ACLs or supplementary groups would let it in, the answer is no.
+ */
+export async function canReach(path: string, user: PostgresUser): Promise<boolean> {
+  if (user.uid === undefined) return true
+  const allowed = async (target: string, bits: number) => {
+    const info = await stat(target).catch(() => null)
+    if (!info) return false
+    const shift = info.uid === user.uid ? 6 : info.gid === user.gid ? 3 : 0
+    return ((info.mode >> shift) & bits) === bits
+  }
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if (!(await allowed(dir, 0o1))) return false
+    if (dir === dirname(dir)) break
+  }
+  return allowed(path, 0o5)
 }
 
 export function firstLine(error: unknown): string {
