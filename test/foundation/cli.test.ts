@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
 import { existsSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -56,5 +57,27 @@ describe('syncscope serve', () => {
     const run = runCli(args)
     expect(await run.exited).not.toBe(0)
     expect(run.output().stderr).toContain(message)
+  })
+
+  it('turns a start-up failure into one line with the cause and the fix, never a stack trace', async () => {
+    const blocker = createServer()
+    await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done))
+    const busy = (blocker.address() as AddressInfo).port
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-fail-'))
+    folders.push(dataDir)
+    try {
+      for (const [args, line] of [
+        [['serve', '--database', 'postgres://postgres:secret@127.0.0.1:1/postgres'], 'syncscope: could not connect to postgres://postgres:****@127.0.0.1:1/postgres: connect ECONNREFUSED 127.0.0.1:1'],
+        [['serve', '--port', String(busy), '--data-dir', dataDir], `syncscope: port ${busy} on 127.0.0.1 is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`]
+      ] as const) {
+        const run = runCli([...args])
+        expect(await run.exited).toBe(1)
+        const stderr = run.output().stderr.trim().split('\n')
+        expect(stderr.at(-1)).toBe(line)
+        expect(stderr.filter((text) => /^\s+at |TypeError|undefined/.test(text))).toEqual([])
+      }
+    } finally {
+      blocker.close()
+    }
   })
 })
