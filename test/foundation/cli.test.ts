@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type AddressInfo } from 'node:net'
 import { existsSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
@@ -10,8 +10,12 @@ import { removeDataDir } from '../support/postgres'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
+/** Every CLI started here, ended after the tests even when one fails half-way. */
+const started: ChildProcess[] = []
+
 function runCli(args: string[]) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  started.push(child)
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -30,7 +34,10 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_00
 
 describe('syncscope serve', () => {
   const folders: string[] = []
-  afterAll(() => Promise.all(folders.map(removeDataDir)))
+  afterAll(async () => {
+    for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await Promise.all(folders.map(removeDataDir))
+  })
 
   it('prints what it serves and stops cleanly on SIGTERM, embedded Postgres included', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))

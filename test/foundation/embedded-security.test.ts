@@ -156,7 +156,10 @@ describe('the data folder is private', () => {
     parent = await mkdtemp(join(tmpdir(), 'syncscope-private-'))
     await chmod(parent, 0o700)
   })
-  afterAll(() => removeDataDir(parent))
+  afterAll(async () => {
+    await removeDataDir(join(parent, 'data'))
+    await rm(parent, { recursive: true, force: true })
+  })
 
   it('after a run every folder in it is 0700 and every file 0600, older 0644 files included, and the 0700 folder above stays 0700', async () => {
     const dataDir = join(parent, 'data')
