@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { clusterDirOf } from '../../src/main/db/cluster'
-import { ignoreConnectionErrors, removeDataDir } from '../support/postgres'
+import { endServe, ignoreConnectionErrors, removeDataDir } from '../support/postgres'
 import { startTestShapeServer } from '../support/shape-server'
 import { changes, get, syncToEnd } from '../support/shape-http'
 
@@ -95,7 +95,7 @@ describe('the embedded Postgres under kill -9', () => {
   const folders: string[] = []
   const children: ChildProcess[] = []
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL')
+    await Promise.all(children.map(endServe))
     for (const folder of folders) await removeDataDir(folder)
   })
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { clusterDirOf } from '../../src/main/db/cluster'
-import { removeDataDir } from '../support/postgres'
+import { endServe, removeDataDir } from '../support/postgres'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
@@ -35,7 +35,7 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_00
 describe('syncscope serve', () => {
   const folders: string[] = []
   afterAll(async () => {
-    for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await Promise.all(started.map(endServe))
     await Promise.all(folders.map(removeDataDir))
   })
 

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -35,4 +36,14 @@ export function ignoreConnectionErrors(pool: pg.Pool): void {
 export async function removeDataDir(dataDir: string): Promise<void> {
   await removeCluster(join(dataDir, 'postgres'))
   await rm(dataDir, { recursive: true, force: true })
+}
+
+/** Ends a `syncscope serve` a test started (SIGTERM: it stops its Postgres), SIGKILL if it does not end in 20 s. */
+export async function endServe(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((done) => child.once('exit', done))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+  await exited
+  clearTimeout(timer)
 }
