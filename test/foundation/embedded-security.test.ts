@@ -177,13 +177,16 @@ describe('the data folder is private', () => {
       const live = await get(server.url, { table: 'projects', handle: synced.handle, offset: synced.offset, live: 'true' })
       expect(live.status).toBe(200)
       expect((await server.app.core.sqlConsole().run('SELECT 1')).ok).toBe(true)
+      expect((await server.app.dispatch('shapesWorkbench.save', { name: 'projects', definition: { table: 'projects' } })).ok).toBe(true)
+      const saved = await server.app.dispatch('mcp.save', { name: 'local', entry: { transport: 'http', url: 'http://127.0.0.1:9/mcp', auth: { mode: 'apiKey', key: 'k-123' } } })
+      expect(saved.ok, JSON.stringify(saved)).toBe(true)
     } finally {
       await server.stop()
     }
 
     expect(modeOf(parent)).toBe(0o700)
     expect(modeOf(dataDir)).toBe(0o700)
-    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['shapes', 'sql-history.json', 'settings.json', 'postgres']))
+    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['shapes', 'sql-history.json', 'settings.json', 'saved-shapes.json', 'postgres']))
     expect(openToOthers(dataDir)).toEqual([])
     const cluster = await clusterDirOf(join(dataDir, 'postgres'))
     if (isRoot) {
