@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test as base, expect, type Page } from '@playwright/test'
+import { removeDataDir } from '../test/support/postgres'
 
 export interface RunningHeadlessApp {
   /** http://127.0.0.1:<port> — the shape API, the contract and the UI. */
@@ -71,7 +72,7 @@ async function startHeadlessApp(args: string[]): Promise<{ app: RunningHeadlessA
       const exited = new Promise((done) => child.once('exit', done))
       child.kill('SIGTERM')
       await exited
-      await rm(dataDir, { recursive: true, force: true })
+      await removeDataDir(dataDir)
     }
   }
 }

@@ -41,6 +41,8 @@ async function closeAll(context: RoomContext): Promise<void> {
 
 /** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
 export async function startApp({ serve, rendererDir, log, secretFileEncryption }: StartAppOptions): Promise<RunningApp> {
+  // Everything the app writes (shape logs, settings, history, secrets) is for this user only.
+  process.umask(0o077)
   const events = new EventBus()
   const appToken = randomBytes(24).toString('base64url')
   const context: RoomContext = { serve, events, log, appToken, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null, ...(secretFileEncryption ? { secretFileEncryption } : {}) }

@@ -30,7 +30,7 @@ async function serve(argv: string[]): Promise<number> {
       stopping = true
       process.stdout.write(`${signal}: stopping…\n`)
       app.close().then(done, (error: unknown) => {
-        log(`shutdown: ${(error as Error).message}`)
+        log(`shutdown: ${describeFailure(error)}`)
         done()
       })
     }
@@ -41,6 +41,8 @@ async function serve(argv: string[]): Promise<number> {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // What any command writes into the data folder (settings.json, secrets, shape logs) is for this user only.
+  process.umask(0o077)
   const [command, ...rest] = argv
   if (command === 'serve') return serve(rest)
   if (command === 'mcp') return mcpMain(rest)
@@ -52,10 +54,23 @@ export async function main(argv: string[]): Promise<number> {
   return 2
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`syncscope: ${(error as Error).message}\n`)
-    process.exit(1)
-  }
-)
+/** One line for any failure, with the fix where we know it: never `undefined`, never a stack trace. */
+function describeFailure(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describeFailure(error.errors[0])
+  if (!(error instanceof Error)) return error === undefined || error === null ? 'failed without saying why' : String(error).split('\n')[0]!
+  const { code, port, address } = error as NodeJS.ErrnoException & { port?: number; address?: string }
+  if (code === 'EADDRINUSE' && port !== undefined) return `port ${port} on ${address} is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`
+  if (code === 'EACCES' && port !== undefined) return `not allowed to listen on port ${port}: pick a port above 1023 with --port`
+  const line = error.message.split('\n').find((text) => text.trim() !== '')?.trim()
+  return line ?? code ?? error.name
+}
+
+function fail(error: unknown): never {
+  process.stderr.write(`syncscope: ${describeFailure(error)}\n`)
+  if (process.env.SYNCSCOPE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`)
+  process.exit(1)
+}
+
+process.on('uncaughtException', fail)
+process.on('unhandledRejection', fail)
+main(process.argv.slice(2)).then((code) => process.exit(code), fail)

@@ -1,14 +1,21 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer, type AddressInfo } from 'node:net'
 import { existsSync } from 'node:fs'
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { clusterDirOf } from '../../src/main/db/cluster'
+import { endServe, removeDataDir } from '../support/postgres'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
+/** Every CLI started here, ended after the tests even when one fails half-way. */
+const started: ChildProcess[] = []
+
 function runCli(args: string[], env: NodeJS.ProcessEnv = process.env) {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
+  started.push(child)
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -27,7 +34,10 @@ async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_00
 
 describe('syncscope serve', () => {
   const folders: string[] = []
-  afterAll(() => Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))))
+  afterAll(async () => {
+    await Promise.all(started.map(endServe))
+    await Promise.all(folders.map(removeDataDir))
+  })
 
   it('prints what it serves and stops cleanly on SIGTERM, embedded Postgres included', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
@@ -36,10 +46,11 @@ describe('syncscope serve', () => {
     await waitFor(() => run.output().stdout.includes('Press Ctrl+C to stop.'), 'the banner')
     expect(run.output().stdout).toMatch(/Shape API\s+http:\/\/127\.0\.0\.1:\d+\/v1\/shape/)
     expect(run.output().stdout).toContain(`Data folder   ${dataDir}`)
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(true)
+    const cluster = await clusterDirOf(join(dataDir, 'postgres'))
+    expect(existsSync(join(cluster, 'postmaster.pid'))).toBe(true)
     run.child.kill('SIGTERM')
     expect(await run.exited).toBe(0)
-    expect(existsSync(join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false)
+    expect(existsSync(join(cluster, 'postmaster.pid'))).toBe(false)
   })
 
   it('takes the shape API secret from SYNCSCOPE_SECRET, so it never shows in the process list', async () => {
@@ -82,5 +93,27 @@ describe('syncscope serve', () => {
     const run = runCli(args)
     expect(await run.exited).not.toBe(0)
     expect(run.output().stderr).toContain(message)
+  })
+
+  it('turns a start-up failure into one line with the cause and the fix, never a stack trace', async () => {
+    const blocker = createServer()
+    await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done))
+    const busy = (blocker.address() as AddressInfo).port
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-fail-'))
+    folders.push(dataDir)
+    try {
+      for (const [args, line] of [
+        [['serve', '--database', 'postgres://postgres:secret@127.0.0.1:1/postgres'], 'syncscope: could not connect to postgres://postgres:****@127.0.0.1:1/postgres: connect ECONNREFUSED 127.0.0.1:1'],
+        [['serve', '--port', String(busy), '--data-dir', dataDir], `syncscope: port ${busy} on 127.0.0.1 is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`]
+      ] as const) {
+        const run = runCli([...args])
+        expect(await run.exited).toBe(1)
+        const stderr = run.output().stderr.trim().split('\n')
+        expect(stderr.at(-1)).toBe(line)
+        expect(stderr.filter((text) => /^\s+at |TypeError|undefined/.test(text))).toEqual([])
+      }
+    } finally {
+      blocker.close()
+    }
   })
 })

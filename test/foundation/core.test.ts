@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startCore, type Core } from '../../src/main/core'
 import { EventBus } from '../../src/main/events'
-import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { removeDataDir, startTestPostgres, type TestPostgres } from '../support/postgres'
 
 describe('core: external databases and switching', () => {
   let external: TestPostgres
@@ -22,7 +22,7 @@ describe('core: external databases and switching', () => {
   afterAll(async () => {
     await core?.close()
     await external?.destroy()
-    await rm(dataDir, { recursive: true, force: true })
+    await removeDataDir(dataDir)
   })
 
   it('uses an external Postgres as it is, without loading the demo', async () => {

@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase, type Database } from '../../src/main/db/database'
 import { listTables } from '../../src/main/db/introspect'
 import { createSqlConsole } from '../../src/main/db/sql-console'
+import { removeDataDir } from '../support/postgres'
 
 describe('embedded database with the demo schema', () => {
   let dataDir: string
@@ -16,7 +17,7 @@ describe('embedded database with the demo schema', () => {
   })
   afterAll(async () => {
     await db?.close()
-    await rm(dataDir, { recursive: true, force: true })
+    await removeDataDir(dataDir)
   })
 
   it('reports a connected embedded Postgres with wal_level=logical and a masked URL', async () => {

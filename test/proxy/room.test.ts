@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { decodeJwt } from 'jose'
@@ -10,6 +10,7 @@ import { DEFAULT_CONFIG_FILE } from '../../src/main/proxy/room'
 import { SIGNING_KEYS_FILE, type ProxyService } from '../../src/main/proxy/service'
 import type { ProxyStatus, ProxyTryResult, UserToken } from '../../src/shared/contract/proxy'
 import { UI_TOKEN_LIFETIME_SECONDS } from '../../src/main/proxy/user-token'
+import { removeDataDir } from '../support/postgres'
 import { DENNIS, GRACE, LINUS } from './support'
 
 const SAMPLE = join(__dirname, '../../resources/proxy/sample-config.json')
@@ -33,7 +34,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await app?.close()
-  await rm(dir, { recursive: true, force: true })
+  await removeDataDir(dir)
 })
 
 describe('the proxy room', () => {
@@ -135,7 +136,7 @@ describe('without --proxy-config', () => {
       expect(tried.ok && (tried.value as ProxyTryResult).rows).toEqual([expect.objectContaining({ userId: GRACE })])
     } finally {
       await second.close()
-      await rm(other, { recursive: true, force: true })
+      await removeDataDir(other)
     }
   })
 })

