@@ -187,7 +187,9 @@ export class ShapeLog {
   private sliceAfter(offset: LogOffset): { last: number; start: number; length: number } | null {
     const first = this.firstAfter(offset)
     if (first >= this.count) return null
-    const last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
+    let last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
+    // never end right after op 0 of a transaction that goes on: `<lsn>_0` must mean its end (see readPosition)
+    if (last + 1 < this.count && this.ops.get(last) === 0 && this.txs.get(last + 1) === this.txs.get(last)) last += 1
     const start = this.byteEnd(first - 1)
     return { last, start, length: this.byteEnd(last) - start - 1 }
   }

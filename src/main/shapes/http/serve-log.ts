@@ -1,6 +1,6 @@
 import type { Cancellation } from '../cancellation'
 import type { ShapeDefinition } from '../definition'
-import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset } from '../offset'
+import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../offset'
 import type { ShapeService } from '../service'
 import type { PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
@@ -96,7 +96,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
   if (context.request.liveSse) return streamSse(context, shape, offset, requested)
-  const slice = await shape.readLogAfter(offset)
+  const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
     const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
@@ -144,11 +144,11 @@ class LongPollGroup {
   private wake(): void {
     const { shape, offset, requested } = this
     if (this.members.size === 0) return this.close()
-    if (!hasNews(shape, offset)) return this.listen()
+    if (!hasNews(shape, readPosition(offset))) return this.listen()
     this.close()
     const members = [...this.members]
     this.members.clear()
-    const slice = shape.invalidated ? undefined : shape.tailAfter(offset)
+    const slice = shape.invalidated ? undefined : shape.tailAfter(readPosition(offset))
     const first = members[0]
     const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
     // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
@@ -178,7 +178,7 @@ const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  if (hasNews(shape, offset) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
+  if (hasNews(shape, readPosition(offset)) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
   const groups = longPollGroups.get(shape) ?? new Map<string, LongPollGroup>()
   longPollGroups.set(shape, groups)
   const key = longPollKey(context, offset)
@@ -198,12 +198,12 @@ function longPollKey(context: LogRequestContext, offset: LogOffset): string {
 }
 
 /** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
-const hasNews = (shape: Shape, offset: LogOffset): boolean => compareOffsets(shape.lastOffset, offset) > 0 || shape.invalidated || shape.failure !== null
+export const hasNews = (shape: Shape, from: LogOffset): boolean => compareOffsets(shape.lastOffset, from) > 0 || shape.invalidated || shape.failure !== null
 
 /** Answers one long-poll on its own (timed out, cancelled, conditional, or its group could not share an answer). */
 async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
   if (shape.invalidated) return conflict(context, await replacement(context))
-  const slice = await shape.readLogAfter(offset)
+  const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
