@@ -109,7 +109,7 @@ describe('SSE live mode', () => {
     const { handle, offset } = await syncToEnd(server.url, shape)
     const first = openSse(server.url, { ...shape, handle, offset })
     await first.opened
-    let resumeAt = ''
+    let resumeAt: string
     try {
       await sql('INSERT INTO sse_items VALUES (3001, 4, $1), (3002, 4, $1), (3003, 4, $1)', ['tx'])
       await expect.poll(() => first.frames.find((frame) => isUpToDate(frame.message)), { timeout: 3_000, interval: 20 }).toBeDefined()

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
 import { ignoreConnectionErrors } from '../support/postgres'
-import { type Rows, SHAPES, expected, write } from '../support/random-writes'
+import { type Rows, SHAPES, expected, sleep, write } from '../support/random-writes'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 type AnyMessage = { headers: Record<string, unknown>; key?: string; value?: Record<string, unknown> }
@@ -92,18 +92,23 @@ describe('nothing lost over SSE', () => {
     const official = SHAPES.map((shape, index) => {
       const replica = new Replica()
       const sse: string[] = []
-      const { table, where, columns, replica: replicaMode } = shape
-      const params: Record<string, string | string[]> = { table: table ?? 'items' }
-      if (where) params.where = where
-      if (columns) params.columns = columns.split(',')
-      if (replicaMode) params.replica = replicaMode
+      const params = {
+        table: shape.table ?? 'items',
+        ...(shape.where ? { where: shape.where } : {}),
+        ...(shape.columns ? { columns: shape.columns.split(',') } : {}),
+        ...(shape.replica === 'full' ? { replica: 'full' as const } : {})
+      }
       const stream = new ElectricStream({ url, params, liveSse: true, signal: controller.signal, fetchClient: cuttingFetch(100 + index, sse) })
       stream.subscribe((messages) => replica.apply(messages as AnyMessage[]))
       return { kind: 'official', shape, replica, sse, fellBack: () => warnings.some((warning) => warning.includes('Falling back to long polling')), stop: () => undefined }
     })
     const clients = [...ours, ...official]
 
-    await Promise.all([write(setup, 150, 7), write(setup, 150, 11)])
+    // spread over ~6 s, so that every client's SSE connection is cut (and resumed) several times during the writes
+    for (let round = 0; round < 6; round++) {
+      await Promise.all([write(setup, 25, 7 + round), write(setup, 25, 1001 + round)])
+      await sleep(1_000)
+    }
     await setup.end()
     const check = new pg.Pool({ connectionString: server.databaseUrl, max: 2, types: { getTypeParser: () => (value: string) => value } })
     ignoreConnectionErrors(check)
