@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { type LogOffset, compareOffsets, formatOffset, readPosition } from '../offset'
 import type { Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
@@ -67,6 +68,8 @@ class SseStream {
   private timer: NodeJS.Timeout | null = null
   private ended = false
   private readonly stopListening: () => void
+  /** The connection, when the response owns it and is chunked: the hub's bytes go straight to it. */
+  private readonly socket: Socket | null
 
   constructor(
     private readonly res: ServerResponse,
@@ -75,15 +78,14 @@ class SseStream {
     cancellation: LogRequestContext['cancellation'],
     private readonly finished: () => void
   ) {
+    this.socket = res.socket && res.chunkedEncoding ? res.socket : null
     this.stopListening = cancellation.onCancel(() => this.end())
     this.schedule()
   }
 
   send(bytes: SseBytes, now: number): void {
-    const { res } = this
-    const socket = res.socket
-    if (socket && res.chunkedEncoding) socket.write(bytes.wire)
-    else res.write(bytes.payload)
+    if (this.socket) this.socket.write(bytes.wire)
+    else this.res.write(bytes.payload)
     this.lastSent = now
   }
 
