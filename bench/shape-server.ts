@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
+import { clientProcess } from './client-process'
 import { slowReaders } from './slow-readers'
 import { sseFanOut } from './sse-fan-out'
 
@@ -136,18 +137,9 @@ async function commitLatency(server: TestShapeServer, shapes: Array<{ owner: num
 
 /** Long-poll clients in a child process (so their fetch work does not share the server's event loop). */
 function clientsProcess(url: string, count: number): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> } {
-  const child = spawn(process.execPath, [join(__dirname, 'long-poll-clients.mjs'), url, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  let markReady: () => void = () => undefined
-  const ready = new Promise<void>((resolve) => (markReady = resolve))
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-    if (output.includes('"ready"')) markReady()
-  })
-  const answers = new Promise<Array<{ status: number; at: number }>>((resolve) =>
-    child.on('exit', () => resolve(output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; at: number; ready?: boolean }).filter((line) => !line.ready)))
-  )
-  return { answers, ready }
+  const child = clientProcess('long-poll-clients.mjs', [url, String(count)])
+  const answers = child.lines.then((lines) => (lines as Array<{ status: number; at: number; ready?: boolean }>).filter((line) => !line.ready))
+  return { answers, ready: child.ready }
 }
 
 /** Target 3; `condition` says what else the server holds (its other shapes stay in memory and in the GC's way). */

@@ -4,9 +4,10 @@
  * once for a 10 MiB range of the main log read from disk (a catch-up). The readers are raw sockets in this process,
  * paused: what they do not read stays in the kernel's socket buffers and in the server.
  */
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { startTestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
+import { slowReader } from '../test/support/slow-reader'
 
 type Report = (line: string) => void
 
@@ -19,18 +20,6 @@ function memory(): { rss: number; buffers: number } {
   globalThis.gc?.()
   const usage = process.memoryUsage()
   return { rss: usage.rss, buffers: usage.arrayBuffers }
-}
-
-function slowReader(url: string): Promise<Socket> {
-  const { hostname, port, pathname, search } = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`)
-      socket.pause()
-      resolve(socket)
-    })
-    socket.on('error', reject)
-  })
 }
 
 /** Growth (MiB) while READERS slow readers wait on `url`, measured after the server wrote what it could. */

@@ -4,10 +4,9 @@
  * are opened by bench/sse-clients.mjs in another process over raw sockets; the server has its own embedded Postgres
  * and the default keep-alive (21 s), so the measurement also spans a round of keep-alives.
  */
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { startTestShapeServer } from '../test/support/shape-server'
 import { shapeUrl, syncToEnd } from '../test/support/shape-http'
+import { clientProcess } from './client-process'
 
 const KEEP_ALIVE_MS = 21_000
 
@@ -34,18 +33,8 @@ interface ClientsResult {
 }
 
 function clientsProcess(url: string, count: number) {
-  const child = spawn(process.execPath, [join(__dirname, 'sse-clients.mjs'), url, String(count)], { stdio: ['pipe', 'pipe', 'inherit'] })
-  let output = ''
-  let markReady: () => void = () => undefined
-  const ready = new Promise<void>((resolve) => (markReady = resolve))
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-    if (output.includes('"ready"')) markReady()
-  })
-  const result = new Promise<ClientsResult>((resolve) =>
-    child.on('exit', () => resolve(JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as ClientsResult))
-  )
-  return { ready, stop: () => child.stdin.write('stop\n'), result }
+  const child = clientProcess('sse-clients.mjs', [url, String(count)])
+  return { ready: child.ready, stop: () => child.send('stop\n'), result: child.lines.then((lines) => lines.at(-1) as ClientsResult) }
 }
 
 export async function sseFanOut(report: Report, clients: number): Promise<void> {

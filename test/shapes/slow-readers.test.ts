@@ -1,25 +1,13 @@
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../support/shape-http'
+import { slowReader } from '../support/slow-reader'
 
 const READERS = 30
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** Requests `url` over a raw socket and never reads the answer: the server is left holding what it wants to send. */
-function slowReader(url: string): Promise<Socket> {
-  const { hostname, port, pathname, search } = new URL(url)
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`)
-      socket.pause()
-      resolve(socket)
-    })
-    socket.on('error', reject)
-  })
-}
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void

@@ -41,6 +41,14 @@ function openSse(base: string, params: Record<string, string>) {
 }
 
 const isUpToDate = (message: Message) => message.headers.control === 'up-to-date'
+
+/** All `changes` of one transaction arrive, then one up-to-date and no other before it. */
+async function expectWholeTransaction(stream: ReturnType<typeof openSse>, changes: number): Promise<void> {
+  await expect.poll(() => stream.changes().length, { timeout: 3_000, interval: 20 }).toBe(changes)
+  await expect.poll(() => stream.frames.some((frame) => isUpToDate(frame.message)), { timeout: 1_000, interval: 20 }).toBe(true)
+  expect(stream.frames.findIndex((frame) => isUpToDate(frame.message))).toBe(changes)
+  expect(stream.frames.filter((frame) => isUpToDate(frame.message))).toHaveLength(1)
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('SSE live mode', () => {
@@ -79,11 +87,7 @@ describe('SSE live mode', () => {
     await stream.opened
     try {
       await sql("INSERT INTO sse_items SELECT g, 2, repeat('x', 100) FROM generate_series(1001, 1030) g")
-      await expect.poll(() => stream.changes().length, { timeout: 3_000, interval: 20 }).toBe(30)
-      await expect.poll(() => stream.frames.some((frame) => isUpToDate(frame.message)), { timeout: 1_000, interval: 20 }).toBe(true)
-      const first = stream.frames.findIndex((frame) => isUpToDate(frame.message))
-      expect(first).toBe(30)
-      expect(stream.frames.filter((frame) => isUpToDate(frame.message))).toHaveLength(1)
+      await expectWholeTransaction(stream, 30)
     } finally {
       await stream.close()
     }
@@ -96,9 +100,7 @@ describe('SSE live mode', () => {
     await expect.poll(async () => (await syncToEnd(server.url, shape)).messages.filter((m) => m.headers.operation).length, { timeout: 5_000 }).toBe(30)
     const stream = openSse(server.url, { ...shape, handle, offset })
     try {
-      await expect.poll(() => stream.changes().length, { timeout: 3_000, interval: 20 }).toBe(30)
-      await expect.poll(() => stream.frames.some((frame) => isUpToDate(frame.message)), { timeout: 1_000, interval: 20 }).toBe(true)
-      expect(stream.frames.findIndex((frame) => isUpToDate(frame.message))).toBe(30)
+      await expectWholeTransaction(stream, 30)
     } finally {
       await stream.close()
     }
