@@ -3,14 +3,20 @@
  *   1. initial sync of a 1M-row shape, against COPY (SELECT …) TO STDOUT of the same table in the same run;
  *   2. commit → client latency with 10,000 `col = const` shapes on one table;
  *   3. 1,000 long-poll clients on one shape receiving one change;
- *   4. memory per idle shape.
+ *   4. memory per idle shape;
+ *   5. 10,000 SSE streams on one shape receiving one change (bench/sse-fan-out.ts);
+ *   7. 100 slow readers of one 10 MiB chunk (bench/slow-readers.ts).
  * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
+ * (5 and 7 run only when named in --only.)
  */
 import { to as copyTo } from 'pg-copy-streams'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
+import { clientProcess } from './client-process'
+import { slowReaders } from './slow-readers'
+import { sseFanOut } from './sse-fan-out'
 
 const args = process.argv.slice(2)
 const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4]
@@ -131,18 +137,9 @@ async function commitLatency(server: TestShapeServer, shapes: Array<{ owner: num
 
 /** Long-poll clients in a child process (so their fetch work does not share the server's event loop). */
 function clientsProcess(url: string, count: number): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> } {
-  const child = spawn(process.execPath, [join(__dirname, 'long-poll-clients.mjs'), url, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  let markReady: () => void = () => undefined
-  const ready = new Promise<void>((resolve) => (markReady = resolve))
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-    if (output.includes('"ready"')) markReady()
-  })
-  const answers = new Promise<Array<{ status: number; at: number }>>((resolve) =>
-    child.on('exit', () => resolve(output.trim().split('\n').map((line) => JSON.parse(line) as { status: number; at: number; ready?: boolean }).filter((line) => !line.ready)))
-  )
-  return { answers, ready }
+  const child = clientProcess('long-poll-clients.mjs', [url, String(count)])
+  const answers = child.lines.then((lines) => (lines as Array<{ status: number; at: number; ready?: boolean }>).filter((line) => !line.ready))
+  return { answers, ready: child.ready }
 }
 
 /** Target 3; `condition` says what else the server holds (its other shapes stay in memory and in the GC's way). */
@@ -184,6 +181,8 @@ async function main(): Promise<void> {
       if (only.includes(2)) await commitLatency(server, shapes)
     }
     if (only.includes(3) && (only.includes(2) || only.includes(4))) await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
+    if (only.includes(5)) await sseFanOut(report, Number(process.env.SSE_CLIENTS ?? 10_000))
+    if (only.includes(7)) await slowReaders(report)
   } finally {
     await server.close()
   }

@@ -56,7 +56,7 @@ export class ShapeLog {
   private tailStart = 0
 
   private constructor(
-    private readonly logPath: string,
+    readonly logPath: string,
     private readonly indexPath: string,
     private readonly chunkBytes: number
   ) {}
@@ -187,9 +187,17 @@ export class ShapeLog {
   private sliceAfter(offset: LogOffset): { last: number; start: number; length: number } | null {
     const first = this.firstAfter(offset)
     if (first >= this.count) return null
-    const last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
+    let last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
+    // never end right after op 0 of a transaction that goes on: `<lsn>_0` must mean its end (see readPosition)
+    if (last + 1 < this.count && this.ops.get(last) === 0 && this.txs.get(last + 1) === this.txs.get(last)) last += 1
     const start = this.byteEnd(first - 1)
     return { last, start, length: this.byteEnd(last) - start - 1 }
+  }
+
+  /** Where the next read after `offset` lies in `log.jsonl` (its messages without the last newline), and where it ends. */
+  rangeAfter(offset: LogOffset): { start: number; length: number; end: LogOffset; inMemory: boolean } | null {
+    const slice = this.sliceAfter(offset)
+    return slice && { start: slice.start, length: slice.length, end: this.offsetAt(slice.last), inMemory: slice.start >= this.tailStart }
   }
 
   /** What readAfter gives, when the in-memory tail holds it; undefined when it takes a read from disk. */

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { open, readFile, stat } from 'node:fs/promises'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
 import type { Cancellation } from './cancellation'
 import { z } from 'zod'
@@ -6,6 +6,7 @@ import type { ShapeDefinition } from './definition'
 import { ShapeInputSchema } from './definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
+import { type SharedChunk, SharedChunks } from './shared-chunks'
 import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
@@ -39,9 +40,27 @@ export interface PreparedAnswer {
 }
 
 const MAX_PREPARED_ANSWERS = 64
-/** Unread chunks kept in memory per shape, so a client a few chunks behind the snapshot still reads none from disk. */
-const RECENT_CHUNK_BYTES = 64 * 1024 * 1024
-const RECENT_CHUNK_MS = 30_000
+/**
+ * Chunk bytes in memory per shape: those being sent to readers (shared by all of them) and snapshot chunks just
+ * written, kept for the client following the snapshot so that, a few chunks behind, it still reads none from disk.
+ */
+const SHARED_CHUNK_BYTES = 64 * 1024 * 1024
+const KEEP_WRITTEN_CHUNK_MS = 30_000
+const COMMA = 44
+
+/** Bytes of a file to stream to a reader, when sharing them in memory would pass the shape's limit. */
+export interface FileRange {
+  path: string
+  start: number
+  length: number
+  /** Sent before the file's bytes. */
+  prefix: Buffer | null
+  /** Log lines become the items of a JSON array. */
+  newlinesToCommas: boolean
+}
+
+/** A chunk as a response sends it: bytes shared in memory, or a range of a file. */
+export type ChunkSource = SharedChunk | FileRange
 
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
@@ -56,8 +75,7 @@ export class Shape {
   /** Answers built for the current log end, shared by identical requests (see serve-log); emptied as the log grows. */
   readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
-  /** Snapshot chunks just written, not read yet (see keepChunk). */
-  private recentChunks: Map<number, HeldChunk> | null = null
+  private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
   private readonly waiters = new Set<Wake>()
 
   constructor(
@@ -118,7 +136,7 @@ export class Shape {
   }
 
   chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {
-    this.keepChunk(chunk, body)
+    this.chunks.keep(snapshotKey(chunk), body, KEEP_WRITTEN_CHUNK_MS)
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
     this.wake()
@@ -136,8 +154,7 @@ export class Shape {
 
   invalidate(): void {
     this.invalidated = true
-    for (const held of this.recentChunks?.values() ?? []) held.release()
-    this.recentChunks?.clear()
+    this.chunks.forgetAllKept()
     this.wake()
   }
 
@@ -179,34 +196,26 @@ export class Shape {
     return true
   }
 
-  /**
-   * Keeps a chunk just written in memory for the client that follows the snapshot: taken by the first read, released
-   * after RECENT_CHUNK_MS; the oldest go first beyond RECENT_CHUNK_BYTES.
-   */
-  private keepChunk(chunk: number, body: HeldChunk): void {
-    this.recentChunks ??= new Map()
-    const recent = this.recentChunks
-    recent.set(chunk, body)
-    const forget = (old: number) => {
-      recent.get(old)?.release()
-      recent.delete(old)
-    }
-    let held = 0
-    for (const kept of recent.values()) held += kept.bytes.length
-    for (const [old, kept] of recent) {
-      if (held <= RECENT_CHUNK_BYTES || old === chunk) break
-      held -= kept.bytes.length
-      forget(old)
-    }
-    setTimeout(() => forget(chunk), RECENT_CHUNK_MS).unref()
+  /** A snapshot chunk as written (a complete JSON array of messages); release it once its response is done. */
+  async readChunk(chunk: number): Promise<ChunkSource> {
+    const path = chunkPath(this.dir, chunk)
+    let length = 0
+    const size = async () => (length = (await stat(path)).size)
+    return (await this.chunks.acquire(snapshotKey(chunk), size, () => readFile(path))) ?? { path, start: 0, length, prefix: null, newlinesToCommas: false }
   }
 
-  /** A snapshot chunk as written (a complete JSON array of messages); release it once its bytes are written out. */
-  async readChunk(chunk: number): Promise<HeldChunk> {
-    const recent = this.recentChunks?.get(chunk)
-    if (!recent) return { bytes: await readFile(chunkPath(this.dir, chunk)), release: () => undefined }
-    this.recentChunks?.delete(chunk)
-    return recent
+  /**
+   * A catch-up read of the main log from disk, as the start of its JSON array body (`[` and the messages, commas
+   * between, no `]`), shared by every reader of that range; null when nothing follows `offset` or the log's in-memory
+   * tail holds it (readLogAfter serves that).
+   */
+  async readLogBody(offset: LogOffset): Promise<{ end: LogOffset; source: ChunkSource } | null> {
+    const range = compareOffsets(offset, this.log.lastOffset) >= 0 ? null : this.log.rangeAfter(offset)
+    if (!range || range.inMemory) return null
+    const { logPath } = this.log
+    const { start, length, end } = range
+    const shared = await this.chunks.acquire(`log:${start}:${length}`, () => Promise.resolve(length + 1), () => readArrayStart(logPath, start, length))
+    return { end, source: shared ?? { path: logPath, start, length, prefix: OPEN_ARRAY, newlinesToCommas: true } }
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
@@ -217,4 +226,22 @@ export class Shape {
   tailAfter(offset: LogOffset): LogSlice | null | undefined {
     return compareOffsets(offset, this.log.lastOffset) >= 0 ? null : this.log.tailAfter(offset)
   }
+}
+
+const snapshotKey = (chunk: number): string => `snapshot:${chunk}`
+const OPEN_ARRAY = Buffer.from('[')
+
+/** `[` and the log's bytes [start, start + length) with every newline turned into a comma. */
+async function readArrayStart(path: string, start: number, length: number): Promise<Buffer> {
+  const bytes = Buffer.allocUnsafe(length + 1)
+  bytes[0] = OPEN_ARRAY[0] as number
+  const file = await open(path, 'r')
+  try {
+    const { bytesRead } = await file.read(bytes, 1, length, start)
+    if (bytesRead !== length) throw new Error(`the shape log ${path} ends before the ${length} bytes its index promises at ${start}`)
+  } finally {
+    await file.close()
+  }
+  for (let at = bytes.indexOf(10, 1); at !== -1; at = bytes.indexOf(10, at + 1)) bytes[at] = COMMA
+  return bytes
 }

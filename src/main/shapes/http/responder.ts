@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { PreparedAnswer } from '../shape'
+import type { ChunkSource, PreparedAnswer } from '../shape'
+import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import { CACHE_CONTROL, type ProtocolHeaderNames, corsHeaders } from './protocol'
 
 export type HeaderMap = Record<string, string>
@@ -37,6 +38,16 @@ export class Responder {
   send(status: number, headers: HeaderMap, body: Buffer | string | null): void {
     const payload = body === null ? null : typeof body === 'string' ? Buffer.from(body) : body
     this.sendFlat(status, this.flatHeaders(headers, payload), payload)
+  }
+
+  /** Writes an answer whose body is a chunk (shared bytes or a file range) followed by `suffix`. */
+  sendChunk(status: number, headers: HeaderMap, source: ChunkSource, suffix: Buffer | null): void {
+    const flat = this.flatHeaders(headers)
+    flat.push('content-length', String(sourceLength(source) + (suffix?.length ?? 0)))
+    this.res.writeHead(status, flat)
+    if (!this.head) return sendSource(this.res, source, suffix)
+    releaseSource(source)
+    this.res.end()
   }
 
   /** Writes an answer whose headers (content-length included) are already flat. */

@@ -1,14 +1,14 @@
 import type { Cancellation } from '../cancellation'
 import type { ShapeDefinition } from '../definition'
-import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset } from '../offset'
+import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../offset'
 import type { ShapeService } from '../service'
-import type { PreparedAnswer, Shape } from '../shape'
+import type { ChunkSource, PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
-import type { HeldChunk } from '../snapshot'
 import { schemaHeader } from '../table-info'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
 import type { ShapeRequest } from './shape-request'
+import { releaseSource } from './chunk-body'
 import { streamSse } from './sse'
 
 export interface LiveSettings {
@@ -32,11 +32,9 @@ export interface LogRequestContext {
   cancellation: Cancellation
 }
 
-interface LogAnswer {
+interface AnswerBase {
   shape: Shape
   requested: string
-  /** Built only when the answer is not shared with an identical request. */
-  body: () => Buffer
   offset: LogOffset
   cacheControl: string
   upToDate: boolean
@@ -44,6 +42,19 @@ interface LogAnswer {
   /** "No changes" answers get a monotonic etag suffix, so they never revalidate. */
   noChange: boolean
 }
+
+interface BytesAnswer extends AnswerBase {
+  /** Built only when the answer is not shared with an identical request. */
+  body: () => Buffer
+}
+
+/** A chunk (snapshot chunk or log range from disk), shared with every reader of it, then `suffix`. */
+interface ChunkAnswer extends AnswerBase {
+  chunk: ChunkSource
+  suffix: Buffer | null
+}
+
+type LogAnswer = BytesAnswer | ChunkAnswer
 
 /** Serves GET (and body-less POST) /v1/shape: the initial chunk, `now`, catch-up, long-poll and SSE. */
 export async function serveLog(context: LogRequestContext): Promise<void> {
@@ -58,21 +69,11 @@ export async function serveLog(context: LogRequestContext): Promise<void> {
 async function startAnswer(context: LogRequestContext, shape: Shape): Promise<LogAnswer | Shape> {
   await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.cancellation)
   if (shape.readyChunks < 1) return shape
-  const chunk = await heldUntilWritten(context, shape.readChunk(0))
-  return { shape, requested: '-1', body: () => chunk, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+  const chunk = await shape.readChunk(0)
+  return { shape, requested: '-1', chunk, suffix: null, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
 }
 
-/**
- * A chunk's bytes, given back to their pool once the response has handed them all to the system ('finish'); a
- * response cut short keeps them from the pool (the buffer is left to the garbage collector).
- */
-async function heldUntilWritten(context: LogRequestContext, reading: Promise<HeldChunk>): Promise<Buffer> {
-  const chunk = await reading
-  context.r.res.once('finish', chunk.release)
-  return chunk.bytes
-}
-
-function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
+function nowAnswer(context: LogRequestContext, shape: Shape): BytesAnswer {
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: false, noChange: true }
 }
@@ -83,10 +84,9 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     const next = offset.op + 1
     await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
     if (shape.readyChunks > next) {
-      const chunk = await heldUntilWritten(context, shape.readChunk(next))
-      const body = () => chunk
+      const chunk = await shape.readChunk(next)
       const cacheControl = CACHE_CONTROL.catchUp
-      return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
+      return answer(context, { shape, requested, chunk, suffix: null, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
     }
     if (shape.snapshotChunks === null) return answer(context, shape)
     offset = SNAPSHOT_END
@@ -96,7 +96,11 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
   if (context.request.liveSse) return streamSse(context, shape, offset, requested)
-  const slice = await shape.readLogAfter(offset)
+  if (!context.request.live) {
+    const fromDisk = await shape.readLogBody(readPosition(offset))
+    if (fromDisk) return answer(context, catchUpAnswer(context, shape, requested, fromDisk))
+  }
+  const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
     const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
@@ -144,11 +148,11 @@ class LongPollGroup {
   private wake(): void {
     const { shape, offset, requested } = this
     if (this.members.size === 0) return this.close()
-    if (!hasNews(shape, offset)) return this.listen()
+    if (!hasNews(shape, readPosition(offset))) return this.listen()
     this.close()
     const members = [...this.members]
     this.members.clear()
-    const slice = shape.invalidated ? undefined : shape.tailAfter(offset)
+    const slice = shape.invalidated ? undefined : shape.tailAfter(readPosition(offset))
     const first = members[0]
     const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
     // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
@@ -178,7 +182,7 @@ const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  if (hasNews(shape, offset) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
+  if (hasNews(shape, readPosition(offset)) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
   const groups = longPollGroups.get(shape) ?? new Map<string, LongPollGroup>()
   longPollGroups.set(shape, groups)
   const key = longPollKey(context, offset)
@@ -198,24 +202,31 @@ function longPollKey(context: LogRequestContext, offset: LogOffset): string {
 }
 
 /** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
-const hasNews = (shape: Shape, offset: LogOffset): boolean => compareOffsets(shape.lastOffset, offset) > 0 || shape.invalidated || shape.failure !== null
+export const hasNews = (shape: Shape, from: LogOffset): boolean => compareOffsets(shape.lastOffset, from) > 0 || shape.invalidated || shape.failure !== null
 
 /** Answers one long-poll on its own (timed out, cancelled, conditional, or its group could not share an answer). */
 async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
   if (shape.invalidated) return conflict(context, await replacement(context))
-  const slice = await shape.readLogAfter(offset)
+  const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
 }
 
-function dataAnswer(context: LogRequestContext, shape: Shape, requested: string, slice: LogSlice): LogAnswer {
+function dataAnswer(context: LogRequestContext, shape: Shape, requested: string, slice: LogSlice): BytesAnswer {
   const atEnd = compareOffsets(slice.end, shape.lastOffset) >= 0
   const live = context.request.live
   const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
   const body = () => (atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines))
   const cacheControl = live ? CACHE_CONTROL.live : CACHE_CONTROL.catchUp
   return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
+}
+
+/** A catch-up answer with a log range read from disk: the range's shared bytes, then `]` or the up-to-date and `]`. */
+function catchUpAnswer(context: LogRequestContext, shape: Shape, requested: string, read: { end: LogOffset; source: ChunkSource }): ChunkAnswer {
+  const atEnd = compareOffsets(read.end, shape.lastOffset) >= 0
+  const suffix = Buffer.from(atEnd ? `,${upToDateMessage(maxBigint(context.service.globalLsn, read.end.tx))}]` : ']')
+  return { shape, requested, chunk: read.source, suffix, offset: read.end, cacheControl: CACHE_CONTROL.catchUp, upToDate: atEnd, hasData: true, noChange: false }
 }
 
 const maxBigint = (a: bigint, b: bigint): bigint => (a > b ? a : b)
@@ -229,12 +240,16 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
 }
 
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
-  if (!('body' in result)) return unavailableShape(context, result)
+  if (!('requested' in result)) return unavailableShape(context, result)
   const { r, request } = context
-  if (isShareable(context) && !result.noChange) return r.sendPrepared(sharedAnswer(context, result))
+  if ('body' in result && isShareable(context) && !result.noChange) return r.sendPrepared(sharedAnswer(context, result))
   const headers = answerHeaders(context, result)
-  if (etagMatches(r.req.headers['if-none-match'], headers.etag)) return r.send(304, headers, null)
+  if (etagMatches(r.req.headers['if-none-match'], headers.etag)) {
+    if ('chunk' in result) releaseSource(result.chunk)
+    return r.send(304, headers, null)
+  }
   if (!request.live) headers[r.names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
+  if ('chunk' in result) return r.sendChunk(200, headers, result.chunk, result.suffix)
   r.send(200, headers, result.body())
 }
 
@@ -259,7 +274,7 @@ function answerHeaders(context: LogRequestContext, result: LogAnswer): HeaderMap
  */
 const isShareable = ({ request, r }: LogRequestContext): boolean => request.live && r.req.headers['if-none-match'] === undefined && !r.head
 
-function sharedAnswer(context: LogRequestContext, result: LogAnswer): PreparedAnswer {
+function sharedAnswer(context: LogRequestContext, result: BytesAnswer): PreparedAnswer {
   const { r, request } = context
   const key = [result.requested, formatOffset(result.offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
   const existing = result.shape.preparedAnswers.get(key)
