@@ -34,6 +34,17 @@ export function expectMessages(outcome: Outcome, probe: Probe): Message[] | null
   return null
 }
 
+/**
+ * The answer names the request it answers: its etag is `"<handle>:<requested offset>:<response offset>…"` (the
+ * reference's and ours). An etag naming another requested offset is a cache's answer to a different query string.
+ */
+export function expectAnswerFor(outcome: Outcome, probe: Probe, offset: string, ...earlier: Probe[]): boolean {
+  const requested = /^(?:W\/)?"[^":]+:([^":]+):/.exec(probe.headers.get('etag') ?? '')?.[1]
+  if (requested === undefined || requested === offset) return true
+  outcome.add('cache.query-ignored', `Asked for offset=${offset}, the answer's etag (${probe.headers.get('etag')}) says it answers offset=${requested}: a cache served the answer of another URL.`, ...earlier, probe)
+  return false
+}
+
 export const controlsOf = (messages: readonly Message[]): string[] => messages.flatMap((message) => (isControlMessage(message) ? [message.headers.control] : []))
 export const endsUpToDate = (messages: readonly Message[]): boolean => controlsOf(messages).at(-1) === 'up-to-date'
 
@@ -81,7 +92,7 @@ export function expectCacheControl(outcome: Outcome, probe: Probe | OpenStream, 
 /** An answer to an invalid request: 400 (not 2xx, not 5xx) with a JSON body and no-store. */
 export function expectRejected(outcome: Outcome, probe: Probe, what: string): void {
   if (probe.status >= 500) outcome.add('errors.server-error', `${what}: answered ${probe.status}, a server failure, for the caller's mistake.`, probe)
-  else if (probe.status < 400) outcome.add('params.not-validated', `${what}: answered ${probe.status} instead of 400.`, probe)
+  else if (probe.status < 400 || probe.status === 409) outcome.add('params.not-validated', `${what}: answered ${probe.status} instead of 400.`, probe)
   else {
     if (probe.json === undefined || probe.json === null || typeof probe.json !== 'object') outcome.add('errors.not-json', `${what}: the ${probe.status} body is not JSON: ${probe.text.slice(0, 120)}`, probe)
     expectCacheControl(outcome, probe, 'error')

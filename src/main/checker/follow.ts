@@ -2,7 +2,7 @@ import { isChangeMessage, type Message } from '../../shared/shape-client/message
 import { compareOffsets } from '../../shared/shape-client/offsets'
 import { ShapeSchemaSchema, type ShapeSchema } from '../../shared/shape-client/protocol-headers'
 import { Outcome, type CheckContext } from './context'
-import { controlsOf, endsUpToDate, expectCacheControl, expectMessages, expectProtocolHeaders } from './expect'
+import { controlsOf, endsUpToDate, expectAnswerFor, expectCacheControl, expectMessages, expectProtocolHeaders } from './expect'
 import { ProbeFailure, type Probe } from './probe'
 
 /** A shape followed from `-1` to up-to-date. */
@@ -24,9 +24,8 @@ export interface FollowResult {
 
 const MAX_REQUESTS = 500
 
-/** Two answers that are the same bytes with the same validators: one was served for the other's URL. */
-const sameAnswer = (a: Probe, b: Probe): boolean =>
-  a.text === b.text && a.headers.get('etag') === b.headers.get('etag') && a.headers.get('date') === b.headers.get('date')
+/** Two answers with the same bytes and the same etag (which names the request): one was served for the other's URL. */
+const sameAnswer = (a: Probe, b: Probe): boolean => a.headers.get('etag') !== null && a.text === b.text && a.headers.get('etag') === b.headers.get('etag')
 
 /**
  * Initial sync and chunking: `offset=-1`, then each offset the server hands out, until a body ends with up-to-date.
@@ -43,7 +42,7 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
       outcome.add(probe.status >= 500 ? 'errors.server-error' : 'initial.status', `offset=-1 was answered ${probe.status}: ${probe.text.slice(0, 200)}`, probe)
       return { synced: null, outcome }
     }
-    if (!expectProtocolHeaders(ctx, outcome, probe, 'log')) return { synced: null, outcome }
+    if (!expectAnswerFor(outcome, probe, '-1') || !expectProtocolHeaders(ctx, outcome, probe, 'log')) return { synced: null, outcome }
     expectCacheControl(outcome, probe, 'initial')
     const handle = ctx.header(probe, 'handle') as string
     const schemaText = ctx.header(probe, 'schema')
@@ -72,8 +71,9 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
         outcome.add(probe.status === 409 ? 'sync.handle-changed' : probe.status >= 500 ? 'errors.server-error' : 'sync.no-progress', `Following the offset the server gave (${offset}) was answered ${probe.status}.`, previous, probe)
         return { synced: null, outcome }
       }
+      if (!expectAnswerFor(outcome, probe, offset, previous)) return { synced: null, outcome }
       if (sameAnswer(previous, probe)) {
-        outcome.add('cache.query-ignored', `offset=${offset}&handle=… got the very answer of the previous URL (same body, etag and Date): a cache served it for a different query string.`, previous, probe)
+        outcome.add('cache.query-ignored', `offset=${offset}&handle=… got the very answer of the previous URL (same body and etag): a cache served it for a different query string.`, previous, probe)
         return { synced: null, outcome }
       }
       if (!expectProtocolHeaders(ctx, outcome, probe, 'log')) return { synced: null, outcome }

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import type { ShapeSchema } from '../../../shared/shape-client/protocol-headers'
 import type { CheckContext, Outcome } from '../context'
-import { expectCacheControl, expectProtocolHeaders, expectRejected } from '../expect'
+import { expectAnswerFor, expectCacheControl, expectProtocolHeaders, expectRejected } from '../expect'
 import type { Probe } from '../probe'
 import { type Check, randomTag, sleep, syncedOrSkip } from './check'
 
@@ -79,17 +79,34 @@ export const cacheHonouredCheck: Check = {
     if (!synced) return
     const column = orderColumn(synced.schema)
     if (!column) return outcome.skip('the shape has no schema header to pick an order_by column from')
-    // A `no-cache` answer asked twice, more than a second apart: the same Date means a cache reused it unasked.
+    // A `no-cache` answer asked twice, a second apart: each is a new snapshot with a random snapshot_mark, so the same
+    // body again (or, without a mark, the same Date) means a cache reused it without asking the origin.
     const params = { ...synced.params, offset: synced.offset, handle: synced.handle, subset__where: 'true', subset__order_by: quote(column), subset__limit: '1' }
     const first = await ctx.send({ label: 'GET subset (no-cache)', params })
     if (first.status !== 200) return outcome.skip(`the GET subset was answered ${first.status} (see subsets)`)
     await sleep(1_100)
     const second = await ctx.send({ label: 'the same GET subset a second later', params })
+    const marked = SubsetSchema.safeParse(first.json).data?.metadata.snapshot_mark !== undefined
     const date = first.headers.get('date')
-    if (date && date === second.headers.get('date') && first.text === second.text) {
-      outcome.add('cache.cache-control-ignored', `An answer marked \`cache-control: ${first.headers.get('cache-control') ?? '(none)'}\` was served again a second later (same Date: ${date}).`, first, second)
+    if (first.text === second.text && (marked || (date !== null && date === second.headers.get('date')))) {
+      outcome.add('cache.cache-control-ignored', `An answer marked \`cache-control: ${first.headers.get('cache-control') ?? '(none)'}\` was served again a second later, the same snapshot${marked ? ' (same snapshot_mark)' : ` (same Date: ${date})`}.`, first, second)
     }
   }
 }
 
-export const cachingChecks = [corsCheck, cacheHonouredCheck, subsetsCheck]
+export const cacheKeyCheck: Check = {
+  id: 'cache-key',
+  title: 'Caches key on the whole URL',
+  async run(ctx, outcome) {
+    // Two cacheable URLs nobody asked before, one after the other, differing only in the query string: each answer
+    // must name its own request (etag), and they cannot be the same answer.
+    const now = await ctx.send({ label: 'offset=now with a cache buster', params: { offset: 'now', 'cache-buster': randomTag() } })
+    const initial = await ctx.send({ label: 'offset=-1 with another cache buster', params: { offset: '-1', 'cache-buster': randomTag() } })
+    if (!expectAnswerFor(outcome, now, 'now', initial) || !expectAnswerFor(outcome, initial, '-1', now)) return
+    if (now.headers.get('etag') !== null && now.headers.get('etag') === initial.headers.get('etag') && now.text === initial.text) {
+      outcome.add('cache.query-ignored', 'offset=now and offset=-1 got the same answer (same body and etag): a cache served one for the other.', now, initial)
+    }
+  }
+}
+
+export const cachingChecks = [cacheKeyCheck, corsCheck, cacheHonouredCheck, subsetsCheck]

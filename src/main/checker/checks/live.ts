@@ -87,10 +87,10 @@ export const longPollCheck: Check = {
   id: 'long-poll',
   title: 'Live long-poll: held, timeout answer, cursor, changes',
   async run(ctx, outcome) {
-    // With writes: a shape that never matches a row waits for the timeout undisturbed; the whole table gets a change.
+    // With writes: a shape that never matches a row waits for the timeout undisturbed; another sees only this check's rows.
     const quiet = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
     if (!quiet) return
-    const busy = ctx.writeTable ? await liveShape(ctx, outcome, null) : null
+    const busy = ctx.writeTable ? await liveShape(ctx, outcome, "label = 'long-poll'") : null
     await Promise.all([timeoutAnswer(ctx, outcome, quiet), busy ? changeDelivered(ctx, outcome, busy) : Promise.resolve()])
     if (!busy) outcome.note('change delivery not tried: no --write-sql')
   }
@@ -115,8 +115,27 @@ function arrivedAtEnd(stream: OpenStream, test: (frame: SseFrame) => boolean): b
   return end !== null && frames.length > 0 && frames.every(({ atMs }) => end - atMs < 100)
 }
 
-async function openSse(ctx: CheckContext, outcome: Outcome, synced: Synced, label: string): Promise<OpenStream | null> {
-  const stream = await ctx.open({ label, params: liveParams(synced, { live_sse: 'true' }), headers: { accept: 'text/event-stream' } })
+/** The longest an SSE response head may take: the server sends it at once when it has nothing to send. */
+const SSE_HEAD_MS = DELIVERY_MS + 1_000
+
+/**
+ * Opens an SSE request and, 300 ms later, runs `meanwhile` (a commit); a response head that does not arrive in time
+ * is a proxy holding the stream back.
+ */
+async function openSse(ctx: CheckContext, outcome: Outcome, synced: Synced, label: string, meanwhile: () => Promise<unknown> = async () => {}): Promise<OpenStream | null> {
+  const opening = ctx.open({ label, params: liveParams(synced, { live_sse: 'true' }), headers: { accept: 'text/event-stream' }, timeoutMs: SSE_HEAD_MS })
+  const during = sleep(300).then(meanwhile)
+  let stream: OpenStream
+  try {
+    stream = await opening
+  } catch (error) {
+    if (!(error instanceof ProbeFailure)) throw error
+    await during
+    outcome.add('sse.buffered', `The SSE response head did not arrive within ${SSE_HEAD_MS / 1000} s (${error.message}): something holds the stream back.`, error.evidence)
+    return null
+  } finally {
+    await during
+  }
   const type = stream.response.headers.get('content-type') ?? ''
   if (stream.response.status !== 200 || !type.startsWith('text/event-stream')) {
     stream.close()
@@ -126,43 +145,62 @@ async function openSse(ctx: CheckContext, outcome: Outcome, synced: Synced, labe
   return stream
 }
 
+/** The stream's own headers: not compressed, protocol headers, cache-control, cursor. */
+function expectStreamHeaders(ctx: CheckContext, outcome: Outcome, stream: OpenStream): void {
+  const encoding = stream.response.headers.get('content-encoding')
+  if (encoding && encoding !== 'identity') outcome.add('sse.compressed', `The event stream is sent with content-encoding: ${encoding}.`, stream)
+  expectProtocolHeaders(ctx, outcome, stream, 'live')
+  expectCacheControl(outcome, stream, 'sse')
+  expectCursor(ctx, outcome, stream)
+}
+
+/** A row committed while an SSE request opens reaches the client at once (with writes). */
+async function sseDelivery(ctx: CheckContext, outcome: Outcome): Promise<void> {
+  const synced = await liveShape(ctx, outcome, "label = 'sse'")
+  if (!synced) return
+  const committed: { key: string | null } = { key: null }
+  const stream = await openSse(ctx, outcome, synced, 'SSE while a row is committed', async () => (committed.key = await commitRow(ctx, 'sse')))
+  if (!stream) return
+  try {
+    expectStreamHeaders(ctx, outcome, stream)
+    const hasKey = (frame: SseFrame) => isData(frame) && committed.key !== null && keyOf(frame.data)?.endsWith(committed.key) === true
+    if (await stream.waitFor(hasKey, DELIVERY_MS)) return
+    const ended = await stream.waitForEnd(Math.max(0, ctx.maxWaitMs - DELIVERY_MS))
+    const late = stream.frames.find(({ frame }) => hasKey(frame))
+    if (late) outcome.add('sse.buffered', `The change reached the client ${(late.atMs / 1000).toFixed(1)} s after the request${ended ? ', together with the end of the stream' : ''}: something holds the frames back.`, stream)
+    else if (ended && stream.raw === '') outcome.add('sse.buffered', 'The stream ended without delivering the change or anything else.', stream)
+    else outcome.add('live.change-not-delivered', `The committed row did not arrive within ${DELIVERY_MS / 1000} s.`, stream)
+  } finally {
+    stream.close()
+  }
+}
+
+/** An idle stream stays open and sends keep-alives as they are written. */
+async function sseKeepAlive(ctx: CheckContext, outcome: Outcome): Promise<void> {
+  const synced = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+  if (!synced) return
+  const stream = await openSse(ctx, outcome, synced, 'SSE with nothing new')
+  if (!stream) return
+  try {
+    expectStreamHeaders(ctx, outcome, stream)
+    const wait = Math.min(KEEP_ALIVE_WAIT_MS, ctx.maxWaitMs)
+    if (await stream.waitFor(isComment, wait)) return
+    if (arrivedAtEnd(stream, () => true)) outcome.add('sse.buffered', 'Every frame arrived together with the end of the stream.', stream)
+    else if (stream.endMs !== null) outcome.note(`the idle stream ended after ${(stream.endMs / 1000).toFixed(1)} s before any keep-alive`)
+    else if (wait < KEEP_ALIVE_WAIT_MS) outcome.note(`no keep-alive within --max-wait ${wait / 1000} s; not judged`)
+    else if (stream.raw === '') outcome.add('sse.buffered', `Nothing arrived on the stream in ${wait / 1000} s, not even a keep-alive.`, stream)
+    else outcome.add('sse.no-keep-alive', `No keep-alive within ${wait / 1000} s.`, stream)
+  } finally {
+    stream.close()
+  }
+}
+
 export const sseCheck: Check = {
   id: 'sse',
   title: 'SSE: streamed, not compressed, keep-alives',
   async run(ctx, outcome) {
-    const synced = await liveShape(ctx, outcome, null)
-    if (!synced) return
-    const stream = await openSse(ctx, outcome, synced, 'SSE at the end of the shape')
-    if (!stream) return
-    try {
-      const encoding = stream.response.headers.get('content-encoding')
-      if (encoding && encoding !== 'identity') outcome.add('sse.compressed', `The event stream is sent with content-encoding: ${encoding}.`, stream)
-      expectProtocolHeaders(ctx, outcome, stream, 'live')
-      expectCacheControl(outcome, stream, 'sse')
-      expectCursor(ctx, outcome, stream)
-      if (ctx.writeTable) {
-        await sleep(300)
-        const key = await commitRow(ctx, 'sse')
-        const hasKey = (frame: SseFrame) => isData(frame) && keyOf(frame.data)?.endsWith(key) === true
-        if (!(await stream.waitFor(hasKey, DELIVERY_MS))) {
-          const ended = await stream.waitForEnd(Math.max(0, ctx.maxWaitMs - DELIVERY_MS))
-          const late = stream.frames.find(({ frame }) => hasKey(frame))
-          if (late) outcome.add('sse.buffered', `The change reached the client ${((late.atMs - stream.headMs) / 1000).toFixed(1)} s after the stream opened${ended ? ', together with the end of the stream' : ''}: something holds the frames back.`, stream)
-          else if (ended && stream.raw === '') outcome.add('sse.buffered', 'The stream ended without delivering the change or anything else.', stream)
-          else outcome.add('live.change-not-delivered', `The committed row did not arrive within ${DELIVERY_MS / 1000} s.`, stream)
-          return
-        }
-      }
-      const keepAliveWait = Math.min(KEEP_ALIVE_WAIT_MS, ctx.maxWaitMs)
-      if (!(await stream.waitFor(isComment, keepAliveWait))) {
-        if (arrivedAtEnd(stream, () => true)) outcome.add('sse.buffered', 'Every frame arrived together with the end of the stream.', stream)
-        else if (stream.endMs !== null) outcome.note(`the stream ended after ${(stream.endMs / 1000).toFixed(1)} s before any keep-alive`)
-        else if (keepAliveWait >= KEEP_ALIVE_WAIT_MS) outcome.add(stream.raw === '' ? 'sse.buffered' : 'sse.no-keep-alive', stream.raw === '' ? `Nothing arrived on the stream in ${keepAliveWait / 1000} s, not even a keep-alive.` : `No keep-alive within ${keepAliveWait / 1000} s.`, stream)
-        else outcome.note(`no keep-alive within --max-wait ${keepAliveWait / 1000} s; not judged`)
-      }
-    } finally {
-      stream.close()
-    }
+    await Promise.all([sseKeepAlive(ctx, outcome), ctx.writeTable ? sseDelivery(ctx, outcome) : Promise.resolve()])
+    if (!ctx.writeTable) outcome.note('change delivery not tried: no --write-sql')
   }
 }
 

@@ -1,5 +1,5 @@
 import { isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
-import { controlsOf, expectCacheControl, expectMessages, expectProtocolHeaders, expectRejected } from '../expect'
+import { controlsOf, expectAnswerFor, expectCacheControl, expectMessages, expectProtocolHeaders, expectRejected } from '../expect'
 import { type Check, initialSync, randomTag, syncedOrSkip } from './check'
 
 export const initialSyncCheck: Check = {
@@ -18,7 +18,7 @@ export const offsetNowCheck: Check = {
   async run(ctx, outcome) {
     const probe = await ctx.send({ label: 'offset=now', params: { offset: 'now' } })
     if (probe.status !== 200) return outcome.add('now.unsupported', `offset=now was answered ${probe.status}.`, probe)
-    if (!expectProtocolHeaders(ctx, outcome, probe, 'log')) return
+    if (!expectAnswerFor(outcome, probe, 'now') || !expectProtocolHeaders(ctx, outcome, probe, 'log')) return
     const messages = expectMessages(outcome, probe)
     if (messages && (messages.length !== 1 || controlsOf(messages)[0] !== 'up-to-date')) {
       outcome.add('now.unsupported', `offset=now answered ${messages.length} messages instead of one up-to-date.`, probe)
