@@ -72,7 +72,8 @@ export async function send(url: string, request: ProbeRequest, headers: Record<s
 function describeFailure(error: unknown, ms: number): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause
   if ((error as Error).name === 'TimeoutError') return `no answer within ${Math.round(ms / 1000)} s`
-  return cause?.code ? `${cause.code}: ${cause.message ?? ''}`.trim() : (error as Error).message
+  if (cause?.code) return `${cause.code}: ${cause.message ?? ''}`.trim()
+  return cause?.message ? `${(error as Error).message}: ${cause.message}` : (error as Error).message
 }
 
 export interface TimedFrame {
