@@ -21,7 +21,7 @@ export class WriteTable {
       await pool.query(`CREATE TABLE ${name} (id integer PRIMARY KEY, label text NOT NULL)`)
     } catch (error) {
       await pool.end()
-      throw new Error(`--write-sql: cannot create the checker's table (${(error as Error).message})`)
+      throw new Error(`--write-sql: cannot create the checker's table (${(error as Error).message})`, { cause: error })
     }
     const table = new WriteTable(name, pool)
     for (let i = 0; i < 3; i++) await table.insert('seed')
