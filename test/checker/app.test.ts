@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -96,6 +97,15 @@ describe('syncscope check against this app', () => {
       await rm(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it('the syncscope binary runs the check and exits with its code', async () => {
+    const child = spawn(process.execPath, [join(__dirname, '../../bin/syncscope.js'), 'check', `${service.url}/v1/shape`, '--table', 'issues', '--only', 'handles'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    expect(code).toBe(0)
+    expect(out).toMatch(/^PASS {2}handles {2}Unknown handle → 409 must-refetch {2}\(\d+\.\d s\)$/m)
+  }, 30_000)
 
   it('CLI: a bad option or an unknown check is a usage error (exit 2) naming it', async () => {
     expect(await cli([])).toMatchObject({ code: 2, err: expect.stringContaining('the shape endpoint URL is missing') })

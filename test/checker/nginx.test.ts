@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runConformance } from '../../src/main/checker/run'
 import type { ConformanceReport } from '../../src/shared/contract/checker'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { NGINX, SOUND, startNginx } from './nginx'
+import { NGINX, SOUND, startNginx } from '../support/nginx'
 
 /** nginx in front of this app, configured wrong in five known ways, and the findings each must produce. */
 const MISCONFIGURED: Array<{ name: string; location: string; http?: string; named: string[] }> = [

@@ -53,19 +53,29 @@ function expectSubset(ctx: CheckContext, outcome: Outcome, probe: Probe, id: 'su
   expectCacheControl(outcome, probe, 'subset')
 }
 
+/** Where subsets are asked (the synced shape's handle and offset) and the column they are ordered by; null after a skip. */
+async function subsetTarget(ctx: CheckContext, outcome: Outcome): Promise<{ at: Record<string, string | null>; order: string } | null> {
+  const synced = await syncedOrSkip(ctx, outcome)
+  if (!synced) return null
+  const column = orderColumn(synced.schema)
+  if (!column) {
+    outcome.skip('the shape has no schema header to pick an order_by column from')
+    return null
+  }
+  return { at: { ...synced.params, offset: synced.offset, handle: synced.handle }, order: quote(column) }
+}
+
 export const subsetsCheck: Check = {
   id: 'subsets',
   title: 'Subset snapshots (POST and GET)',
   async run(ctx, outcome) {
-    const synced = await syncedOrSkip(ctx, outcome)
-    if (!synced) return
-    const column = orderColumn(synced.schema)
-    if (!column) return outcome.skip('the shape has no schema header to pick an order_by column from')
-    const at = { ...synced.params, offset: synced.offset, handle: synced.handle }
-    const body = JSON.stringify({ where: 'true', order_by: quote(column), limit: 2 })
+    const target = await subsetTarget(ctx, outcome)
+    if (!target) return
+    const { at, order } = target
+    const body = JSON.stringify({ where: 'true', order_by: order, limit: 2 })
     const post = await ctx.send({ label: 'POST subset', method: 'POST', params: at, headers: { 'content-type': 'application/json' }, body })
     expectSubset(ctx, outcome, post, 'subset.post')
-    const get = await ctx.send({ label: 'GET subset (subset__*)', params: { ...at, subset__where: 'true', subset__order_by: quote(column), subset__limit: '2' } })
+    const get = await ctx.send({ label: 'GET subset (subset__*)', params: { ...at, subset__where: 'true', subset__order_by: order, subset__limit: '2' } })
     expectSubset(ctx, outcome, get, 'subset.get')
     expectRejected(outcome, await ctx.send({ label: 'subset__limit without subset__order_by', params: { ...at, subset__limit: '2' } }), 'subset__limit without subset__order_by')
   }
@@ -75,13 +85,11 @@ export const cacheHonouredCheck: Check = {
   id: 'cache-honoured',
   title: 'Caches in front honour cache-control',
   async run(ctx, outcome) {
-    const synced = await syncedOrSkip(ctx, outcome)
-    if (!synced) return
-    const column = orderColumn(synced.schema)
-    if (!column) return outcome.skip('the shape has no schema header to pick an order_by column from')
+    const target = await subsetTarget(ctx, outcome)
+    if (!target) return
     // A `no-cache` answer asked twice, a second apart: each is a new snapshot with a random snapshot_mark, so the same
     // body again (or, without a mark, the same Date) means a cache reused it without asking the origin.
-    const params = { ...synced.params, offset: synced.offset, handle: synced.handle, subset__where: 'true', subset__order_by: quote(column), subset__limit: '1' }
+    const params = { ...target.at, subset__where: 'true', subset__order_by: target.order, subset__limit: '1' }
     const first = await ctx.send({ label: 'GET subset (no-cache)', params })
     if (first.status !== 200) return outcome.skip(`the GET subset was answered ${first.status} (see subsets)`)
     await sleep(1_100)
