@@ -36,7 +36,8 @@ describe('syncscope check against this app', () => {
   beforeAll(async () => {
     ;[service, electric] = await Promise.all([
       startTestShapeServer({ headerBrand: 'service', longPollTimeout: 2_000, sseKeepAlive: 1_000 }),
-      startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 2_000, sseKeepAlive: 1_000 })
+      // small chunks: the initial sync follows the snapshot over several responses
+      startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 2_000, sseKeepAlive: 1_000, chunkBytes: 100_000 })
     ])
   })
   afterAll(async () => {
@@ -52,6 +53,8 @@ describe('syncscope check against this app', () => {
     expect(serviceReport.summary).toEqual({ pass: CHECKS.length, fail: 0, warn: 0, skip: 0 })
     expect(serviceReport.checks.find((check) => check.id === 'sse-lifetime')?.reason).toMatch(/^ended after 5\d\.\d s \(max-age 59 s\)$/)
     expect(failures(electricReport)).toEqual([])
+    expect(electricReport.checks[0]?.reason).toMatch(/^(\d+) requests, 3002 messages, up to date at /)
+    expect(Number(/^(\d+) requests/.exec(electricReport.checks[0]?.reason ?? '')?.[1])).toBeGreaterThan(5)
     expect(statuses(electricReport)).toEqual({ ...Object.fromEntries(CHECKS.map((check) => [check.id, 'pass'])), 'sse-lifetime': 'skip' })
     expect(electricReport.checks.find((check) => check.id === 'sse-lifetime')?.reason).toBe('needs up to 61 s (max-age 59 s); --max-wait is 10 s')
     expect(serviceReport.writeTable).toMatch(/^syncscope_check_[0-9a-f]{8}$/)
@@ -115,6 +118,13 @@ describe('syncscope check against this app', () => {
     expect(await cli([`${service.url}/v1/shape`, '--write-sql', service.databaseUrl])).toMatchObject({ code: 2, err: expect.stringContaining('--write-sql needs --table') })
     expect(await cli([`${service.url}/v1/shape`, '--header-brand', 'other'])).toMatchObject({ code: 2, err: expect.stringContaining('--header-brand must be `service` or `electric`') })
   })
+
+  it('a --write-sql database the service does not follow: the live checks say so instead of judging the endpoint', async () => {
+    const report = await runConformance(options(service, 'service', { writeSql: electric.databaseUrl, only: ['long-poll', 'must-refetch'] }))
+    expect(report.summary).toMatchObject({ fail: 0, skip: 2 })
+    for (const check of report.checks) expect(check.reason).toMatch(/^the checker's table syncscope_check_[0-9a-f]{8} could not be synced through the endpoint \(initial.status: offset=-1 was answered 400.*is --write-sql the database the service follows\?$/)
+    expect(await tablesLike(electric, 'syncscope_check_%')).toEqual([])
+  }, 30_000)
 
   it('an endpoint that is not there fails with the network error as evidence', async () => {
     const closedPort = await findFreePort()

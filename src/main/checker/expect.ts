@@ -72,7 +72,7 @@ export type ResponseClass = 'initial' | 'error' | 'conflict' | 'live' | 'sse' | 
 export function expectCacheControl(outcome: Outcome, probe: Probe | OpenStream, kind: ResponseClass): void {
   const response = 'response' in probe ? probe.response : probe
   const d = directives(response)
-  if (kind === 'initial' && !(d.has('public') || d.seconds('s-maxage') || d.seconds('max-age')) ) {
+  if (kind === 'initial' && !(d.has('public') || d.seconds('s-maxage') || d.seconds('max-age'))) {
     outcome.add('cache.initial', `The offset=-1 answer says \`cache-control: ${d.header}\`: no shared cache will serve initial syncs.`, probe)
   }
   if (kind === 'error' && sharedFresh(response)) {

@@ -41,8 +41,9 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
     try {
       await check.run(ctx, outcome)
     } catch (error) {
-      if (!(error instanceof ProbeFailure)) throw error
-      outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
+      if (error instanceof ProbeFailure) outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
+      // e.g. the --write-sql database went away: the check did not run, which is not a verdict on the endpoint
+      else outcome.skip(`the check could not run: ${(error as Error).message}`)
     }
   }
   const status = statusOf(outcome)

@@ -5,7 +5,7 @@ import type { CheckContext, Outcome } from '../context'
 import { controlsOf, endsUpToDate, expectCacheControl, expectMessages, expectProtocolHeaders } from '../expect'
 import type { Synced } from '../follow'
 import { ProbeFailure, type OpenStream, type Probe } from '../probe'
-import { type Check, initialSync, ownShape, randomTag, sleep, syncedOrSkip } from './check'
+import { type Check, ownShape, randomTag, sleep, syncedOrSkip } from './check'
 
 /** The official client abandons a long-poll after this long. */
 const CLIENT_WATCHDOG_MS = 45_000
@@ -20,7 +20,11 @@ const liveParams = (synced: Synced, extra: Record<string, string> = {}) => ({ ..
 
 /** The shape the live checks follow: the checker's own table when it may write (a shape of its own per `where`). */
 async function liveShape(ctx: CheckContext, outcome: Outcome, where: string | null): Promise<Synced | null> {
-  return syncedOrSkip(ctx, outcome, ctx.writeTable ? ownShape(ctx, where) : initialSync(ctx))
+  if (!ctx.writeTable) return syncedOrSkip(ctx, outcome)
+  const { synced, outcome: followed } = await ownShape(ctx, where)
+  const [first] = followed.findings
+  if (!synced) outcome.skip(`the checker's table ${ctx.writeTable.name} could not be synced through the endpoint (${first?.id}: ${first?.message}); is --write-sql the database the service follows?`)
+  return synced
 }
 
 /** A live answer's cursor is there and past the one sent. */
