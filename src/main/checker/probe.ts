@@ -46,7 +46,11 @@ function responseEvidence(response: Response, body: string, headMs: number, endM
 }
 
 export class ProbeFailure extends Error {
-  constructor(readonly evidence: Evidence) {
+  constructor(
+    readonly evidence: Evidence,
+    /** No answer in time, as opposed to a refused or broken connection. */
+    readonly timedOut = false
+  ) {
     super(evidence.error ?? 'request failed')
   }
 }
@@ -65,7 +69,7 @@ export async function send(url: string, request: ProbeRequest, headers: Record<s
     return { evidence, status: response.status, headers: response.headers, text, json: parseJson(text), headMs, endMs }
   } catch (error) {
     evidence.error = describeFailure(error, performance.now() - started)
-    throw new ProbeFailure(evidence)
+    throw new ProbeFailure(evidence, (error as Error).name === 'TimeoutError')
   }
 }
 
@@ -189,6 +193,6 @@ export async function open(url: string, request: ProbeRequest, headers: Record<s
   } catch (error) {
     clearTimeout(headTimer)
     evidence.error = controller.signal.aborted ? `no response head within ${Math.round((performance.now() - started) / 1000)} s` : describeFailure(error, performance.now() - started)
-    throw new ProbeFailure(evidence)
+    throw new ProbeFailure(evidence, controller.signal.aborted)
   }
 }

@@ -47,7 +47,7 @@ async function timeoutAnswer(ctx: CheckContext, outcome: Outcome, synced: Synced
   try {
     probe = await ctx.send({ label: 'live long-poll with nothing new', params: liveParams(synced), timeoutMs: waitMs })
   } catch (error) {
-    if (!(error instanceof ProbeFailure)) throw error
+    if (!(error instanceof ProbeFailure && error.timedOut)) throw error
     if (waitMs >= CLIENT_WATCHDOG_MS) outcome.add('live.never-answers', `No answer within ${waitMs / 1000} s.`, error.evidence)
     else outcome.note(`the long-poll was not answered within --max-wait ${waitMs / 1000} s; not judged`)
     return
@@ -74,7 +74,7 @@ async function changeDelivered(ctx: CheckContext, outcome: Outcome, synced: Sync
   try {
     probe = await pending
   } catch (error) {
-    if (!(error instanceof ProbeFailure)) throw error
+    if (!(error instanceof ProbeFailure && error.timedOut)) throw error
     return outcome.add('live.change-not-delivered', `The long-poll was not answered within ${(DELIVERY_MS + 5_000) / 1000} s of the commit.`, error.evidence)
   }
   if (probe.status !== 200) return outcome.add('live.change-not-delivered', `The long-poll was answered ${probe.status}.`, probe)
@@ -133,8 +133,7 @@ async function openSse(ctx: CheckContext, outcome: Outcome, synced: Synced, labe
   try {
     stream = await opening
   } catch (error) {
-    if (!(error instanceof ProbeFailure)) throw error
-    await during
+    if (!(error instanceof ProbeFailure && error.timedOut)) throw error
     outcome.add('sse.buffered', `The SSE response head did not arrive within ${SSE_HEAD_MS / 1000} s (${error.message}): something holds the stream back.`, error.evidence)
     return null
   } finally {
@@ -241,7 +240,7 @@ export const mustRefetchCheck: Check = {
     if (deleted.status === 405) return outcome.skip('the endpoint does not allow DELETE (405)')
     if (deleted.status >= 300) return outcome.add('refetch.delete-refused', `DELETE was answered ${deleted.status}: ${deleted.text.slice(0, 200)}`, deleted)
     const after = await ctx.send({ label: 'the old handle after DELETE', params: { ...shape, ...liveParams(synced) }, timeoutMs: 15_000 }).catch((error: unknown) => {
-      if (error instanceof ProbeFailure) return error
+      if (error instanceof ProbeFailure && error.timedOut) return error
       throw error
     })
     if (after instanceof ProbeFailure) return outcome.add('refetch.not-invalidated', 'The old handle was not answered 409 within 15 s of the DELETE.', deleted, after.evidence)
