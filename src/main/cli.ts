@@ -3,12 +3,14 @@ import { existsSync } from 'node:fs'
 import { startApp } from './app'
 import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
 import { mcpMain } from './cli/mcp'
+import { checkMain } from './cli/check'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
 
 usage:
   ${SERVE_USAGE.split('\n').join('\n  ')}
-  syncscope mcp <list|tools|call|login> …   see \`syncscope mcp --help\``
+  syncscope mcp <list|tools|call|login> …   see \`syncscope mcp --help\`
+  syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\``
 
 function rendererDir(): string {
   const dir = resolve(__dirname, '../../out/renderer')
@@ -46,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === 'serve') return serve(rest)
   if (command === 'mcp') return mcpMain(rest)
+  if (command === 'check') return checkMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0

@@ -1,4 +1,5 @@
 import type { ComponentType } from 'react'
+import { ConformancePage } from './features/conformance/ConformancePage'
 import { DatabaseView } from './features/database/DatabaseView'
 import { McpPage } from './features/mcp/McpPage'
 import { ProxyPlayground } from './features/proxy/ProxyPlayground'
@@ -17,5 +18,6 @@ export const pages: Page[] = [
   { id: 'sql', title: 'SQL console', Component: SqlConsole },
   { id: 'shapes', title: 'Shape workbench', Component: ShapeWorkbench },
   { id: 'proxy', title: 'Proxy playground', Component: ProxyPlayground },
+  { id: 'conformance', title: 'Conformance', Component: ConformancePage },
   { id: 'mcp', title: 'MCP servers', Component: McpPage }
 ]

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { checkerCalls, checkerEvents } from './contract/checker'
 import { dbCalls, dbEvents } from './contract/db'
 import { mcpCalls, mcpEvents } from './contract/mcp'
 import { proxyCalls, proxyEvents } from './contract/proxy'
@@ -9,14 +10,16 @@ export const calls = {
   ...dbCalls,
   ...mcpCalls,
   ...proxyCalls,
-  ...shapesWorkbenchCalls
+  ...shapesWorkbenchCalls,
+  ...checkerCalls
 }
 
 /** Every event main pushes to the renderer. */
 export const events = {
   ...dbEvents,
   ...mcpEvents,
-  ...proxyEvents
+  ...proxyEvents,
+  ...checkerEvents
 }
 
 export type Calls = typeof calls

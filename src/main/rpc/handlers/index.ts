@@ -1,6 +1,7 @@
 import type { Core } from '../../core'
 import type { Rooms } from '../../rooms'
 import type { Handlers } from '../dispatcher'
+import { checkerHandlers } from './checker'
 import { dbHandlers } from './db'
 import { mcpHandlers } from './mcp'
 import { proxyHandlers } from './proxy'
@@ -12,6 +13,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...dbHandlers(core),
     ...mcpHandlers(core, rooms),
     ...proxyHandlers(core, rooms),
-    ...shapesWorkbenchHandlers(core, rooms)
+    ...shapesWorkbenchHandlers(core, rooms),
+    ...checkerHandlers(core, rooms)
   }
 }
