@@ -1,15 +1,21 @@
+import { statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
 import type { Cancellation } from './cancellation'
 import { z } from 'zod'
 import type { ShapeDefinition } from './definition'
 import { ShapeInputSchema } from './definition'
 import { type LogOffset, compareOffsets } from './offset'
-import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
+import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
-export const SHAPE_FORMAT = 2
+export const SHAPE_FORMAT = 3
+
+/** A snapshot chunk file's length and CRC-32, checked before the file is served. */
+const ChunkCheckSchema = z.object({ bytes: z.number().int().nonnegative(), crc: z.number().int().nonnegative() })
+type ChunkCheck = z.infer<typeof ChunkCheckSchema>
 
 export const ShapeMetaSchema = z.object({
   format: z.literal(SHAPE_FORMAT),
@@ -18,7 +24,7 @@ export const ShapeMetaSchema = z.object({
   createdAt: z.string(),
   tableFingerprint: z.string(),
   snapshot: z.object({ xmin: z.string(), xmax: z.string(), xipList: z.array(z.string()), databaseLsn: z.string() }),
-  chunks: z.number().int().positive()
+  chunks: z.array(ChunkCheckSchema).min(1)
 })
 export type ShapeMeta = z.infer<typeof ShapeMetaSchema>
 
@@ -51,6 +57,7 @@ export class Shape {
   /** Complete snapshot chunk files; `snapshotChunks` is set once the last one is written. */
   readyChunks = 0
   snapshotChunks: number | null = null
+  private readonly chunkChecks: ChunkCheck[] = []
   failure: Error | null = null
   invalidated = false
   /** Answers built for the current log end, shared by identical requests (see serve-log); emptied as the log grows. */
@@ -68,11 +75,17 @@ export class Shape {
     readonly createdAt: string
   ) {}
 
-  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number): Shape {
-    const shape = new Shape(meta.handle, definition, dir, ShapeLog.open(dir, chunkBytes), meta.createdAt)
+  /** The shape of a folder written before; throws ShapeDamagedError when its files do not hold what they promise. */
+  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number, durableLsn: bigint): Shape {
+    meta.chunks.forEach((check, chunk) => {
+      const size = statSync(chunkPath(dir, chunk), { throwIfNoEntry: false })?.size
+      if (size !== check.bytes) throw new ShapeDamagedError(meta.handle, `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`)
+    })
+    const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
     shape.snapshotTaken(meta.snapshot)
-    shape.readyChunks = meta.chunks
-    shape.snapshotChunks = meta.chunks
+    shape.chunkChecks.push(...meta.chunks)
+    shape.readyChunks = meta.chunks.length
+    shape.snapshotChunks = meta.chunks.length
     return shape
   }
 
@@ -85,7 +98,7 @@ export class Shape {
       createdAt: this.createdAt,
       tableFingerprint: this.definition.table.fingerprint,
       snapshot: this.snapshot,
-      chunks: this.snapshotChunks
+      chunks: this.chunkChecks.slice(0, this.snapshotChunks)
     }
   }
 
@@ -118,6 +131,7 @@ export class Shape {
   }
 
   chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {
+    this.chunkChecks[chunk] = { bytes: body.bytes.length, crc: crc32(body.bytes) }
     this.keepChunk(chunk, body)
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
@@ -204,9 +218,15 @@ export class Shape {
   /** A snapshot chunk as written (a complete JSON array of messages); release it once its bytes are written out. */
   async readChunk(chunk: number): Promise<HeldChunk> {
     const recent = this.recentChunks?.get(chunk)
-    if (!recent) return { bytes: await readFile(chunkPath(this.dir, chunk)), release: () => undefined }
+    if (!recent) return { bytes: this.checked(chunk, await readFile(chunkPath(this.dir, chunk))), release: () => undefined }
     this.recentChunks?.delete(chunk)
     return recent
+  }
+
+  private checked(chunk: number, bytes: Buffer): Buffer {
+    const check = this.chunkChecks[chunk]
+    if (check && bytes.length === check.bytes && crc32(bytes) === check.crc) return bytes
+    throw new ShapeDamagedError(this.handle, `snapshot-${chunk}.jsonl does not match its length and checksum`)
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {

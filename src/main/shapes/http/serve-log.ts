@@ -95,7 +95,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     if (shape.invalidated) return conflict(context, await replacement(context))
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
-  if (context.request.liveSse) return streamSse(context, shape, offset, requested)
+  if (context.request.liveSse) return refusedWhileBehind(context) ? undefined : streamSse(context, shape, offset, requested)
   const slice = await shape.readLogAfter(offset)
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
@@ -228,8 +228,16 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
   return headers
 }
 
+/** While replication is behind Postgres no answer may claim up-to-date: 503 with retry-after instead. */
+function refusedWhileBehind(context: LogRequestContext): boolean {
+  const behind = context.service.behind()
+  if (behind) context.r.unavailable(`The shape server is behind Postgres, please retry: ${behind}`, 5)
+  return behind !== null
+}
+
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
   if (!('body' in result)) return unavailableShape(context, result)
+  if (result.upToDate && refusedWhileBehind(context)) return
   const { r, request } = context
   if (isShareable(context) && !result.noChange) return r.sendPrepared(sharedAnswer(context, result))
   const headers = answerHeaders(context, result)
@@ -290,8 +298,7 @@ async function replacement(context: LogRequestContext): Promise<Shape | null> {
 }
 
 /** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */
-export function conflict(context: LogRequestContext, current: Shape | null): void {
-  const { r } = context
+export function conflict({ r }: Pick<LogRequestContext, 'r'>, current: Shape | null): void {
   const headers: HeaderMap = { 'content-type': 'application/json; charset=utf-8', 'cache-control': CACHE_CONTROL.conflict(current !== null), etag: `"${current?.handle ?? ''}::"` }
   if (current) headers[r.names.handle] = current.handle
   r.send(409, headers, mustRefetchBody)
