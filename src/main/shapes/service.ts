@@ -134,12 +134,6 @@ export class ShapeService {
     return { status: 'active' }
   }
 
-  /** Why answers may be behind Postgres now (so none may claim up-to-date), or null when they are not. */
-  behind(): string | null {
-    const health = this.health()
-    return health.status === 'active' ? null : health.message
-  }
-
   /** The last commit LSN the server has processed: `global_last_seen_lsn`. */
   get globalLsn(): bigint {
     return this.lastLsn
@@ -226,7 +220,7 @@ export class ShapeService {
       onChunk: (chunk, last, body) => {
         shape.chunkWritten(chunk, last, body)
         if (last) {
-          this.saveMeta(shape).catch((error: unknown) => this.options.log(`shape ${handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
+          this.saveMeta(shape).catch((error: unknown) => shape.invalidated || this.options.log(`shape ${handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
         }
       }
     }).catch((error: unknown) => {
@@ -269,7 +263,8 @@ export class ShapeService {
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
     this.router.remove(shape.handle)
     shape.invalidate()
-    await rm(shape.dir, { recursive: true, force: true })
+    // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
+    await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 })
   }
 
   private async dropTableShapes(schema: string, name: string): Promise<void> {

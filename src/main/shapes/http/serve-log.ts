@@ -228,11 +228,15 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
   return headers
 }
 
-/** While replication is behind Postgres no answer may claim up-to-date: 503 with retry-after instead. */
+/**
+ * No answer claims up-to-date while the server's own writes fail (stalled), nor a live one while the replication
+ * stream is down (waiting): 503 with retry-after instead. A catch-up answer then is current as of its snapshot.
+ */
 function refusedWhileBehind(context: LogRequestContext): boolean {
-  const behind = context.service.behind()
-  if (behind) context.r.unavailable(`The shape server is behind Postgres, please retry: ${behind}`, 5)
-  return behind !== null
+  const health = context.service.health()
+  if (health.status === 'active' || (health.status === 'waiting' && !context.request.live)) return false
+  context.r.unavailable(`The shape server is behind Postgres, please retry: ${health.message}`, 5)
+  return true
 }
 
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
