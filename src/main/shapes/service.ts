@@ -117,8 +117,9 @@ export class ShapeService {
         await this.flushNow()
       },
       onStatus: (status) => {
+        // a failure retried with backoff is told once, not at every attempt
+        if (status.error && status.error !== this.replicationStatus.error) this.options.log(`replication ${status.state}: ${status.error}`)
         this.replicationStatus = status
-        if (status.error) this.options.log(`replication ${status.state}: ${status.error}`)
       },
       log: this.options.log
     })

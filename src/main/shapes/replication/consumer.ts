@@ -268,6 +268,8 @@ export class ReplicationConsumer implements ReplicationStream {
     try {
       await this.connect(true)
       this.reconnecting = false
+      // the new session may have failed already, before connect() returned (its first transaction could not be applied)
+      if (!this.session) this.scheduleReconnect()
     } catch (error) {
       this.reconnecting = false
       if (this.stopped) return
