@@ -8,7 +8,7 @@ import { type ShapeDefinition, identityHash, resolveDefinition } from './definit
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
 import { Shape, ShapeMetaSchema } from './shape'
-import { ShapeDamagedError, ShapeLog } from './shape-log'
+import { type ShapeDamagedError, ShapeLog } from './shape-log'
 import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
 import { chunkPath, runSnapshot } from './snapshot'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
