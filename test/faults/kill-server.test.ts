@@ -7,20 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { findFreePort } from '../../src/main/net/free-port'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { type Message, controls, get, messages } from '../support/shape-http'
-import type { Rows } from './support/follow'
+import { ITEM_SHAPES, type Rows, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
-
-const SHAPES: Array<Record<string, string>> = [
-  { table: 'items' },
-  { table: 'items', where: 'grp = 1' },
-  { table: 'items', where: 'grp IN (2, 3)' },
-  { table: 'items', where: 'val > 50' },
-  { table: 'items', where: 'grp = 1 AND val < 30', columns: 'id,val' },
-  { table: 'items', where: "note LIKE 'n1%' OR val IS NULL", replica: 'full' }
-]
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
 /** `syncscope serve` as a child process on a fixed port, ready once it prints the shape API's URL. */
 async function startServer(databaseUrl: string, dataDir: string, port: number): Promise<ChildProcess> {
@@ -101,49 +90,6 @@ function follow(base: () => string, shape: Record<string, string>, signal: Abort
   return { rows, anomalies, handles, conflicts: () => conflicts, done }
 }
 
-async function expected(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
-  const columns = shape.columns ?? 'id,grp,val,note'
-  const { rows } = await pool.query<Record<string, string | null>>(`SELECT ${columns} FROM items ${shape.where ? `WHERE ${shape.where}` : ''}`)
-  return new Map(rows.map((row) => [`"public"."items"/"${row.id}"`, row]))
-}
-
-/** Random transactions of 1–4 inserts, updates (moving rows between shapes) and deletes. */
-async function write(pool: pg.Pool, transactions: number, seed: number): Promise<void> {
-  let state = seed
-  const random = (n: number) => {
-    state = (state * 1103515245 + 12345) % 2 ** 31
-    return state % n
-  }
-  for (let t = 0; t < transactions; t++) {
-    const client = await pool.connect()
-    try {
-      await client.query('BEGIN')
-      for (let op = 0, ops = 1 + random(4); op < ops; op++) {
-        const id = random(120)
-        const kind = random(10)
-        if (kind < 4) {
-          await client.query('INSERT INTO items VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET grp = EXCLUDED.grp, val = EXCLUDED.val', [
-            id,
-            random(4),
-            random(10) === 0 ? null : random(100),
-            `n${random(30)}`
-          ])
-        } else if (kind < 8) {
-          await client.query('UPDATE items SET grp = $2, val = CASE WHEN $3 THEN NULL ELSE val + $4 - 40 END WHERE id = $1', [id, random(4), random(12) === 0, random(80)])
-        } else {
-          await client.query('DELETE FROM items WHERE id = $1', [id])
-        }
-      }
-      await client.query('COMMIT')
-    } catch {
-      await client.query('ROLLBACK').catch(() => undefined)
-    } finally {
-      client.release()
-    }
-    await sleep(random(15))
-  }
-}
-
 describe('kill -9 of syncscope serve in the middle of random writes', () => {
   let database: TestPostgres | null = null
   let server: ChildProcess | null = null
@@ -166,9 +112,9 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
     server = await startServer(database.url, dataDir, port)
 
     const controller = new AbortController()
-    const clients = SHAPES.map((shape) => ({ shape, ...follow(() => base, shape, controller.signal) }))
+    const clients = ITEM_SHAPES.map((shape) => ({ shape, ...follow(() => base, shape, controller.signal) }))
     await expect.poll(() => clients.every((client) => client.handles.size === 1), { timeout: 30_000 }).toBe(true)
-    const writers = Promise.all([write(pool, 200, 7), write(pool, 200, 11)])
+    const writers = Promise.all([writeRandomItems(pool, 200, 7, 15), writeRandomItems(pool, 200, 11, 15)])
     for (let kill = 0; kill < 2; kill++) {
       await sleep(1500)
       await kill9(server)
@@ -179,7 +125,7 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
     ignoreConnectionErrors(check)
     try {
       for (const client of clients) {
-        const want = await expected(check, client.shape)
+        const want = await expectedItems(check, client.shape)
         await expect.poll(() => client.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
         expect(client.anomalies, JSON.stringify(client.shape)).toEqual([])
         expect(client.conflicts(), `409s of ${JSON.stringify(client.shape)}`).toBe(0)

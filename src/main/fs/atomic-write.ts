@@ -29,24 +29,14 @@ export async function writeDurably(file: string, content: string): Promise<void>
     await rm(temporary, { force: true })
     throw error
   }
-  await syncFolder(dirname(file))
+  await syncPath(dirname(file))
 }
 
-/** Makes a folder's entries (files created, renamed or removed in it) durable. */
-export async function syncFolder(dir: string): Promise<void> {
-  const handle = await open(dir, 'r')
+/** Makes a file's content, or a folder's entries (files created, renamed or removed in it), durable. */
+export async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r')
   try {
     await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
-/** Makes a file's content durable. */
-export async function syncFile(file: string): Promise<void> {
-  const handle = await open(file, 'r')
-  try {
-    await handle.datasync()
   } finally {
     await handle.close()
   }

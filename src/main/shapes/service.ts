@@ -3,7 +3,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import { z } from 'zod'
-import { syncFile, syncFolder, writeDurably } from '../fs/atomic-write'
+import { syncPath, writeDurably } from '../fs/atomic-write'
 import { type ShapeDefinition, identityHash, resolveDefinition } from './definition'
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
@@ -243,11 +243,11 @@ export class ShapeService {
   private async saveMeta(shape: Shape): Promise<void> {
     const meta = shape.meta()
     if (!meta || shape.invalidated) return
-    for (let chunk = 0; chunk < meta.chunks.length; chunk++) await syncFile(chunkPath(shape.dir, chunk))
+    for (let chunk = 0; chunk < meta.chunks.length; chunk++) await syncPath(chunkPath(shape.dir, chunk))
     await shape.log.sync()
     if (shape.invalidated) return
     await writeDurably(join(shape.dir, 'meta.json'), JSON.stringify(meta))
-    await syncFolder(this.shapesDir)
+    await syncPath(this.shapesDir)
   }
 
   /** A shape whose files turned out damaged when read: dropped, so its clients refetch it from Postgres. */

@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, wr
 import { open } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { crc32 } from 'node:zlib'
-import { syncFile } from '../fs/atomic-write'
+import { syncPath } from '../fs/atomic-write'
 import { type LogOffset, SNAPSHOT_END, compareOffsets } from './offset'
 
 /** A shape's files do not hold what they promise (cut, overwritten, garbage): the shape must not be served. */
@@ -228,8 +228,8 @@ export class ShapeLog {
     if (!this.unsynced) return
     this.unsynced = false
     try {
-      await syncFile(this.logPath)
-      await syncFile(this.indexPath)
+      await syncPath(this.logPath)
+      await syncPath(this.indexPath)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
       this.unsynced = true

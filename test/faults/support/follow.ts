@@ -1,7 +1,7 @@
 import type pg from 'pg'
+import type { Rows } from '../../support/random-writes'
 import { controls, get, materialise, messages, type Message } from '../../support/shape-http'
 
-export type Rows = Map<string, Record<string, string | null>>
 
 /** A client's position in a shape: what it would send to resume. */
 export interface Position {
