@@ -91,8 +91,8 @@ describe('a full disk under the data folder', () => {
 
     rmSync(filler)
     await expect.poll(async () => ((await (await fetch(`${server!.url}/v1/health`)).json()) as { status: string }).status, { timeout: 20_000 }).toBe('active')
-    const caughtUp = await followToEnd(server.url, { table: 'notes' }, synced)
-    expect(caughtUp.rows).toEqual(await tableRows(pool, 'notes'))
+    const want = await tableRows(pool, 'notes')
+    await expect.poll(async () => (await followToEnd(server!.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 }).toEqual(want)
     await expect.poll(confirmed, { timeout: 15_000 }).toBeGreaterThanOrEqual(written)
   })
 })

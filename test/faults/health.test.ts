@@ -54,8 +54,8 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
     ignoreConnectionErrors(pool)
     try {
       await pool.query("INSERT INTO notes VALUES (2, 'after the restart')")
-      const caughtUp = await followToEnd(server.url, { table: 'notes' }, synced)
-      expect(caughtUp.rows).toEqual(await tableRows(pool, 'notes'))
+      const want = await tableRows(pool, 'notes')
+      await expect.poll(async () => (await followToEnd(server.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 }).toEqual(want)
     } finally {
       await pool.end()
     }

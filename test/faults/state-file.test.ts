@@ -59,10 +59,9 @@ describe('an unreadable state.json', () => {
         const resumed = await followToEnd(second.url, { table: 'notes' }, synced)
         expect(resumed.statuses[0]).toBe(409)
         await pool.query("INSERT INTO notes VALUES (100, 'after the reset')")
-        const live = await followToEnd(second.url, { table: 'notes' }, resumed)
-        expect(live.rows).toEqual(await tableRows(pool, 'notes'))
-        const stillFollowed = await followToEnd(other.url, { table: 'notes' })
-        expect(stillFollowed.rows).toEqual(await tableRows(pool, 'notes'))
+        const want = await tableRows(pool, 'notes')
+        await expect.poll(async () => (await followToEnd(second.url, { table: 'notes' }, resumed)).rows, { timeout: 10_000 }).toEqual(want)
+        await expect.poll(async () => (await followToEnd(other.url, { table: 'notes' })).rows, { timeout: 10_000 }).toEqual(want)
       } finally {
         await second.close()
       }
