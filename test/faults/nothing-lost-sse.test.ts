@@ -3,7 +3,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
 import { ignoreConnectionErrors } from '../support/postgres'
-import { type Rows, SHAPES, expected, sleep, write } from '../support/random-writes'
+import { ITEM_SHAPES as SHAPES, type Rows, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 type AnyMessage = { headers: Record<string, unknown>; key?: string; value?: Record<string, unknown> }

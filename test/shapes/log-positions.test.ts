@@ -14,7 +14,7 @@ describe('log positions and SSE framing', () => {
 
   it('never ends a read right after op 0 of a transaction that goes on, so <lsn>_0 always means its end', async () => {
     dir = await mkdtemp(join(tmpdir(), 'syncscope-log-'))
-    const log = ShapeLog.open(dir, 1000)
+    const log = ShapeLog.create(dir, 1000)
     log.append([{ offset: { tx: 10n, op: 0 }, line: line(1, 10) }])
     // op 0 alone crosses the chunk size: the chunk would end right after it
     log.append([

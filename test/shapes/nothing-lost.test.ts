@@ -4,7 +4,7 @@ import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '..
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { type Message, controls, get, messages } from '../support/shape-http'
-import { type Rows, SHAPES, expected, sleep, write } from '../support/random-writes'
+import { ITEM_SHAPES as SHAPES, type Rows, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
 
 /** A client as the protocol describes it: initial sync, live long-polls, restart on must-refetch, retry on 5xx. */
 function follow(base: string, shape: Record<string, string>, signal: AbortSignal) {

@@ -1,9 +1,9 @@
 import type pg from 'pg'
 
-/** Random transactions against `items (id int PRIMARY KEY, grp int NOT NULL, val int, note text)`, and the shapes on it. */
 export type Rows = Map<string, Record<string, string | null>>
 
-export const SHAPES: Array<Record<string, string>> = [
+/** Shapes on `items (id int PRIMARY KEY, grp int NOT NULL, val int, note text)` that random writes move rows between. */
+export const ITEM_SHAPES: Array<Record<string, string>> = [
   { table: 'items' },
   { table: 'items', where: 'grp = 1' },
   { table: 'items', where: 'grp IN (2, 3)' },
@@ -14,14 +14,18 @@ export const SHAPES: Array<Record<string, string>> = [
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-export async function expected(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
+/** The rows a shape of ITEM_SHAPES holds in Postgres now, keyed as its messages key them. */
+export async function expectedItems(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
   const columns = shape.columns ?? 'id,grp,val,note'
   const { rows } = await pool.query<Record<string, string | null>>(`SELECT ${columns} FROM items ${shape.where ? `WHERE ${shape.where}` : ''}`)
   return new Map(rows.map((row) => [`"public"."items"/"${row.id}"`, row]))
 }
 
-/** Random transactions: inserts, updates of filtered columns (moving rows between shapes), deletes, several rows at once. */
-export async function write(pool: pg.Pool, transactions: number, seed: number): Promise<void> {
+/**
+ * Random transactions on `items`: inserts, updates of filtered columns (moving rows between shapes), deletes, several
+ * rows at once; a transaction that fails (Postgres going away) is skipped. `pauseMs`: the longest random pause after each.
+ */
+export async function writeRandomItems(pool: pg.Pool, transactions: number, seed: number, pauseMs = 0): Promise<void> {
   let state = seed
   const random = (n: number) => {
     state = (state * 1103515245 + 12345) % 2 ** 31
@@ -56,6 +60,6 @@ export async function write(pool: pg.Pool, transactions: number, seed: number): 
     } finally {
       client.release()
     }
+    if (pauseMs > 0) await sleep(random(pauseMs))
   }
 }
-

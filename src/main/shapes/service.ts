@@ -1,15 +1,16 @@
-import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import { z } from 'zod'
+import { syncPath, writeDurably } from '../fs/atomic-write'
 import { type ShapeDefinition, identityHash, resolveDefinition } from './definition'
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
 import { Shape, ShapeMetaSchema } from './shape'
-import { ShapeLog } from './shape-log'
-import { runSnapshot } from './snapshot'
+import { type ShapeDamagedError, ShapeLog } from './shape-log'
+import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
+import { chunkPath, runSnapshot } from './snapshot'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
 import { type ShapeRouter, createShapeRouter, loadParser } from './where'
 
@@ -25,7 +26,14 @@ export interface ShapeServiceOptions {
 const StateSchema = z.object({ systemId: z.string(), slotName: z.string(), appliedLsn: z.string().nullable() })
 type State = z.infer<typeof StateSchema>
 
+/** What /v1/health reports: `active`, or why the server is not keeping up with Postgres. */
+export type ServiceHealth = { status: 'active' } | { status: 'waiting' | 'stalled'; message: string }
+
 const TABLE_INFO_TTL_MS = 2_000
+/** Pause before making logs durable again after that failed (e.g. a full disk). */
+const FLUSH_RETRY_MS = 1_000
+/** Log files synced at once while a group of transactions is made durable. */
+const SYNC_PARALLEL = 8
 const DEFINITION_CACHE_SIZE = 2_000
 const textTypes = { getTypeParser: () => (value: string) => value }
 
@@ -47,6 +55,18 @@ export class ShapeService {
   private replication: ReplicationStream | null = null
   private lastLsn = 0n
   private counter = 0
+  /** Shapes whose logs grew since they were last made durable. */
+  private readonly unsynced = new Set<Shape>()
+  /** What the next flush records as applied in state.json: the last applied commit, null after a lost slot. */
+  private recordedLsn: bigint | null = null
+  private flushing: Promise<void> | null = null
+  private flushAgain = false
+  private flushRetry: NodeJS.Timeout | null = null
+  private stopped = false
+  /** Why the last transaction could not be applied, or the last flush failed; cleared by the next success. */
+  private applyFailure: string | null = null
+  private flushFailure: string | null = null
+  private replicationStatus: { state: 'streaming' | 'reconnecting'; error?: string } = { state: 'streaming' }
 
   private constructor(
     private readonly options: ShapeServiceOptions,
@@ -61,7 +81,7 @@ export class ShapeService {
     pool.on('error', (error) => options.log(`shape pool: ${error.message}`))
     pool.on('connect', (client) => client.on('error', () => undefined))
     try {
-      const state = await prepareState(pool, options.dir)
+      const state = await prepareState(pool, options.dir, options.log)
       const service = new ShapeService(options, pool, state)
       await service.restoreShapes()
       await service.startReplication()
@@ -79,24 +99,40 @@ export class ShapeService {
   private async startReplication(): Promise<void> {
     const applied = this.state.appliedLsn === null ? null : BigInt(this.state.appliedLsn)
     this.lastLsn = applied ?? 0n
+    this.recordedLsn = applied
     this.replication = await startReplication({
       connectionString: this.options.databaseUrl,
       slotName: this.state.slotName,
       publicationName: this.state.slotName,
       appliedLsn: applied,
-      onTransaction: (tx) => Promise.resolve(this.applyTransaction(tx)),
+      awaitDurable: true,
+      onTransaction: (tx) => this.applyTransaction(tx),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         for (const shape of [...this.shapes.values()]) await this.drop(shape)
         this.publishedTables.clear()
         // The new slot may follow a replaced cluster whose LSNs are lower: nothing applied so far counts any more.
         this.lastLsn = (await this.replication?.currentWalLsn().catch(() => 0n)) ?? 0n
-        this.saveState(null)
+        this.recordedLsn = null
+        await this.flushNow()
       },
-      onStatus: (status) => status.error && this.options.log(`replication ${status.state}: ${status.error}`),
+      onStatus: (status) => {
+        // a failure retried with backoff is told once, not at every attempt
+        if (status.error && status.error !== this.replicationStatus.error) this.options.log(`replication ${status.state}: ${status.error}`)
+        this.replicationStatus = status
+      },
       log: this.options.log
     })
     if (this.lastLsn === 0n) this.lastLsn = await this.replication.currentWalLsn()
+  }
+
+  /** `active` when the server follows Postgres and its logs are durable; else what it waits for or why it stalled. */
+  health(): ServiceHealth {
+    const stalled = this.applyFailure ?? this.flushFailure
+    if (stalled) return { status: 'stalled', message: stalled }
+    const { state, error } = this.replicationStatus
+    if (state !== 'streaming') return { status: 'waiting', message: `waiting for Postgres: ${error ?? 'reconnecting'}` }
+    return { status: 'active' }
   }
 
   /** The last commit LSN the server has processed: `global_last_seen_lsn`. */
@@ -177,14 +213,16 @@ export class ShapeService {
     const handle = this.newHandle(definition)
     const dir = join(this.shapesDir, handle)
     await mkdir(dir, { recursive: true })
-    const shape = new Shape(handle, definition, dir, ShapeLog.open(dir, this.options.chunkBytes), new Date().toISOString())
+    const shape = new Shape(handle, definition, dir, ShapeLog.create(dir, this.options.chunkBytes), new Date().toISOString())
     this.register(shape)
     const query = { definition, withRows: definition.log === 'full' }
     runSnapshot(this.pool, dir, this.options.chunkBytes, query, {
       onSnapshot: (info) => shape.snapshotTaken(info),
       onChunk: (chunk, last, body) => {
         shape.chunkWritten(chunk, last, body)
-        if (last) this.saveMeta(shape)
+        if (last) {
+          this.saveMeta(shape).catch((error: unknown) => shape.invalidated || this.options.log(`shape ${handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
+        }
       }
     }).catch((error: unknown) => {
       this.options.log(`snapshot of ${handle} failed: ${(error as Error).message}`)
@@ -201,9 +239,22 @@ export class ShapeService {
     this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
   }
 
-  private saveMeta(shape: Shape): void {
+  /** Makes the snapshot and log durable, then records the shape in meta.json: a shape without one is not restored. */
+  private async saveMeta(shape: Shape): Promise<void> {
     const meta = shape.meta()
-    if (meta && !shape.invalidated) writeFileSync(join(shape.dir, 'meta.json'), JSON.stringify(meta))
+    if (!meta || shape.invalidated) return
+    for (let chunk = 0; chunk < meta.chunks.length; chunk++) await syncPath(chunkPath(shape.dir, chunk))
+    await shape.log.sync()
+    if (shape.invalidated) return
+    await writeDurably(join(shape.dir, 'meta.json'), JSON.stringify(meta))
+    await syncPath(this.shapesDir)
+  }
+
+  /** A shape whose files turned out damaged when read: dropped, so its clients refetch it from Postgres. */
+  async dropDamaged(error: ShapeDamagedError): Promise<void> {
+    const shape = this.byHandle.get(error.handle)
+    this.options.log(`${error.message}: dropped, its clients get 409 and a fresh shape`)
+    if (shape) await this.drop(shape)
   }
 
   /** Removes a shape for good: its clients get 409 must-refetch on their next request. */
@@ -213,7 +264,8 @@ export class ShapeService {
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
     this.router.remove(shape.handle)
     shape.invalidate()
-    await rm(shape.dir, { recursive: true, force: true })
+    // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
+    await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 })
   }
 
   private async dropTableShapes(schema: string, name: string): Promise<void> {
@@ -224,9 +276,10 @@ export class ShapeService {
 
   private async restoreShapes(): Promise<void> {
     await mkdir(this.shapesDir, { recursive: true })
+    const durableLsn = this.state.appliedLsn === null ? 0n : BigInt(this.state.appliedLsn)
     for (const handle of await readdir(this.shapesDir)) {
       const dir = join(this.shapesDir, handle)
-      const restored = await this.restoreShape(dir).catch((error: unknown) => {
+      const restored = await this.restoreShape(dir, durableLsn).catch((error: unknown) => {
         this.options.log(`shape ${handle} not restored: ${(error as Error).message}`)
         return null
       })
@@ -235,14 +288,16 @@ export class ShapeService {
     }
   }
 
-  private async restoreShape(dir: string): Promise<Shape | null> {
+  private async restoreShape(dir: string, durableLsn: bigint): Promise<Shape | null> {
     const metaPath = join(dir, 'meta.json')
     if (!existsSync(metaPath)) return null
-    const meta = ShapeMetaSchema.parse(parseJson(readFileSync(metaPath, 'utf8')))
-    const definition = await this.resolve(meta.input)
-    if (definition.table.fingerprint !== meta.tableFingerprint || this.shapes.has(definition.identity)) return null
+    const meta = ShapeMetaSchema.safeParse(parseJson(readFileSync(metaPath, 'utf8')))
+    if (!meta.success) throw new Error('meta.json is damaged or of an older format')
+    const definition = await this.resolve(meta.data.input)
+    if (definition.table.fingerprint !== meta.data.tableFingerprint || this.shapes.has(definition.identity)) return null
+    const shape = Shape.restore(meta.data, definition, dir, this.options.chunkBytes, durableLsn)
     this.publishedTables.add(tableKey(definition.table.schema, definition.table.name))
-    return Shape.restore(meta, definition, dir, this.options.chunkBytes)
+    return shape
   }
 
   private async relationSeen(relation: RelationInfo): Promise<void> {
@@ -254,8 +309,27 @@ export class ShapeService {
     if (stale) await this.dropTableShapes(relation.schema, relation.table)
   }
 
-  /** Routes one committed transaction into the logs of the shapes it touches, then records it as applied. */
+  /**
+   * Routes one committed transaction into the logs of the shapes it touches. It is acknowledged to Postgres once a
+   * flush has made those logs and then state.json durable (see flush).
+   */
   private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
+    try {
+      await this.routeTransaction(tx)
+    } catch (error) {
+      const failure = `shape logs cannot be written (${(error as Error).message}): nothing after LSN ${this.lastLsn} is acknowledged; retrying until it works (is the disk of ${this.options.dir} full?)`
+      if (failure !== this.applyFailure) this.options.log(failure)
+      this.applyFailure = failure
+      throw error
+    }
+    if (this.applyFailure) this.options.log('shape logs are written again: replication goes on')
+    this.applyFailure = null
+    this.lastLsn = tx.commitLsn
+    this.recordedLsn = tx.commitLsn
+    this.scheduleFlush()
+  }
+
+  private async routeTransaction(tx: ReplicatedTransaction): Promise<void> {
     const byShape = new Map<Shape, ShapeMessage[]>()
     const context = { xid: tx.xid, lsn: tx.commitLsn }
     let op = 0
@@ -270,15 +344,60 @@ export class ShapeService {
     for (const [shape, messages] of byShape) {
       const last = messages[messages.length - 1]
       if (last) last.message.headers.last = true
+      this.unsynced.add(shape)
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
     }
-    this.lastLsn = tx.commitLsn
-    this.saveState(tx.commitLsn)
   }
 
-  private saveState(appliedLsn: bigint | null): void {
-    this.state = { ...this.state, appliedLsn: appliedLsn === null ? null : appliedLsn.toString() }
-    writeFileSync(join(this.options.dir, 'state.json'), JSON.stringify(this.state))
+  /**
+   * Group commit: the logs that grew are synced, then state.json records the last applied commit, then that commit is
+   * reported durable (and so acknowledged to Postgres). Transactions applied meanwhile wait for the next flush, which
+   * follows at once; nothing here blocks the event loop or the delivery of changes to clients.
+   */
+  private scheduleFlush(): void {
+    if (this.flushing) {
+      this.flushAgain = true
+      return
+    }
+    this.flushing = this.flush().finally(() => {
+      this.flushing = null
+      if (this.flushAgain && !this.stopped) {
+        this.flushAgain = false
+        this.scheduleFlush()
+      }
+    })
+  }
+
+  private async flush(): Promise<void> {
+    const recorded = this.recordedLsn
+    const shapes = [...this.unsynced]
+    this.unsynced.clear()
+    try {
+      for (let at = 0; at < shapes.length; at += SYNC_PARALLEL) await Promise.all(shapes.slice(at, at + SYNC_PARALLEL).map((shape) => shape.log.sync()))
+      await this.saveState(recorded)
+    } catch (error) {
+      for (const shape of shapes) if (!shape.invalidated) this.unsynced.add(shape)
+      const failure = `shape logs cannot be made durable (${(error as Error).message}): nothing after LSN ${this.state.appliedLsn ?? 0} is acknowledged; retrying`
+      if (failure !== this.flushFailure) this.options.log(failure)
+      this.flushFailure = failure
+      if (!this.stopped) this.flushRetry ??= setTimeout(() => ((this.flushRetry = null), this.scheduleFlush()), FLUSH_RETRY_MS)
+      return
+    }
+    this.flushFailure = null
+    if (recorded !== null) this.replication?.durableThrough(recorded)
+  }
+
+  /** Waits for the flush under way, then flushes what is left. */
+  private async flushNow(): Promise<void> {
+    await this.flushing
+    this.scheduleFlush()
+    await this.flushing
+  }
+
+  private async saveState(appliedLsn: bigint | null): Promise<void> {
+    const state = { ...this.state, appliedLsn: appliedLsn === null ? null : appliedLsn.toString() }
+    await writeDurably(join(this.options.dir, 'state.json'), JSON.stringify(state))
+    this.state = state
   }
 
   private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
@@ -296,22 +415,33 @@ export class ShapeService {
   async stop(): Promise<void> {
     await this.replication?.stop()
     this.replication = null
+    await this.flushNow().catch(() => undefined)
+    this.stopped = true
+    if (this.flushRetry) clearTimeout(this.flushRetry)
     for (const shape of this.shapes.values()) shape.invalidate()
     await this.pool.end().catch(() => undefined)
   }
 }
 
-/** Reads (or starts) the replication state of this folder; a different database cluster starts afresh. */
-async function prepareState(pool: pg.Pool, dir: string): Promise<State> {
+/**
+ * Reads (or starts) the replication state of this folder. An unreadable state, or one of another database cluster,
+ * starts afresh: the shapes are dropped, and so are the slot and publication this folder owned, which would otherwise
+ * hold back WAL for good.
+ */
+async function prepareState(pool: pg.Pool, dir: string, log: (line: string) => void): Promise<State> {
   const { rows } = await pool.query<{ system_id: string; database: string }>('SELECT system_identifier::text AS system_id, current_database() AS database FROM pg_control_system()')
   const systemId = `${rows[0]?.system_id ?? 'unknown'}/${rows[0]?.database ?? ''}`
   const path = join(dir, 'state.json')
-  const saved = existsSync(path) ? StateSchema.safeParse(parseJson(readFileSync(path, 'utf8'))) : null
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : null
+  const saved = text === null ? null : StateSchema.safeParse(parseJson(text))
   if (saved?.success && saved.data.systemId === systemId) return saved.data
+  if (text !== null && !saved?.success) log(`${path} is unreadable: its shapes are dropped and replication starts afresh`)
+  const slotName = folderSlotName(dir)
+  await dropOwnedReplication(pool, new Set([slotName, ...slotNamesIn(text ?? '')]), log)
   await rm(dir, { recursive: true, force: true })
   await mkdir(dir, { recursive: true })
-  const state: State = { systemId, slotName: `syncscope_${randomBytes(5).toString('hex')}`, appliedLsn: null }
-  writeFileSync(path, JSON.stringify(state))
+  const state: State = { systemId, slotName, appliedLsn: null }
+  await writeDurably(path, JSON.stringify(state))
   return state
 }
 

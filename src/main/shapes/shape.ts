@@ -1,16 +1,22 @@
+import { createReadStream, statSync } from 'node:fs'
 import { open, readFile, stat } from 'node:fs/promises'
+import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
 import type { Cancellation } from './cancellation'
 import { z } from 'zod'
 import type { ShapeDefinition } from './definition'
 import { ShapeInputSchema } from './definition'
 import { type LogOffset, compareOffsets } from './offset'
-import { type LogEntry, type LogSlice, ShapeLog } from './shape-log'
+import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
 import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
-export const SHAPE_FORMAT = 2
+export const SHAPE_FORMAT = 3
+
+/** A snapshot chunk file's length and CRC-32, checked before the file is served. */
+const ChunkCheckSchema = z.object({ bytes: z.number().int().nonnegative(), crc: z.number().int().nonnegative() })
+type ChunkCheck = z.infer<typeof ChunkCheckSchema>
 
 export const ShapeMetaSchema = z.object({
   format: z.literal(SHAPE_FORMAT),
@@ -19,7 +25,7 @@ export const ShapeMetaSchema = z.object({
   createdAt: z.string(),
   tableFingerprint: z.string(),
   snapshot: z.object({ xmin: z.string(), xmax: z.string(), xipList: z.array(z.string()), databaseLsn: z.string() }),
-  chunks: z.number().int().positive()
+  chunks: z.array(ChunkCheckSchema).min(1)
 })
 export type ShapeMeta = z.infer<typeof ShapeMetaSchema>
 
@@ -47,6 +53,8 @@ const MAX_PREPARED_ANSWERS = 64
 const SHARED_CHUNK_BYTES = 64 * 1024 * 1024
 const KEEP_WRITTEN_CHUNK_MS = 30_000
 const COMMA = 44
+/** Bytes read at a time when a chunk too big to share is checked before it is streamed. */
+const CHECK_READ_BYTES = 1024 * 1024
 
 /** Bytes of a file to stream to a reader, when sharing them in memory would pass the shape's limit. */
 export interface FileRange {
@@ -76,6 +84,7 @@ export class Shape {
   readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
   private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
+  private readonly chunkChecks: ChunkCheck[] = []
   private readonly waiters = new Set<Wake>()
 
   constructor(
@@ -86,11 +95,17 @@ export class Shape {
     readonly createdAt: string
   ) {}
 
-  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number): Shape {
-    const shape = new Shape(meta.handle, definition, dir, ShapeLog.open(dir, chunkBytes), meta.createdAt)
+  /** The shape of a folder written before; throws ShapeDamagedError when its files do not hold what they promise. */
+  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number, durableLsn: bigint): Shape {
+    meta.chunks.forEach((check, chunk) => {
+      const size = statSync(chunkPath(dir, chunk), { throwIfNoEntry: false })?.size
+      if (size !== check.bytes) throw new ShapeDamagedError(meta.handle, `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`)
+    })
+    const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
     shape.snapshotTaken(meta.snapshot)
-    shape.readyChunks = meta.chunks
-    shape.snapshotChunks = meta.chunks
+    shape.chunkChecks.push(...meta.chunks)
+    shape.readyChunks = meta.chunks.length
+    shape.snapshotChunks = meta.chunks.length
     return shape
   }
 
@@ -103,7 +118,7 @@ export class Shape {
       createdAt: this.createdAt,
       tableFingerprint: this.definition.table.fingerprint,
       snapshot: this.snapshot,
-      chunks: this.snapshotChunks
+      chunks: this.chunkChecks.slice(0, this.snapshotChunks)
     }
   }
 
@@ -136,6 +151,7 @@ export class Shape {
   }
 
   chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {
+    this.chunkChecks[chunk] = { bytes: body.bytes.length, crc: crc32(body.bytes) }
     this.chunks.keep(snapshotKey(chunk), body, KEEP_WRITTEN_CHUNK_MS)
     this.readyChunks = chunk + 1
     if (last) this.snapshotChunks = chunk + 1
@@ -196,12 +212,26 @@ export class Shape {
     return true
   }
 
-  /** A snapshot chunk as written (a complete JSON array of messages); release it once its response is done. */
+  /**
+   * A snapshot chunk as written (a complete JSON array of messages); release it once its response is done. What is
+   * read from disk is checked against the chunk's length and checksum first (ShapeDamagedError).
+   */
   async readChunk(chunk: number): Promise<ChunkSource> {
     const path = chunkPath(this.dir, chunk)
     let length = 0
     const size = async () => (length = (await stat(path)).size)
-    return (await this.chunks.acquire(snapshotKey(chunk), size, () => readFile(path))) ?? { path, start: 0, length, prefix: null, newlinesToCommas: false }
+    const shared = await this.chunks.acquire(snapshotKey(chunk), size, async () => this.checkedChunk(chunk, await readFile(path)))
+    if (shared) return shared
+    this.checkedChunk(chunk, null, await fileChecksum(path))
+    return { path, start: 0, length, prefix: null, newlinesToCommas: false }
+  }
+
+  private checkedChunk(chunk: number, bytes: Buffer, found?: { bytes: number; crc: number }): Buffer
+  private checkedChunk(chunk: number, bytes: null, found: { bytes: number; crc: number }): null
+  private checkedChunk(chunk: number, bytes: Buffer | null, found = bytes && { bytes: bytes.length, crc: crc32(bytes) }): Buffer | null {
+    const check = this.chunkChecks[chunk]
+    if (check && found && found.bytes === check.bytes && found.crc === check.crc) return bytes
+    throw new ShapeDamagedError(this.handle, `snapshot-${chunk}.jsonl does not match its length and checksum`)
   }
 
   /**
@@ -214,8 +244,11 @@ export class Shape {
     if (!range || range.inMemory) return null
     const { logPath } = this.log
     const { start, length, end } = range
-    const shared = await this.chunks.acquire(`log:${start}:${length}`, () => Promise.resolve(length + 1), () => readArrayStart(logPath, start, length))
-    return { end, source: shared ?? { path: logPath, start, length, prefix: OPEN_ARRAY, newlinesToCommas: true } }
+    const load = () => readArrayStart(logPath, start, length, (lines) => this.log.checkRange(offset, lines))
+    const shared = await this.chunks.acquire(`log:${start}:${length}`, () => Promise.resolve(length + 1), load)
+    if (shared) return { end, source: shared }
+    await this.log.checkRangeOnDisk(offset)
+    return { end, source: { path: logPath, start, length, prefix: OPEN_ARRAY, newlinesToCommas: true } }
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
@@ -231,14 +264,28 @@ export class Shape {
 const snapshotKey = (chunk: number): string => `snapshot:${chunk}`
 const OPEN_ARRAY = Buffer.from('[')
 
-/** `[` and the log's bytes [start, start + length) with every newline turned into a comma. */
-async function readArrayStart(path: string, start: number, length: number): Promise<Buffer> {
+/** CRC-32 and length of a whole file, read a block at a time. */
+async function fileChecksum(path: string): Promise<{ bytes: number; crc: number }> {
+  let crc = 0
+  let bytes = 0
+  for await (const block of createReadStream(path, { highWaterMark: CHECK_READ_BYTES }) as AsyncIterable<Buffer>) {
+    crc = crc32(block, crc)
+    bytes += block.length
+  }
+  return { bytes, crc }
+}
+
+/**
+ * `[` and the log's bytes [start, start + length) with every newline turned into a comma; `check` sees the lines as
+ * read (newlines kept) before they are changed.
+ */
+async function readArrayStart(path: string, start: number, length: number, check: (lines: Buffer) => void): Promise<Buffer> {
   const bytes = Buffer.allocUnsafe(length + 1)
   bytes[0] = OPEN_ARRAY[0] as number
   const file = await open(path, 'r')
   try {
     const { bytesRead } = await file.read(bytes, 1, length, start)
-    if (bytesRead !== length) throw new Error(`the shape log ${path} ends before the ${length} bytes its index promises at ${start}`)
+    check(bytes.subarray(1, 1 + bytesRead))
   } finally {
     await file.close()
   }

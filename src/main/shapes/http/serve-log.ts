@@ -95,7 +95,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     if (shape.invalidated) return conflict(context, await replacement(context))
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
-  if (context.request.liveSse) return streamSse(context, shape, offset, requested)
+  if (context.request.liveSse) return refusedWhileBehind(context) ? undefined : streamSse(context, shape, offset, requested)
   if (!context.request.live) {
     const fromDisk = await shape.readLogBody(readPosition(offset))
     if (fromDisk) return answer(context, catchUpAnswer(context, shape, requested, fromDisk))
@@ -239,8 +239,23 @@ export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: L
   return headers
 }
 
+/**
+ * No answer claims up-to-date while the server's own writes fail (stalled), nor a live one while the replication
+ * stream is down (waiting): 503 with retry-after instead. A catch-up answer then is current as of its snapshot.
+ */
+function refusedWhileBehind(context: LogRequestContext): boolean {
+  const health = context.service.health()
+  if (health.status === 'active' || (health.status === 'waiting' && !context.request.live)) return false
+  context.r.unavailable(`The shape server is behind Postgres, please retry: ${health.message}`, 5)
+  return true
+}
+
 async function answer(context: LogRequestContext, result: LogAnswer | Shape): Promise<void> {
   if (!('requested' in result)) return unavailableShape(context, result)
+  if (result.upToDate && refusedWhileBehind(context)) {
+    if ('chunk' in result) releaseSource(result.chunk)
+    return
+  }
   const { r, request } = context
   if ('body' in result && isShareable(context) && !result.noChange) return r.sendPrepared(sharedAnswer(context, result))
   const headers = answerHeaders(context, result)
@@ -305,8 +320,7 @@ async function replacement(context: LogRequestContext): Promise<Shape | null> {
 }
 
 /** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */
-export function conflict(context: LogRequestContext, current: Shape | null): void {
-  const { r } = context
+export function conflict({ r }: Pick<LogRequestContext, 'r'>, current: Shape | null): void {
   const headers: HeaderMap = { 'content-type': 'application/json; charset=utf-8', 'cache-control': CACHE_CONTROL.conflict(current !== null), etag: `"${current?.handle ?? ''}::"` }
   if (current) headers[r.names.handle] = current.handle
   r.send(409, headers, mustRefetchBody)

@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../cancellation'
-import { InvalidRequestError } from '../definition'
+import { InvalidRequestError, type ShapeDefinition } from '../definition'
 import type { ShapeService } from '../service'
+import { ShapeDamagedError } from '../shape-log'
 import { TableNotFoundError } from '../table-info'
 import { type HeaderBrand, preflightHeaders, protocolHeaderNames } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
-import { type LiveSettings, serveLog } from './serve-log'
+import { type LiveSettings, conflict, serveLog } from './serve-log'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
 
@@ -70,6 +71,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', options.unavailable() ? 60 : 1)
     const cancellation = new Cancellation()
     res.on('close', () => cancellation.cancel())
+    let input: ShapeDefinition['input'] | null = null
     try {
       if (method === 'DELETE') return await deleteShape(r, service, url.searchParams)
       const body: BodyResult = method === 'POST' ? await readJsonBody(req) : { ok: true, value: null }
@@ -77,14 +79,27 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const subset = subsetOf(url.searchParams, body.value)
       const query = body.value ? mergeBody(url.searchParams, body.value) : url.searchParams
       const request = parseShapeRequest(query)
+      input = request.input
       const definition = await service.resolve(request.input)
       const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', cancellation }
       if (subset) return await serveSubset(context, subset)
       return await serveLog(context)
     } catch (error) {
+      if (error instanceof ShapeDamagedError) return damaged(r, service, error, input)
       return failure(r, options, error)
     }
   }
+}
+
+/** A shape found damaged while it was read is dropped; the request gets 409 pointing at a fresh one. */
+async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ShapeDefinition['input'] | null): Promise<void> {
+  await service.dropDamaged(error)
+  if (r.res.headersSent) {
+    r.res.end()
+    return
+  }
+  const fresh = input ? await service.shapeFor(await service.resolve(input)).catch(() => null) : null
+  conflict({ r }, fresh)
 }
 
 /** Body keys that are not subset keys fill in query parameters the URL lacks (the URL wins). */
@@ -97,11 +112,21 @@ function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSe
   return merged
 }
 
+/**
+ * 200 `active` only while the server follows Postgres and its logs are durable; otherwise 202 `starting`, or 503
+ * `waiting` (for Postgres), `stalled` (its own writes fail, e.g. a full disk) or `unavailable`, with the reason.
+ */
 function health(r: Responder, options: ShapeApiOptions): void {
-  const ready = options.service() !== null
+  const noStore = { 'cache-control': 'no-cache, no-store, must-revalidate' }
+  const service = options.service()
   const reason = options.unavailable()
-  const body = ready ? { status: 'active' } : reason ? { status: 'unavailable', message: reason } : { status: 'starting' }
-  r.json(ready ? 200 : reason ? 503 : 202, body, { 'cache-control': 'no-cache, no-store, must-revalidate' })
+  if (!service) {
+    if (reason) return r.json(503, { status: 'unavailable', message: reason }, noStore)
+    return r.json(202, { status: 'starting', message: 'The shape server is starting' }, { ...noStore, 'retry-after': '1' })
+  }
+  const state = service.health()
+  if (state.status === 'active') return r.json(200, state, noStore)
+  r.json(503, state, { ...noStore, 'retry-after': '5' })
 }
 
 async function deleteShape(r: Responder, service: ShapeService, query: URLSearchParams): Promise<void> {

@@ -40,6 +40,10 @@ export class ReplicationConsumer implements ReplicationStream {
   private delivered: Promise<void> = Promise.resolve()
   private skipThrough: bigint | null
   private confirmedLsn = 0n
+  /** Commit LSN through which the caller reported its work durable (with `awaitDurable`). */
+  private durableLsn: bigint
+  /** Delivered transactions that are not durable yet: their end LSNs are acknowledged once they are. */
+  private undurable: Array<{ commitLsn: bigint; endLsn: bigint }> = []
   /** onSlotLost was called and the replacement slot is not created yet: a retry must not report the loss again. */
   private lossReported = false
   private stopped = false
@@ -58,6 +62,7 @@ export class ReplicationConsumer implements ReplicationStream {
 
   constructor(private readonly options: ReplicationOptions) {
     this.skipThrough = options.appliedLsn
+    this.durableLsn = options.appliedLsn ?? 0n
     this.pool = new pg.Pool({ connectionString: options.connectionString, max: 2, idleTimeoutMillis: 10_000, application_name: 'syncscope-replication-control' })
     const logError = (error: Error): void => this.log(`control connection: ${error.message}`)
     this.pool.on('error', logError)
@@ -87,6 +92,26 @@ export class ReplicationConsumer implements ReplicationStream {
     )
     this.publishing.set(key, publishing)
     return publishing
+  }
+
+  durableThrough(commitLsn: bigint): void {
+    if (commitLsn > this.durableLsn) this.durableLsn = commitLsn
+    let first = this.undurable[0]
+    for (; first && first.commitLsn <= this.durableLsn; first = this.undurable[0]) {
+      this.undurable.shift()
+      this.confirm(first.endLsn)
+    }
+    this.acknowledge()
+  }
+
+  /** A transaction was applied (or skipped as applied before): acknowledgeable now, or once it is durable. */
+  private settled(commitLsn: bigint, endLsn: bigint): void {
+    if (!this.options.awaitDurable || commitLsn <= this.durableLsn) this.confirm(endLsn)
+    else this.undurable.push({ commitLsn, endLsn })
+  }
+
+  private confirm(endLsn: bigint): void {
+    if (endLsn > this.confirmedLsn) this.confirmedLsn = endLsn
   }
 
   async stop(): Promise<void> {
@@ -125,6 +150,8 @@ export class ReplicationConsumer implements ReplicationStream {
     // Positions of the lost slot mean nothing to the new one (the database may even be another cluster).
     this.skipThrough = null
     this.confirmedLsn = 0n
+    this.durableLsn = 0n
+    this.undurable = []
   }
 
   private async openSession(): Promise<void> {
@@ -161,7 +188,7 @@ export class ReplicationConsumer implements ReplicationStream {
   private receive(message: WalSenderMessage): void {
     try {
       if (message.tag === 'keepalive') {
-        if (this.idle() && message.walEnd > this.confirmedLsn) {
+        if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn) {
           this.confirmedLsn = message.walEnd
           this.acknowledge()
         } else if (message.replyRequested) {
@@ -205,7 +232,7 @@ export class ReplicationConsumer implements ReplicationStream {
         this.skipThrough = transaction.commitLsn
       }
       this.queue.shift()
-      if (endLsn > this.confirmedLsn) this.confirmedLsn = endLsn
+      this.settled(transaction.commitLsn, endLsn)
       this.acknowledge()
       if (this.queue.length === QUEUE_LOW) this.session?.resume()
     }
@@ -241,6 +268,8 @@ export class ReplicationConsumer implements ReplicationStream {
     try {
       await this.connect(true)
       this.reconnecting = false
+      // the new session may have failed already, before connect() returned (its first transaction could not be applied)
+      if (!this.session) this.scheduleReconnect()
     } catch (error) {
       this.reconnecting = false
       if (this.stopped) return

@@ -272,6 +272,29 @@ describe('acknowledgement and recovery', () => {
     expect(second.lastLsn).toBe(again.transactions.at(-1)?.commitLsn)
   })
 
+  it('with awaitDurable, acknowledges only through what durableThrough reported, also while idle', async () => {
+    await pool.query(`CREATE TABLE durable (id int PRIMARY KEY)`)
+    const log = new TransactionLog()
+    const settings = names()
+    const stream = await follow(log, { ...settings, awaitDurable: true })
+    await stream.ensureTable('public', 'durable')
+    await insertOneByOne('durable', [1, 2, 3])
+    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
+    const confirmed = async (): Promise<bigint> => {
+      const { rows } = await pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`, [settings.slotName])
+      return parseLsn(rows[0]!.lsn)
+    }
+    const [first, second, third] = log.transactions.map((tx) => tx.commitLsn) as [bigint, bigint, bigint]
+    // keepalives come and go meanwhile: none of them may confirm what is applied but not durable
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(await confirmed()).toBeLessThan(first)
+    stream.durableThrough(second)
+    await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(second), { timeout: 5_000 })
+    expect(await confirmed()).toBeLessThan(third)
+    stream.durableThrough(third)
+    await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(third), { timeout: 5_000 })
+  })
+
   it('confirms WAL without published changes while idle, so Postgres can recycle it', async () => {
     await pool.query(`CREATE TABLE not_published (id int PRIMARY KEY)`)
     const settings = names()

@@ -46,6 +46,11 @@ export interface ReplicationOptions {
   onTransaction(tx: ReplicatedTransaction): Promise<void>
   /** The slot disappeared (dropped, or the database was replaced): the caller invalidates every shape; the consumer recreates the slot and continues from the current WAL position. */
   onSlotLost(reason: string): Promise<void>
+  /**
+   * Acknowledge a transaction only once durableThrough() reported its commit LSN (the caller's writes are on disk),
+   * not as soon as onTransaction resolved.
+   */
+  awaitDurable?: boolean
   onStatus?(status: { state: 'streaming' | 'reconnecting'; error?: string }): void
   log?(line: string): void
 }
@@ -55,6 +60,8 @@ export interface ReplicationStream {
   ensureTable(schema: string, table: string): Promise<void>
   /** Commit LSN of the last transaction handed to onTransaction (or appliedLsn); 0 when neither exists, e.g. after the slot was lost. */
   readonly lastLsn: bigint
+  /** With `awaitDurable`: everything the caller applied through this commit LSN is durable and may be acknowledged. */
+  durableThrough(commitLsn: bigint): void
   /** pg_current_wal_lsn() as a bigint. */
   currentWalLsn(): Promise<bigint>
   stop(): Promise<void>

@@ -1,0 +1,141 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import { findFreePort } from '../../src/main/net/free-port'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { type Message, controls, get, messages } from '../support/shape-http'
+import { ITEM_SHAPES, type Rows, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
+
+const BIN = resolve(__dirname, '../../bin/syncscope.js')
+
+/** `syncscope serve` as a child process on a fixed port, ready once it prints the shape API's URL. */
+async function startServer(databaseUrl: string, dataDir: string, port: number): Promise<ChildProcess> {
+  const args = ['serve', '--database', databaseUrl, '--data-dir', dataDir, '--port', String(port), '--long-poll-timeout', '1000']
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const deadline = Date.now() + 60_000
+  while (!output.includes('Shape API')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`syncscope serve did not start: ${output}`)
+    await sleep(50)
+  }
+  return child
+}
+
+async function kill9(child: ChildProcess): Promise<void> {
+  const exited = new Promise((done) => child.once('exit', done))
+  child.kill('SIGKILL')
+  await exited
+}
+
+/**
+ * A protocol client that never starts over on its own: initial sync, live long-polls, retry on network errors and
+ * 5xx with the same handle and offset. Every change seen twice, or out of place, is an anomaly.
+ */
+function follow(base: () => string, shape: Record<string, string>, signal: AbortSignal) {
+  const rows: Rows = new Map()
+  const anomalies: string[] = []
+  const seen = new Set<string>()
+  const handles = new Set<string>()
+  let conflicts = 0
+  let handle = ''
+  let offset = '-1'
+  let live = false
+  const apply = (list: Message[]) => {
+    for (const message of list) {
+      const key = message.key
+      if (!key) continue
+      const operation = message.headers.operation
+      const position = message.headers.lsn === undefined ? null : `${String(message.headers.lsn)}_${String(message.headers.op_position)}_${key}`
+      if (position !== null && seen.has(position)) anomalies.push(`change ${position} delivered twice`)
+      if (position !== null) seen.add(position)
+      if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
+      if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
+      if (operation === 'delete') rows.delete(key)
+      else rows.set(key, { ...rows.get(key), ...message.value })
+    }
+  }
+  const done = (async () => {
+    while (!signal.aborted) {
+      const params: Record<string, string> = { ...shape, offset }
+      if (offset !== '-1') params.handle = handle
+      if (live) params.live = 'true'
+      const response = await get(base(), params, { signal }).catch(() => null)
+      if (!response || response.status >= 500) {
+        await sleep(100)
+        continue
+      }
+      if (response.status === 409) {
+        conflicts += 1
+        rows.clear()
+        seen.clear()
+        offset = '-1'
+        live = false
+        continue
+      }
+      if (response.status !== 200) throw new Error(`${response.status} ${response.text}`)
+      apply(messages(response))
+      if (offset === '-1') handle = response.header('@handle') ?? ''
+      handles.add(handle)
+      offset = response.header('@offset') ?? offset
+      if (controls(response).includes('up-to-date')) live = true
+    }
+  })().catch((error: unknown) => {
+    if (!signal.aborted) throw error
+  })
+  return { rows, anomalies, handles, conflicts: () => conflicts, done }
+}
+
+describe('kill -9 of syncscope serve in the middle of random writes', () => {
+  let database: TestPostgres | null = null
+  let server: ChildProcess | null = null
+  let dataDir: string | null = null
+  afterEach(async () => {
+    if (server && server.exitCode === null) await kill9(server)
+    await database?.destroy()
+    if (dataDir) await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('clients resume with their handle and offset: nothing lost, nothing twice, the rows of Postgres', async () => {
+    database = await startTestPostgres()
+    const pool = new pg.Pool({ connectionString: database.url, max: 4 })
+    ignoreConnectionErrors(pool)
+    await pool.query('CREATE TABLE items (id int PRIMARY KEY, grp int NOT NULL, val int, note text)')
+    await pool.query("INSERT INTO items SELECT g, g % 4, g % 100, 'n' || (g % 30) FROM generate_series(0, 59) g")
+    dataDir = await mkdtemp(join(tmpdir(), 'syncscope-kill-'))
+    const port = await findFreePort()
+    const base = `http://127.0.0.1:${port}`
+    server = await startServer(database.url, dataDir, port)
+
+    const controller = new AbortController()
+    const clients = ITEM_SHAPES.map((shape) => ({ shape, ...follow(() => base, shape, controller.signal) }))
+    await expect.poll(() => clients.every((client) => client.handles.size === 1), { timeout: 30_000 }).toBe(true)
+    const writers = Promise.all([writeRandomItems(pool, 200, 7, 15), writeRandomItems(pool, 200, 11, 15)])
+    for (let kill = 0; kill < 2; kill++) {
+      await sleep(1500)
+      await kill9(server)
+      server = await startServer(database.url, dataDir, port)
+    }
+    await writers
+    const check = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    ignoreConnectionErrors(check)
+    try {
+      for (const client of clients) {
+        const want = await expectedItems(check, client.shape)
+        await expect.poll(() => client.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
+        expect(client.anomalies, JSON.stringify(client.shape)).toEqual([])
+        expect(client.conflicts(), `409s of ${JSON.stringify(client.shape)}`).toBe(0)
+        expect(client.handles.size).toBe(1)
+      }
+    } finally {
+      controller.abort()
+      await Promise.all(clients.map((client) => client.done))
+      await check.end()
+      await pool.end()
+    }
+  })
+})
