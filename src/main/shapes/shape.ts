@@ -43,6 +43,11 @@ const MAX_PREPARED_ANSWERS = 64
 const RECENT_CHUNK_BYTES = 64 * 1024 * 1024
 const RECENT_CHUNK_MS = 30_000
 
+/** A read of a shape's files failed because the shape was dropped meanwhile (its clients must refetch). */
+export class ShapeGoneError extends Error {
+  override readonly name = 'ShapeGoneError'
+}
+
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
   snapshot: SnapshotInfo | null = null
@@ -204,13 +209,23 @@ export class Shape {
   /** A snapshot chunk as written (a complete JSON array of messages); release it once its bytes are written out. */
   async readChunk(chunk: number): Promise<HeldChunk> {
     const recent = this.recentChunks?.get(chunk)
-    if (!recent) return { bytes: await readFile(chunkPath(this.dir, chunk)), release: () => undefined }
+    if (!recent) return { bytes: await this.whileValid(readFile(chunkPath(this.dir, chunk))), release: () => undefined }
     this.recentChunks?.delete(chunk)
     return recent
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
-    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.log.readAfter(offset)
+    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.whileValid(this.log.readAfter(offset))
+  }
+
+  /** A read of this shape's files, whose failure after the shape was dropped (its files removed) is a ShapeGoneError. */
+  private async whileValid<T>(reading: Promise<T>): Promise<T> {
+    try {
+      return await reading
+    } catch (error) {
+      if (this.invalidated) throw new ShapeGoneError(`shape ${this.handle} was dropped while it was read`)
+      throw error
+    }
   }
 
   /** The entries after `offset` when the log's in-memory tail holds them (null: none), undefined when it does not. */

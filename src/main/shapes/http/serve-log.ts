@@ -281,7 +281,7 @@ async function unavailableShape(context: LogRequestContext, shape: Shape): Promi
  * The shape that takes over from one dropped while a request held it: the definition is resolved again (the table
  * may have changed), and none is offered when it no longer resolves.
  */
-async function replacement(context: LogRequestContext): Promise<Shape | null> {
+export async function replacement(context: LogRequestContext): Promise<Shape | null> {
   try {
     return await context.service.shapeFor(await context.service.resolve(context.definition.input))
   } catch {

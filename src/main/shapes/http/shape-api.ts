@@ -2,12 +2,13 @@ import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Cancellation } from '../cancellation'
 import { InvalidRequestError } from '../definition'
-import type { ShapeService } from '../service'
+import { ServiceStoppingError, type ShapeService } from '../service'
+import { ShapeGoneError } from '../shape'
 import { TableNotFoundError } from '../table-info'
 import { type HeaderBrand, preflightHeaders, protocolHeaderNames } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
-import { type LiveSettings, serveLog } from './serve-log'
+import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
 
@@ -77,7 +78,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const definition = await service.resolve(request.input)
       const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', cancellation }
       if (subset) return await serveSubset(context, subset)
-      return await serveLog(context)
+      return await serveLog(context).catch((error: unknown) => refetchIfGone(context, error))
     } catch (error) {
       return failure(r, options, error)
     }
@@ -101,6 +102,13 @@ function health(r: Responder, options: ShapeApiOptions): void {
   r.json(ready ? 200 : reason ? 503 : 202, body, { 'cache-control': 'no-cache, no-store, must-revalidate' })
 }
 
+/** A shape dropped while the request read its files: the client refetches, as from any dropped shape. */
+async function refetchIfGone(context: LogRequestContext, error: unknown): Promise<void> {
+  if (!(error instanceof ShapeGoneError) || context.r.res.headersSent) throw error
+  conflict(context, await replacement(context))
+}
+
+/** DELETE /v1/shape: 202 once the shape's files are gone, also for a shape being dropped already (any phase). */
 async function deleteShape(r: Responder, service: ShapeService, query: URLSearchParams): Promise<void> {
   const handle = lastValue(query, 'handle')
   const table = lastValue(query, 'table')
@@ -108,6 +116,8 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
   const errors: Record<string, string[]> = {}
   const input = shapeInputOf(query, errors)
   if (Object.keys(errors).length > 0) return r.invalidRequest(errors)
+  const dropped = (gone: string): void => r.send(202, { [r.names.handle]: gone, 'cache-control': 'no-cache' }, null)
+  if (handle && service.isRetiring(handle)) return dropped(handle)
   const shape = table ? service.active((await service.resolve(input)).identity) : service.shapeByHandle(handle as string)
   if (!shape) return r.json(404, { message: 'No existing shape found' })
   if (handle && shape.handle !== handle) {
@@ -117,7 +127,7 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
     })
   }
   await service.drop(shape)
-  r.send(202, { [r.names.handle]: shape.handle, 'cache-control': 'no-cache' }, null)
+  dropped(shape.handle)
 }
 
 function isConnectionError(error: unknown): boolean {
@@ -132,6 +142,7 @@ function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
   }
   if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
   if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
+  if (error instanceof ServiceStoppingError) return r.unavailable(error.message, 1)
   if (isConnectionError(error)) return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
   options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)
   r.json(500, { error: 'Internal server error' })
