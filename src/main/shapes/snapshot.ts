@@ -48,10 +48,14 @@ export function snapshotEndMessage(info: SnapshotInfo): string {
   return JSON.stringify({ headers: { control: 'snapshot-end', xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
 }
 
-/** Opens a REPEATABLE READ transaction with the display settings and reads its snapshot. */
-async function beginSnapshot(client: pg.PoolClient): Promise<SnapshotInfo> {
+/**
+ * Opens a REPEATABLE READ transaction with the display settings and reads its snapshot; `prepare` runs before the
+ * snapshot is taken (SET and LOCK take none), so the snapshot sees everything committed before it returned.
+ */
+async function beginSnapshot(client: pg.PoolClient, prepare?: (client: pg.PoolClient) => Promise<void>): Promise<SnapshotInfo> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
   await client.query(setDisplaySettingsSql())
+  await prepare?.(client)
   const { rows } = await client.query<{ snapshot: string; lsn: string }>('SELECT pg_current_snapshot()::text AS snapshot, pg_current_wal_lsn()::text AS lsn')
   const row = rows[0]
   if (!row) throw new Error('pg_current_snapshot() returned nothing')
@@ -241,7 +245,8 @@ const UNDEFINED_TABLE = '42P01'
 /**
  * Locks the shape's table against schema changes for the rest of the snapshot, then makes sure it is still the table
  * the definition was built on: a DROP, a re-CREATE or an ALTER that committed since would otherwise be read with the
- * old definition (or fail as if the shape were broken).
+ * old definition (or fail as if the shape were broken). Runs before the transaction's snapshot is taken: a catalog
+ * query in a snapshot taken before the lock would see the table as it was then.
  */
 async function lockSameTable(client: pg.PoolClient, definition: ShapeDefinition): Promise<void> {
   const { table } = definition
@@ -268,7 +273,11 @@ export class SnapshotCancelledError extends Error {
  * aborts, the backend's query is cancelled and the connection is closed rather than returned to the pool: a cancel
  * that arrives late must not hit the next user of the connection.
  */
-export async function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient, info: SnapshotInfo) => Promise<T>, signal?: AbortSignal): Promise<T> {
+export async function inSnapshot<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient, info: SnapshotInfo) => Promise<T>,
+  { signal, prepare }: { signal?: AbortSignal; prepare?: (client: pg.PoolClient) => Promise<void> } = {}
+): Promise<T> {
   if (signal?.aborted) throw new SnapshotCancelledError()
   const client = await pool.connect()
   if (signal?.aborted) {
@@ -282,7 +291,7 @@ export async function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient,
   }
   signal?.addEventListener('abort', cancel, { once: true })
   try {
-    const info = await beginSnapshot(client)
+    const info = await beginSnapshot(client, prepare)
     if (cancelled) throw new SnapshotCancelledError()
     const result = await work(client, info)
     if (cancelled) throw new SnapshotCancelledError()
@@ -317,13 +326,12 @@ export async function runSnapshot(
     return await inSnapshot(
       pool,
       async (client, info) => {
-        await lockSameTable(client, query.definition)
         progress.onSnapshot(info)
         if (query.withRows) await copyRows(client, query.definition, writer, signal)
         await writer.finish(snapshotEndMessage(info))
         return info
       },
-      signal
+      { signal, prepare: (client) => lockSameTable(client, query.definition) }
     )
   } catch (error) {
     await writer.abort()
