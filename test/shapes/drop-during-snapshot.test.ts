@@ -66,3 +66,32 @@ describe('DELETE while the snapshot is being written', () => {
     expect(materialise(new Map(), synced.messages)).toEqual(new Map(rows.map((row) => [`"public"."life"/"${row.id}"`, { id: String(row.id), grp: String(row.grp), pad: row.pad }])))
   })
 })
+
+describe('DELETE of a shape whose snapshot query is still running in Postgres', () => {
+  it('cancels the query there, and the request waiting for the snapshot is sent to refetch', async () => {
+    await syncToEnd(server.url, { table: 'life', where: 'id < 10' })
+    const waiting = () =>
+      server.pool
+        .query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'syncscope-shapes' AND wait_event_type = 'Lock'")
+        .then(({ rows }) => rows.map((row) => row.pid))
+    const locker = await server.pool.connect()
+    try {
+      await locker.query('BEGIN')
+      await locker.query('LOCK TABLE life IN ACCESS EXCLUSIVE MODE')
+      const shape = { table: 'life', where: 'id < 0' }
+      const first = get(server.url, { ...shape, offset: '-1' })
+      await expect.poll(waiting, { timeout: 10_000, interval: 50 }).toHaveLength(1)
+      const [snapshotPid] = await waiting()
+      const dropped = await fetch(shapeUrl(server.url, shape), { method: 'DELETE' })
+      expect(dropped.status).toBe(202)
+      // while the lock is still held, the snapshot's query no longer waits for it (the replacement shape's does)
+      await expect.poll(waiting, { timeout: 5_000, interval: 50 }).not.toContain(snapshotPid)
+      expect((await first).status).toBe(409)
+    } finally {
+      await locker.query('ROLLBACK')
+      locker.release()
+    }
+    // the first shape and the replacement the 409 pointed at
+    await expect.poll(shapeFolders, { timeout: 10_000, interval: 100 }).toHaveLength(2)
+  })
+})

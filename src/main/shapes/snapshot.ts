@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises'
+import type { Duplex } from 'node:stream'
 import { join } from 'node:path'
 import type pg from 'pg'
 import type { ShapeDefinition } from './definition'
@@ -268,6 +269,9 @@ export class SnapshotCancelledError extends Error {
   }
 }
 
+/** How long a cancelled snapshot waits for Postgres to end its query before its connection is cut. */
+const CANCEL_GRACE_MS = 5_000
+
 /**
  * Runs `work` in a snapshot transaction on a pooled connection (whose pool handles connection errors). When `signal`
  * aborts, the backend's query is cancelled and the connection is closed rather than returned to the pool: a cancel
@@ -285,9 +289,12 @@ export async function inSnapshot<T>(
     throw new SnapshotCancelledError()
   }
   let cancelled = false
+  let unanswered: NodeJS.Timeout | undefined
   const cancel = (): void => {
     cancelled = true
     void cancelBackend(client)
+    // a cancel Postgres did not act on (unreachable, or the backend past its query) must not hold the snapshot open
+    unanswered = setTimeout(() => (client as unknown as { connection: { stream: Duplex } }).connection.stream.destroy(), CANCEL_GRACE_MS)
   }
   signal?.addEventListener('abort', cancel, { once: true })
   try {
@@ -302,6 +309,7 @@ export async function inSnapshot<T>(
     throw cancelled ? new SnapshotCancelledError() : error
   } finally {
     signal?.removeEventListener('abort', cancel)
+    clearTimeout(unanswered)
     client.release(cancelled)
   }
 }
