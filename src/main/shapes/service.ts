@@ -4,7 +4,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import pg from 'pg'
 import { z } from 'zod'
-import { type ShapeDefinition, identityHash, resolveDefinition } from './definition'
+import { type ShapeDefinition, identityHash, invalid, resolveDefinition } from './definition'
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
 import { Shape, ShapeMetaSchema } from './shape'
@@ -12,7 +12,7 @@ import { ShapeLog } from './shape-log'
 import { SnapshotCancelledError, TableChangedError, runSnapshot } from './snapshot'
 import { TableChecks } from './table-check'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
-import { type ShapeRouter, createShapeRouter, loadParser } from './where'
+import { type ShapeRouter, createShapeRouter, isCallersQueryError, loadParser } from './where'
 
 export interface ShapeServiceOptions {
   databaseUrl: string
@@ -198,7 +198,11 @@ export class ShapeService {
   }
 
   private async create(definition: ShapeDefinition): Promise<Shape> {
-    await this.publish(definition.table)
+    await this.publish(definition.table).catch((error: unknown) => {
+      // e.g. a temporary or unlogged table, which logical replication cannot follow
+      if (isCallersQueryError(error)) throw invalid('table', error.message)
+      throw error
+    })
     const handle = this.newHandle(definition)
     const dir = join(this.shapesDir, handle)
     await mkdir(dir, { recursive: true })

@@ -6,6 +6,7 @@ import type { PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
 import type { HeldChunk } from '../snapshot'
 import { schemaHeader } from '../table-info'
+import { isCallersQueryError } from '../where'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
 import type { ShapeRequest } from './shape-request'
@@ -273,6 +274,8 @@ function sharedAnswer(context: LogRequestContext, result: LogAnswer): PreparedAn
 /** A shape that failed or was dropped while the request waited for its snapshot. */
 async function unavailableShape(context: LogRequestContext, shape: Shape): Promise<void> {
   if (shape.invalidated && !shape.failure) return conflict(context, await replacement(context))
+  // a where that Postgres cannot evaluate on the table's rows (division by zero, a bad cast), or a table it may not read
+  if (isCallersQueryError(shape.failure)) return context.r.invalidRequest({ [shape.failure.code === '42501' ? 'table' : 'where']: [shape.failure.message] })
   if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
   context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, { [context.r.names.knownError]: 'true' })
 }
