@@ -12,6 +12,8 @@ export interface TestShapeServerOptions {
   longPollTimeout?: number
   sseKeepAlive?: number
   chunkBytes?: number
+  cacheMaxAge?: number
+  cacheStaleAge?: number
   /** An external Postgres URL; default: a fresh embedded Postgres with the demo schema. */
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
@@ -46,7 +48,9 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     secret: options.secret,
     longPollTimeout: options.longPollTimeout ?? 20_000,
     sseKeepAlive: options.sseKeepAlive ?? 21_000,
-    chunkBytes: options.chunkBytes
+    chunkBytes: options.chunkBytes,
+    cacheMaxAge: options.cacheMaxAge,
+    cacheStaleAge: options.cacheStaleAge
   })
   const app = await startApp({ serve, rendererDir: null, log: (line) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`) })
   const databaseUrl = app.core.database().url

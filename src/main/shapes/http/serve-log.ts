@@ -29,6 +29,8 @@ export interface LogRequestContext {
   live: LiveSettings
   /** POSTs are never cached. */
   noCache: boolean
+  /** cache-control of catch-up answers (catchUpCacheControl of the server's settings). */
+  catchUpCache: string
   /** Cancelled when the client goes away. */
   cancellation: Cancellation
 }
@@ -75,7 +77,7 @@ async function heldUntilWritten(context: LogRequestContext, reading: Promise<Hel
 
 function nowAnswer(context: LogRequestContext, shape: Shape): LogAnswer {
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
-  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: false, noChange: true }
+  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: context.catchUpCache, upToDate: true, hasData: false, noChange: true }
 }
 
 async function continueLog(context: LogRequestContext, shape: Shape, offset: LogOffset): Promise<void> {
@@ -86,7 +88,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     if (shape.readyChunks > next) {
       const chunk = await heldUntilWritten(context, shape.readChunk(next))
       const body = () => chunk
-      const cacheControl = CACHE_CONTROL.catchUp
+      const cacheControl = context.catchUpCache
       return answer(context, { shape, requested, body, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
     }
     if (shape.snapshotChunks === null) return answer(context, shape)
@@ -101,7 +103,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
     const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
-    return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
+    return answer(context, { shape, requested, body, offset, cacheControl: context.catchUpCache, upToDate: true, hasData: true, noChange: false })
   }
   return holdLongPoll(context, shape, offset, requested)
 }
@@ -215,7 +217,7 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
   const live = context.request.live
   const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
   const body = () => (atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines))
-  const cacheControl = live ? CACHE_CONTROL.live : CACHE_CONTROL.catchUp
+  const cacheControl = live ? CACHE_CONTROL.live : context.catchUpCache
   return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
 }
 

@@ -5,7 +5,7 @@ import { InvalidRequestError } from '../definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
 import { ShapeGoneError } from '../shape'
 import { TableNotFoundError } from '../table-info'
-import { type HeaderBrand, preflightHeaders, protocolHeaderNames } from './protocol'
+import { type CacheSettings, type HeaderBrand, catchUpCacheControl, preflightHeaders, protocolHeaderNames } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
 import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
@@ -16,6 +16,7 @@ export interface ShapeApiOptions {
   brand: HeaderBrand
   secret: string | undefined
   live: LiveSettings
+  cache: CacheSettings
   /** The engine of the connected database; null while it starts or reconnects. */
   service(): ShapeService | null
   /** Why there is no engine for the connected database, when it cannot follow it. */
@@ -50,6 +51,7 @@ function secretMatches(query: URLSearchParams, secret: string): boolean {
 /** Handles everything under /v1/: the shape endpoint, health and CORS preflight. */
 export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const names = protocolHeaderNames(options.brand)
+  const catchUpCache = catchUpCacheControl(options.cache)
   return async (req, res) => {
     // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
     const url = new URL(`http://localhost${req.url ?? '/'}`)
@@ -76,7 +78,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const query = body.value ? mergeBody(url.searchParams, body.value) : url.searchParams
       const request = parseShapeRequest(query)
       const definition = await service.resolve(request.input)
-      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', cancellation }
+      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', catchUpCache, cancellation }
       if (subset) return await serveSubset(context, subset)
       return await serveLog(context).catch((error: unknown) => refetchIfGone(context, error))
     } catch (error) {
