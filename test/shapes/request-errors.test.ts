@@ -69,6 +69,13 @@ describe('requests for what cannot be a shape get a 4xx with a JSON message', ()
     expect(response.body).toMatchObject({ message: 'Invalid request', errors: { table: [expect.stringContaining(table.split('.')[0] as string)] } })
   })
 
+  it('a table logical replication cannot follow (unlogged)', async () => {
+    await server.pool.query('CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY)')
+    const response = await get(server.url, { table: 'scratch', offset: '-1' })
+    expect(response.status, response.text).toBe(400)
+    expect(response.body).toMatchObject({ message: 'Invalid request', errors: { table: [expect.stringContaining('scratch')] } })
+  })
+
   it('a subset where of 8,000+ terms', async () => {
     const shape = await get(server.url, { table: 'notes', offset: '-1' })
     expect(shape.status).toBe(200)
