@@ -71,7 +71,8 @@ describe('SIGTERM while a snapshot is being built and readers are live', () => {
     const live = { table: 'life', where: 'grp = 1' }
     const synced = await syncToEnd(server.url, live)
     const seen: Message[] = [...synced.messages]
-    let { handle, offset } = synced
+    const { handle } = synced
+    let { offset } = synced
     // a long-poll in flight when the signal comes
     const polling = get(server.url, { ...live, handle, offset, live: 'true' }).catch(() => null)
     const building = { table: 'life', where: 'grp <> 1' }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ignoreConnectionErrors } from '../support/postgres'
-import { type Message, type ShapeResponse, controls, get, messages, shapeUrl } from '../support/shape-http'
+import { type Message, type ShapeResponse, controls, get, materialiseStrictly, messages, shapeUrl } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 type Rows = Map<string, Record<string, string | null>>
@@ -42,17 +42,7 @@ function follow(shape: Record<string, string>, signal: AbortSignal, first?: Prom
   let offset = '-1'
   let live = false
   let upToDate = false
-  const apply = (list: Message[]) => {
-    for (const message of list) {
-      const key = message.key
-      if (!key) continue
-      const operation = message.headers.operation
-      if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
-      if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
-      if (operation === 'delete') rows.delete(key)
-      else rows.set(key, { ...rows.get(key), ...message.value })
-    }
-  }
+  const apply = (list: Message[]) => materialiseStrictly(rows, list, anomalies)
   const restart = (next: string) => {
     rows.clear()
     handle = next
