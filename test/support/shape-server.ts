@@ -12,6 +12,8 @@ export interface TestShapeServerOptions {
   longPollTimeout?: number
   sseKeepAlive?: number
   chunkBytes?: number
+  cacheMaxAge?: number
+  cacheStaleAge?: number
   /** An external Postgres URL; default: a fresh embedded Postgres with the demo schema. */
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
@@ -54,7 +56,9 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     sseKeepAlive: options.sseKeepAlive ?? 21_000,
     chunkBytes: options.chunkBytes,
     corsOrigins: options.corsOrigins,
-    allowedHosts: options.allowedHosts
+    allowedHosts: options.allowedHosts,
+    cacheMaxAge: options.cacheMaxAge,
+    cacheStaleAge: options.cacheStaleAge
   })
   const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
   const app = await startApp({ serve, rendererDir: null, log })

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { z } from 'zod'
 import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
+import { DEFAULT_CACHE } from '../shapes/http/protocol'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
 
@@ -28,6 +29,13 @@ const allowedHostSchema = z
 const portSchema = (name: string) =>
   z.coerce.number({ error: `--${name} must be a number` }).int(`--${name} must be a whole number`).min(0, `--${name} must be 0–65535`).max(65535, `--${name} must be 0–65535`)
 
+const secondsSchema = (name: string) =>
+  z.coerce
+    .number({ error: `--${name} must be a number of seconds` })
+    .int(`--${name} must be a whole number of seconds`)
+    .min(0, `--${name} must be 0 or more seconds`)
+    .max(31_536_000, `--${name} must be at most a year (31536000 seconds)`)
+
 export const ServeOptionsSchema = z
   .object({
     port: portSchema('port').default(3000),
@@ -46,6 +54,8 @@ export const ServeOptionsSchema = z
     longPollTimeout: z.coerce.number().int().positive('--long-poll-timeout must be a positive number of milliseconds').default(20_000),
     sseKeepAlive: z.coerce.number().int().positive('--sse-keep-alive must be a positive number of milliseconds').default(21_000),
     chunkBytes: z.coerce.number().int().min(1_000, '--chunk-bytes must be at least 1000').default(10 * 1024 * 1024),
+    cacheMaxAge: secondsSchema('cache-max-age').default(DEFAULT_CACHE.maxAge),
+    cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
     proxyConfig: z.string().min(1).optional(),
     proxyPort: portSchema('proxy-port').default(3001)
   })
@@ -73,6 +83,8 @@ export const SERVE_USAGE = `syncscope serve [options]
   --long-poll-timeout MS live long-poll timeout; default 20000
   --sse-keep-alive MS    SSE keep-alive comment interval; default 21000
   --chunk-bytes N        size of a shape log chunk (one response); default 10485760
+  --cache-max-age S      max-age of catch-up answers (for a CDN or proxy in front); default 60
+  --cache-stale-age S    their stale-while-revalidate; default 300
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001`
 
@@ -104,6 +116,8 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'long-poll-timeout': { type: 'string' },
       'sse-keep-alive': { type: 'string' },
       'chunk-bytes': { type: 'string' },
+      'cache-max-age': { type: 'string' },
+      'cache-stale-age': { type: 'string' },
       'proxy-config': { type: 'string' },
       'proxy-port': { type: 'string' }
     }
@@ -122,6 +136,8 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     longPollTimeout: values['long-poll-timeout'],
     sseKeepAlive: values['sse-keep-alive'],
     chunkBytes: values['chunk-bytes'],
+    cacheMaxAge: values['cache-max-age'],
+    cacheStaleAge: values['cache-stale-age'],
     proxyConfig: values['proxy-config'],
     proxyPort: values['proxy-port']
   })

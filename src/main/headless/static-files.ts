@@ -16,7 +16,15 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** Serves a file of the built renderer; unknown paths fall back to index.html (client-side routes). */
 export async function serveStatic(root: string, pathname: string, res: ServerResponse): Promise<void> {
-  const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '')
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(pathname)
+  } catch {
+    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+    res.end(JSON.stringify({ error: { code: 'bad_path', message: `the path ${pathname} has a malformed %-escape` } }))
+    return
+  }
+  const relative = normalize(decoded).replace(/^([/\\])+/, '')
   let file = join(root, relative)
   if (file !== root && !file.startsWith(root + sep)) {
     res.writeHead(404).end()

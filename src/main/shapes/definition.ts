@@ -160,9 +160,15 @@ export function whereErrorMessage(error: WhereError): string {
   return `At location ${location}: ${error.message}`
 }
 
+/** Postgres's own schemas, whose tables no publication can hold. */
+const isSystemSchema = (schema: string): boolean => /^(pg_catalog|information_schema|pg_toast|pg_temp_\d+|pg_toast_temp_\d+)$/.test(schema)
+
 /** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */
 export async function resolveDefinition(input: ShapeInput, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<ShapeDefinition> {
   const { schema, name } = parseTable(input.table)
+  if (isSystemSchema(schema)) {
+    throw invalid('table', `Table "${schema}"."${name}" is a system catalog: shapes are made of user tables, which logical replication can follow`)
+  }
   let table: TableInfo
   try {
     table = await lookup(schema, name)

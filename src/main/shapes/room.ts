@@ -32,6 +32,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
     originAllowed: corsOriginRule(serve.corsOrigins),
     appToken: context.appToken,
     live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
+    cache: { maxAge: serve.cacheMaxAge, staleAge: serve.cacheStaleAge },
     service: () => service,
     unavailable: () => unavailable,
     serverName: 'Syncscope/0.1.0',

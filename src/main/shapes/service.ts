@@ -4,15 +4,16 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { z } from 'zod'
 import { syncPath, writeDurably } from '../fs/atomic-write'
-import { type ShapeDefinition, identityHash, resolveDefinition } from './definition'
+import { type ShapeDefinition, identityHash, invalid, resolveDefinition } from './definition'
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
+import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
 import { Shape, ShapeMetaSchema } from './shape'
 import { type ShapeDamagedError, ShapeLog } from './shape-log'
-import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
-import { chunkPath, runSnapshot } from './snapshot'
+import { SnapshotCancelledError, TableChangedError, chunkPath, runSnapshot } from './snapshot'
+import { TableChecks } from './table-check'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
-import { type ShapeRouter, createShapeRouter, loadParser } from './where'
+import { type ShapeRouter, createShapeRouter, isCallersQueryError, loadParser } from './where'
 
 export interface ShapeServiceOptions {
   databaseUrl: string
@@ -29,7 +30,6 @@ type State = z.infer<typeof StateSchema>
 /** What /v1/health reports: `active`, or why the server is not keeping up with Postgres. */
 export type ServiceHealth = { status: 'active' } | { status: 'waiting' | 'stalled'; message: string }
 
-const TABLE_INFO_TTL_MS = 2_000
 /** Pause before making logs durable again after that failed (e.g. a full disk). */
 const FLUSH_RETRY_MS = 1_000
 /** Log files synced at once while a group of transactions is made durable. */
@@ -38,6 +38,20 @@ const DEFINITION_CACHE_SIZE = 2_000
 const textTypes = { getTypeParser: () => (value: string) => value }
 
 const tableKey = (schema: string, name: string): string => JSON.stringify([schema, name])
+
+/** The service is stopping (the server shuts down or the database is switched): the request may be retried. */
+export class ServiceStoppingError extends Error {
+  override readonly name = 'ServiceStoppingError'
+  constructor() {
+    super('The shape server is stopping, please retry')
+  }
+}
+
+/** A snapshot being built: `abort` cancels it, `done` settles once nothing of it writes any more. */
+interface Build {
+  abort: AbortController
+  done: Promise<void>
+}
 
 /**
  * The shape server's engine for one database: shapes by definition and handle, their snapshots and logs on disk,
@@ -48,8 +62,14 @@ export class ShapeService {
   private readonly byHandle = new Map<string, Shape>()
   private readonly creating = new Map<string, Promise<Shape>>()
   private readonly router: ShapeRouter<Shape> = createShapeRouter<Shape>()
-  private readonly tables = new Map<string, { info: TableInfo; at: number }>()
-  private readonly publishedTables = new Set<string>()
+  private readonly tables = new Map<string, TableInfo>()
+  private readonly tableChecks: TableChecks
+  /** Oids of the tables known to be in the publication (a dropped and recreated table has a new oid and joins again). */
+  private readonly publishedTables = new Set<number>()
+  private readonly builds = new Map<Shape, Build>()
+  /** Dropped shapes whose files are still being removed, by handle. */
+  private readonly retiring = new Map<string, Promise<void>>()
+  private stopping = false
   /** Resolved definitions by request input, oldest first. */
   private readonly definitions = new Map<string, ShapeDefinition>()
   private replication: ReplicationStream | null = null
@@ -72,7 +92,9 @@ export class ShapeService {
     private readonly options: ShapeServiceOptions,
     readonly pool: pg.Pool,
     private state: State
-  ) {}
+  ) {
+    this.tableChecks = new TableChecks(pool)
+  }
 
   static async start(options: ShapeServiceOptions): Promise<ShapeService> {
     await loadParser()
@@ -109,7 +131,7 @@ export class ShapeService {
       onTransaction: (tx) => this.applyTransaction(tx),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
-        for (const shape of [...this.shapes.values()]) await this.drop(shape)
+        await Promise.all([...this.shapes.values()].map((shape) => this.drop(shape)))
         this.publishedTables.clear()
         // The new slot may follow a replaced cluster whose LSNs are lower: nothing applied so far counts any more.
         this.lastLsn = (await this.replication?.currentWalLsn().catch(() => 0n)) ?? 0n
@@ -152,17 +174,20 @@ export class ShapeService {
     return this.byHandle.get(handle)
   }
 
-  /** Table metadata, cached briefly; a changed table invalidates the shapes built on its old columns. */
+  /**
+   * Table metadata, checked against the catalog on every call (one small query shared by the calls that come
+   * together): a table dropped, recreated or with changed columns invalidates the shapes built on it before any
+   * request could be answered from them.
+   */
   async tableInfo(schema: string, name: string): Promise<TableInfo> {
     const key = tableKey(schema, name)
     const cached = this.tables.get(key)
-    if (cached && Date.now() - cached.at < TABLE_INFO_TTL_MS) return cached.info
+    const current = await this.tableChecks.current(schema, name)
+    if (cached && current?.oid === cached.oid && current.fingerprint === cached.fingerprint) return cached
+    if (cached) await this.dropTableShapes(schema, name)
     const fresh = await readTableInfo(this.pool, schema, name)
-    const unchanged = cached && cached.info.fingerprint === fresh.fingerprint && cached.info.oid === fresh.oid
-    const info = unchanged ? cached.info : fresh
-    if (cached && !unchanged) await this.dropTableShapes(schema, name)
-    this.tables.set(key, { info, at: Date.now() })
-    return info
+    this.tables.set(key, fresh)
+    return fresh
   }
 
   /** Resolves a request's shape; the compiled definition is reused while its table is unchanged. */
@@ -181,6 +206,7 @@ export class ShapeService {
 
   /** The active shape for a definition, created (with its snapshot started) when there is none. */
   async shapeFor(definition: ShapeDefinition): Promise<Shape> {
+    if (this.stopping) throw new ServiceStoppingError()
     const existing = this.shapes.get(definition.identity)
     if (existing) return existing
     let creating = this.creating.get(definition.identity)
@@ -192,14 +218,13 @@ export class ShapeService {
   }
 
   private async publish(table: TableInfo): Promise<void> {
-    const key = tableKey(table.schema, table.name)
-    if (this.publishedTables.has(key)) return
+    if (this.publishedTables.has(table.oid)) return
     await this.requireReplication().ensureTable(table.schema, table.name)
-    this.publishedTables.add(key)
+    this.publishedTables.add(table.oid)
   }
 
   private requireReplication(): ReplicationStream {
-    if (!this.replication) throw new Error('replication is not running')
+    if (!this.replication) throw new ServiceStoppingError()
     return this.replication
   }
 
@@ -209,27 +234,55 @@ export class ShapeService {
   }
 
   private async create(definition: ShapeDefinition): Promise<Shape> {
-    await this.publish(definition.table)
+    await this.publish(definition.table).catch((error: unknown) => {
+      // e.g. a temporary or unlogged table, which logical replication cannot follow
+      if (isCallersQueryError(error)) throw invalid('table', error.message)
+      throw error
+    })
     const handle = this.newHandle(definition)
     const dir = join(this.shapesDir, handle)
     await mkdir(dir, { recursive: true })
+    if (this.stopping) {
+      await rm(dir, { recursive: true, force: true })
+      throw new ServiceStoppingError()
+    }
     const shape = new Shape(handle, definition, dir, ShapeLog.create(dir, this.options.chunkBytes), new Date().toISOString())
     this.register(shape)
-    const query = { definition, withRows: definition.log === 'full' }
-    runSnapshot(this.pool, dir, this.options.chunkBytes, query, {
-      onSnapshot: (info) => shape.snapshotTaken(info),
-      onChunk: (chunk, last, body) => {
+    this.build(shape)
+    return shape
+  }
+
+  /**
+   * Starts the shape's snapshot. A table that changed under it drops the shape (its readers refetch); any other
+   * failure is reported to the shape's readers as a failed shape. A dropped shape's snapshot is cancelled.
+   */
+  private build(shape: Shape): void {
+    const abort = new AbortController()
+    const query = { definition: shape.definition, withRows: shape.definition.log === 'full' }
+    const progress = {
+      onSnapshot: (info: Parameters<Shape['snapshotTaken']>[0]) => shape.snapshotTaken(info),
+      onChunk: (chunk: number, last: boolean, body: Parameters<Shape['chunkWritten']>[2]) => {
         shape.chunkWritten(chunk, last, body)
         if (last) {
-          this.saveMeta(shape).catch((error: unknown) => shape.invalidated || this.options.log(`shape ${handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
+          this.saveMeta(shape).catch((error: unknown) => shape.invalidated || this.options.log(`shape ${shape.handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
         }
       }
-    }).catch((error: unknown) => {
-      this.options.log(`snapshot of ${handle} failed: ${(error as Error).message}`)
-      shape.fail(error as Error)
-      void this.drop(shape)
-    })
-    return shape
+    }
+    const done = runSnapshot(this.pool, shape.dir, this.options.chunkBytes, query, progress, abort.signal).then(
+      () => {
+        this.builds.delete(shape)
+      },
+      (error: unknown) => {
+        this.builds.delete(shape)
+        if (error instanceof SnapshotCancelledError) return
+        if (!(error instanceof TableChangedError)) {
+          this.options.log(`snapshot of ${shape.handle} failed: ${(error as Error).message}`)
+          shape.fail(error as Error)
+        }
+        void this.drop(shape)
+      }
+    )
+    this.builds.set(shape, { abort, done })
   }
 
   private register(shape: Shape): void {
@@ -257,21 +310,40 @@ export class ShapeService {
     if (shape) await this.drop(shape)
   }
 
-  /** Removes a shape for good: its clients get 409 must-refetch on their next request. */
+  /** Whether a shape of this handle was dropped and its files are still being removed. */
+  isRetiring(handle: string): boolean {
+    return this.retiring.has(handle)
+  }
+
+  /**
+   * Removes a shape for good: its clients get 409 must-refetch on their next request. Its snapshot, if still being
+   * built, is cancelled; its files are removed once nothing writes them. Resolves when they are gone.
+   */
   async drop(shape: Shape): Promise<void> {
-    if (this.byHandle.get(shape.handle) !== shape) return
+    if (this.byHandle.get(shape.handle) !== shape) return this.retiring.get(shape.handle)
     this.byHandle.delete(shape.handle)
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
     this.router.remove(shape.handle)
     shape.invalidate()
+    const removal = this.removeFiles(shape).finally(() => this.retiring.delete(shape.handle))
+    this.retiring.set(shape.handle, removal)
+    return removal
+  }
+
+  private async removeFiles(shape: Shape): Promise<void> {
+    const build = this.builds.get(shape)
+    build?.abort.abort()
+    await build?.done
     // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
-    await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 })
+    await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 }).catch((error: unknown) => {
+      this.options.log(`files of dropped shape ${shape.handle} not removed: ${(error as Error).message}`)
+    })
   }
 
   private async dropTableShapes(schema: string, name: string): Promise<void> {
     this.tables.delete(tableKey(schema, name))
     const doomed = [...this.shapes.values()].filter((shape) => shape.definition.table.schema === schema && shape.definition.table.name === name)
-    for (const shape of doomed) await this.drop(shape)
+    await Promise.all(doomed.map((shape) => this.drop(shape)))
   }
 
   private async restoreShapes(): Promise<void> {
@@ -296,15 +368,16 @@ export class ShapeService {
     const definition = await this.resolve(meta.data.input)
     if (definition.table.fingerprint !== meta.data.tableFingerprint || this.shapes.has(definition.identity)) return null
     const shape = Shape.restore(meta.data, definition, dir, this.options.chunkBytes, durableLsn)
-    this.publishedTables.add(tableKey(definition.table.schema, definition.table.name))
+    this.publishedTables.add(definition.table.oid)
     return shape
   }
 
+  /** A Relation message: shapes of the table built on other columns, or on an earlier table of that name, are stale. */
   private async relationSeen(relation: RelationInfo): Promise<void> {
     const key = tableKey(relation.schema, relation.table)
     const fingerprint = columnsFingerprint(relation.columns)
     const stale = [...this.shapes.values()].some(
-      (shape) => tableKey(shape.definition.table.schema, shape.definition.table.name) === key && shape.definition.table.fingerprint !== fingerprint
+      ({ definition: { table } }) => tableKey(table.schema, table.name) === key && (table.fingerprint !== fingerprint || table.oid !== relation.oid)
     )
     if (stale) await this.dropTableShapes(relation.schema, relation.table)
   }
@@ -412,13 +485,21 @@ export class ShapeService {
     }
   }
 
+  /**
+   * Stops following Postgres and cancels the snapshots being built (their unfinished shapes are removed; complete
+   * ones stay for the next start); resolves once no file is written any more and the connections are closed.
+   */
   async stop(): Promise<void> {
+    this.stopping = true
     await this.replication?.stop()
     this.replication = null
     await this.flushNow().catch(() => undefined)
     this.stopped = true
     if (this.flushRetry) clearTimeout(this.flushRetry)
+    const unfinished = [...this.builds.keys()]
     for (const shape of this.shapes.values()) shape.invalidate()
+    await Promise.all(unfinished.map((shape) => this.drop(shape)))
+    await Promise.all(this.retiring.values())
     await this.pool.end().catch(() => undefined)
   }
 }

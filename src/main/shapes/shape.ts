@@ -70,6 +70,11 @@ export interface FileRange {
 /** A chunk as a response sends it: bytes shared in memory, or a range of a file. */
 export type ChunkSource = SharedChunk | FileRange
 
+/** A read of a shape's files failed because the shape was dropped meanwhile (its clients must refetch). */
+export class ShapeGoneError extends Error {
+  override readonly name = 'ShapeGoneError'
+}
+
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
   snapshot: SnapshotInfo | null = null
@@ -216,7 +221,11 @@ export class Shape {
    * A snapshot chunk as written (a complete JSON array of messages); release it once its response is done. What is
    * read from disk is checked against the chunk's length and checksum first (ShapeDamagedError).
    */
-  async readChunk(chunk: number): Promise<ChunkSource> {
+  readChunk(chunk: number): Promise<ChunkSource> {
+    return this.whileValid(this.readChunkFile(chunk))
+  }
+
+  private async readChunkFile(chunk: number): Promise<ChunkSource> {
     const path = chunkPath(this.dir, chunk)
     let length = 0
     const size = async () => (length = (await stat(path)).size)
@@ -239,7 +248,11 @@ export class Shape {
    * between, no `]`), shared by every reader of that range; null when nothing follows `offset` or the log's in-memory
    * tail holds it (readLogAfter serves that).
    */
-  async readLogBody(offset: LogOffset): Promise<{ end: LogOffset; source: ChunkSource } | null> {
+  readLogBody(offset: LogOffset): Promise<{ end: LogOffset; source: ChunkSource } | null> {
+    return this.whileValid(this.readLogRange(offset))
+  }
+
+  private async readLogRange(offset: LogOffset): Promise<{ end: LogOffset; source: ChunkSource } | null> {
     const range = compareOffsets(offset, this.log.lastOffset) >= 0 ? null : this.log.rangeAfter(offset)
     if (!range || range.inMemory) return null
     const { logPath } = this.log
@@ -252,7 +265,17 @@ export class Shape {
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
-    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.log.readAfter(offset)
+    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.whileValid(this.log.readAfter(offset))
+  }
+
+  /** A read of this shape's files, whose failure after the shape was dropped (its files removed) is a ShapeGoneError. */
+  private async whileValid<T>(reading: Promise<T>): Promise<T> {
+    try {
+      return await reading
+    } catch (error) {
+      if (this.invalidated) throw new ShapeGoneError(`shape ${this.handle} was dropped while it was read`)
+      throw error
+    }
   }
 
   /** The entries after `offset` when the log's in-memory tail holds them (null: none), undefined when it does not. */

@@ -22,16 +22,26 @@ export type ProtocolHeaderNames = ReturnType<typeof protocolHeaderNames>
 export const SSE_MAX_AGE_SECONDS = 59
 export const SSE_LIFETIME_MS = 58_000
 
-/** cache-control per response class, as the reference sends them. */
+/** cache-control per response class, as the reference sends them (catch-up: see catchUpCacheControl). */
 export const CACHE_CONTROL = {
   initial: 'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746',
   sse: `public, max-age=${SSE_MAX_AGE_SECONDS}`,
   live: 'public, max-age=5, stale-while-revalidate=5',
-  catchUp: 'public, max-age=60, stale-while-revalidate=300',
   conflict: (withHandle: boolean) => `public, max-age=${withHandle ? 60 : 1}, must-revalidate`,
   error: 'no-store',
   noCache: 'no-cache'
 } as const
+
+/** `--cache-max-age` / `--cache-stale-age` (the reference's ELECTRIC_CACHE_MAX_AGE / ELECTRIC_CACHE_STALE_AGE), in seconds. */
+export interface CacheSettings {
+  maxAge: number
+  staleAge: number
+}
+
+export const DEFAULT_CACHE: CacheSettings = { maxAge: 60, staleAge: 300 }
+
+/** cache-control of catch-up answers, `offset=now` and their 304s: what a CDN in front may keep, and serve stale. */
+export const catchUpCacheControl = ({ maxAge, staleAge }: CacheSettings): string => `public, max-age=${maxAge}, stale-while-revalidate=${staleAge}`
 
 /** Request headers a browser may send to the shape API directly (preflight answer). */
 const ALLOWED_REQUEST_HEADERS = new Set(['if-none-match', 'traceparent', 'content-type'])

@@ -5,6 +5,7 @@ import type { ShapeService } from '../service'
 import type { ChunkSource, PreparedAnswer, Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
 import { schemaHeader } from '../table-info'
+import { isCallersQueryError } from '../where'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
 import type { ShapeRequest } from './shape-request'
@@ -28,6 +29,8 @@ export interface LogRequestContext {
   live: LiveSettings
   /** POSTs are never cached. */
   noCache: boolean
+  /** cache-control of catch-up answers (catchUpCacheControl of the server's settings). */
+  catchUpCache: string
   /** Cancelled when the client goes away. */
   cancellation: Cancellation
 }
@@ -75,7 +78,7 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
 
 function nowAnswer(context: LogRequestContext, shape: Shape): BytesAnswer {
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
-  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: false, noChange: true }
+  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: context.catchUpCache, upToDate: true, hasData: false, noChange: true }
 }
 
 async function continueLog(context: LogRequestContext, shape: Shape, offset: LogOffset): Promise<void> {
@@ -85,7 +88,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
     await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
     if (shape.readyChunks > next) {
       const chunk = await shape.readChunk(next)
-      const cacheControl = CACHE_CONTROL.catchUp
+      const cacheControl = context.catchUpCache
       return answer(context, { shape, requested, chunk, suffix: null, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
     }
     if (shape.snapshotChunks === null) return answer(context, shape)
@@ -104,7 +107,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
     const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
-    return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.catchUp, upToDate: true, hasData: true, noChange: false })
+    return answer(context, { shape, requested, body, offset, cacheControl: context.catchUpCache, upToDate: true, hasData: true, noChange: false })
   }
   return holdLongPoll(context, shape, offset, requested)
 }
@@ -218,7 +221,7 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
   const live = context.request.live
   const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
   const body = () => (atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines))
-  const cacheControl = live ? CACHE_CONTROL.live : CACHE_CONTROL.catchUp
+  const cacheControl = live ? CACHE_CONTROL.live : context.catchUpCache
   return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
 }
 
@@ -226,7 +229,7 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
 function catchUpAnswer(context: LogRequestContext, shape: Shape, requested: string, read: { end: LogOffset; source: ChunkSource }): ChunkAnswer {
   const atEnd = compareOffsets(read.end, shape.lastOffset) >= 0
   const suffix = Buffer.from(atEnd ? `,${upToDateMessage(maxBigint(context.service.globalLsn, read.end.tx))}]` : ']')
-  return { shape, requested, chunk: read.source, suffix, offset: read.end, cacheControl: CACHE_CONTROL.catchUp, upToDate: atEnd, hasData: true, noChange: false }
+  return { shape, requested, chunk: read.source, suffix, offset: read.end, cacheControl: context.catchUpCache, upToDate: atEnd, hasData: true, noChange: false }
 }
 
 const maxBigint = (a: bigint, b: bigint): bigint => (a > b ? a : b)
@@ -303,6 +306,8 @@ function sharedAnswer(context: LogRequestContext, result: BytesAnswer): Prepared
 /** A shape that failed or was dropped while the request waited for its snapshot. */
 async function unavailableShape(context: LogRequestContext, shape: Shape): Promise<void> {
   if (shape.invalidated && !shape.failure) return conflict(context, await replacement(context))
+  // a where that Postgres cannot evaluate on the table's rows (division by zero, a bad cast), or a table it may not read
+  if (isCallersQueryError(shape.failure)) return context.r.invalidRequest({ [shape.failure.code === '42501' ? 'table' : 'where']: [shape.failure.message] })
   if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
   context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, { [context.r.names.knownError]: 'true' })
 }
@@ -311,7 +316,7 @@ async function unavailableShape(context: LogRequestContext, shape: Shape): Promi
  * The shape that takes over from one dropped while a request held it: the definition is resolved again (the table
  * may have changed), and none is offered when it no longer resolves.
  */
-async function replacement(context: LogRequestContext): Promise<Shape | null> {
+export async function replacement(context: LogRequestContext): Promise<Shape | null> {
   try {
     return await context.service.shapeFor(await context.service.resolve(context.definition.input))
   } catch {

@@ -2,13 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../cancellation'
 import { InvalidRequestError, type ShapeDefinition } from '../definition'
-import type { ShapeService } from '../service'
+import { ServiceStoppingError, type ShapeService } from '../service'
+import { ShapeGoneError } from '../shape'
 import { ShapeDamagedError } from '../shape-log'
 import { TableNotFoundError } from '../table-info'
-import { type HeaderBrand, preflightHeaders, protocolHeaderNames } from './protocol'
+import { type CacheSettings, type HeaderBrand, catchUpCacheControl, preflightHeaders, protocolHeaderNames } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
-import { type LiveSettings, conflict, serveLog } from './serve-log'
+import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
 
@@ -21,6 +22,7 @@ export interface ShapeApiOptions {
   /** This run's token: the app's own window (Origin `null` in Electron) sends it, and may call from any origin. */
   appToken: string
   live: LiveSettings
+  cache: CacheSettings
   /** The engine of the connected database; null while it starts or reconnects. */
   service(): ShapeService | null
   /** Why there is no engine for the connected database, when it cannot follow it. */
@@ -51,6 +53,7 @@ function secretMatches(query: URLSearchParams, secret: string): boolean {
 /** Handles everything under /v1/: the shape endpoint, health and CORS preflight. */
 export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const names = protocolHeaderNames(options.brand)
+  const catchUpCache = catchUpCacheControl(options.cache)
   return async (req, res) => {
     // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
     const url = new URL(`http://localhost${req.url ?? '/'}`)
@@ -81,9 +84,9 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const request = parseShapeRequest(query)
       input = request.input
       const definition = await service.resolve(request.input)
-      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', cancellation }
+      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', catchUpCache, cancellation }
       if (subset) return await serveSubset(context, subset)
-      return await serveLog(context)
+      return await serveLog(context).catch((error: unknown) => refetchIfGone(context, error))
     } catch (error) {
       if (error instanceof ShapeDamagedError) return damaged(r, service, error, input)
       return failure(r, options, error)
@@ -129,6 +132,13 @@ function health(r: Responder, options: ShapeApiOptions): void {
   r.json(503, state, { ...noStore, 'retry-after': '5' })
 }
 
+/** A shape dropped while the request read its files: the client refetches, as from any dropped shape. */
+async function refetchIfGone(context: LogRequestContext, error: unknown): Promise<void> {
+  if (!(error instanceof ShapeGoneError) || context.r.res.headersSent) throw error
+  conflict(context, await replacement(context))
+}
+
+/** DELETE /v1/shape: 202 once the shape's files are gone, also for a shape being dropped already (any phase). */
 async function deleteShape(r: Responder, service: ShapeService, query: URLSearchParams): Promise<void> {
   const handle = lastValue(query, 'handle')
   const table = lastValue(query, 'table')
@@ -136,6 +146,8 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
   const errors: Record<string, string[]> = {}
   const input = shapeInputOf(query, errors)
   if (Object.keys(errors).length > 0) return r.invalidRequest(errors)
+  const dropped = (gone: string): void => r.send(202, { [r.names.handle]: gone, 'cache-control': 'no-cache' }, null)
+  if (handle && service.isRetiring(handle)) return dropped(handle)
   const shape = table ? service.active((await service.resolve(input)).identity) : service.shapeByHandle(handle as string)
   if (!shape) return r.json(404, { message: 'No existing shape found' })
   if (handle && shape.handle !== handle) {
@@ -145,7 +157,7 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
     })
   }
   await service.drop(shape)
-  r.send(202, { [r.names.handle]: shape.handle, 'cache-control': 'no-cache' }, null)
+  dropped(shape.handle)
 }
 
 function isConnectionError(error: unknown): boolean {
@@ -160,6 +172,7 @@ function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
   }
   if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
   if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
+  if (error instanceof ServiceStoppingError) return r.unavailable(error.message, 1)
   if (isConnectionError(error)) return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
   options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)
   r.json(500, { error: 'Internal server error' })

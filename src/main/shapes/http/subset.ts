@@ -7,7 +7,7 @@ import { selectRowsSql } from '../row-sql'
 import type { Shape } from '../shape'
 import { inSnapshot } from '../snapshot'
 import { schemaHeader } from '../table-info'
-import { WhereError, compileOrderBy, compileWhere } from '../where'
+import { WhereError, compileOrderBy, compileWhere, isCallersQueryError } from '../where'
 import { CACHE_CONTROL } from './protocol'
 import type { RawSubset } from './request-body'
 import { type LogRequestContext, conflict } from './serve-log'
@@ -118,8 +118,7 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
       return { rows: result.rows.map((row) => encoder.encode(row)), metadata }
     })
   } catch (error) {
-    const sqlState = (error as { code?: unknown }).code
-    if (typeof sqlState === 'string' && /^(22|42)/.test(sqlState)) return r.invalidRequest({ subset: { where: (error as Error).message } })
+    if (isCallersQueryError(error)) return r.invalidRequest({ subset: { where: error.message } })
     throw error
   }
   const offset = request.offset.kind === 'start' ? { tx: 0n, op: 0 } : request.offset.kind === 'now' ? shape.lastOffset : request.offset.offset

@@ -36,6 +36,8 @@ export function parseSelect(prefix: string, text: string, param: WhereError['par
   try {
     stmts = parse(sql).stmts ?? []
   } catch (error) {
+    // the WebAssembly parser runs out of stack on expressions nested some thousands deep
+    if (error instanceof RangeError) throw new WhereError(`${param} is nested too deeply to parse`, param)
     if (!hasSqlDetails(error) || !error.sqlDetails) throw error
     const position = Math.max(1, Math.min(text.length + 1, error.sqlDetails.cursorPosition - prefix.length + 1))
     throw new WhereError(error.sqlDetails.message, param, position, true)

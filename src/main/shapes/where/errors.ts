@@ -16,6 +16,16 @@ export class WhereError extends Error {
   }
 }
 
+/**
+ * An error Postgres raised while evaluating what the caller sent (its where, its table): SQLSTATE classes 22 (data
+ * exception: division by zero, a bad cast), 42 (syntax or access rule) and 54 (program limit: too complex). The caller's
+ * to fix, so a 400, never a 5xx that a client would retry forever.
+ */
+export function isCallersQueryError(error: unknown): error is Error & { code: string } {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^(22|42|54)[0-9A-Z]{3}$/.test(code)
+}
+
 /** Raised while evaluating a row where Postgres would raise an error (division by zero, overflow, bad cast input). */
 export class WhereRuntimeError extends Error {
   override readonly name = 'WhereRuntimeError'

@@ -3,7 +3,7 @@ export { type CompiledWhere, type CompileWhereInput, MAX_WHERE_LENGTH, compileWh
 export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type Row } from './compile'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, columnTypesQuery, toColumnTypes } from './column-types'
 export { type EqualityIndexKey, type IndexKeyKind, keyOfText } from './equality'
-export { type WhereParam, WhereError } from './errors'
+export { type WhereParam, WhereError, isCallersQueryError } from './errors'
 export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'
 export { type ShapeRouter, createShapeRouter } from './router'

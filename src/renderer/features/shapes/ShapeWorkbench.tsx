@@ -63,6 +63,7 @@ export function ShapeWorkbench() {
   const [localSecret, setLocalSecret] = useState('')
   const [clients, setClients] = useState(1)
   const [startError, setStartError] = useState<Error | null>(null)
+  const [dropping, setDropping] = useState(false)
   const [session, setSession] = useState<WorkbenchSession | null>(null)
   /** Counts runs, so a restart gives the Subset panel (kept mounted across tabs) a fresh state. */
   const [runs, setRuns] = useState(0)
@@ -96,6 +97,18 @@ export function ShapeWorkbench() {
       next.start()
     } catch (error) {
       setStartError(error as Error)
+    }
+  }
+  const drop = async () => {
+    if (!session) return
+    setStartError(null)
+    setDropping(true)
+    try {
+      await session.drop()
+    } catch (error) {
+      setStartError(error as Error)
+    } finally {
+      setDropping(false)
     }
   }
   const exportAs = (title: string, text: string) => {
@@ -136,6 +149,15 @@ export function ShapeWorkbench() {
             </button>
             <button type="button" className="secondary" onClick={() => session?.stop()} disabled={!session || state?.phase === 'stopped'}>
               Stop
+            </button>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => void drop()}
+              disabled={!session || !target || dropping || state?.phase === 'stopped'}
+              title={target ? 'DELETE the shape on its server: every client of it gets 409 must-refetch and starts again' : 'A proxy target cannot drop shapes'}
+            >
+              Drop shape
             </button>
           </div>
           <div className="toolbar">

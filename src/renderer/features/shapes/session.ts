@@ -1,4 +1,16 @@
-import { Shape, ShapeRecorder, ShapeStream, type LiveMode, type Message, type ResolvableRecord, type Row, type RowChange, type ShapeDefinition, type ShapeStreamOptions } from '../../../shared/shape-client'
+import {
+  Shape,
+  ShapeRecorder,
+  ShapeStream,
+  resolveRecord,
+  type LiveMode,
+  type Message,
+  type ResolvableRecord,
+  type Row,
+  type RowChange,
+  type ShapeDefinition,
+  type ShapeStreamOptions
+} from '../../../shared/shape-client'
 
 export interface SessionConfig {
   url: string
@@ -73,6 +85,21 @@ export class WorkbenchSession {
   stop(): void {
     this.shape.stop()
     for (const stream of this.companions) stream.stop()
+  }
+
+  /**
+   * Drops the shape on its server (`DELETE` with the definition and the current handle): every client of it gets 409
+   * must-refetch on its next request and starts again, which the Log and Requests views then show.
+   */
+  async drop(): Promise<void> {
+    const url = new URL(this.config.url)
+    for (const [name, value] of Object.entries(this.config.params)) url.searchParams.set(name, value)
+    const handle = this.shape.stream.current.handle
+    if (handle) url.searchParams.set('handle', handle)
+    const response = await fetch(url, { method: 'DELETE', headers: await resolveRecord(this.config.headers) })
+    const body = await response.text()
+    this.recorder.note(response.ok ? 'info' : 'error', `Drop shape: DELETE ${handle ?? '(no handle yet)'} answered ${response.status}${body ? ` ${body}` : ''}`)
+    if (!response.ok) throw new Error(`DELETE /v1/shape answered ${response.status}${body ? `: ${body}` : ''}`)
   }
 
   readonly subscribe = (listener: () => void): (() => void) => {
