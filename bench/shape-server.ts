@@ -3,7 +3,8 @@
  *   1. initial sync of a 1M-row shape, against COPY (SELECT …) TO STDOUT of the same table in the same run;
  *   2. commit → client latency with 10,000 `col = const` shapes on one table;
  *   3. 1,000 long-poll clients on one shape receiving one change;
- *   4. memory per idle shape.
+ *   4. memory per idle shape;
+ *   6. (issue 12, b) one 3,000-row transaction into 2,000 shapes whose where is not indexable (bench/unindexed-routing.ts).
  * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
  */
 import { to as copyTo } from 'pg-copy-streams'
@@ -11,9 +12,10 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
+import { unindexedRouting } from './unindexed-routing'
 
 const args = process.argv.slice(2)
-const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4]
+const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4, 6]
 const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = args.filter((arg) => !arg.startsWith('--')).map(Number)
 
 const percentile = (values: number[], p: number): number => {
@@ -175,6 +177,7 @@ async function main(): Promise<void> {
     report('| target | measured | detail | goal |')
     report('|---|---|---|---|')
     if (only.includes(1)) await initialSync(server)
+    if (only.includes(6)) await unindexedRouting({ server, report, clients: clientsProcess })
     if (only.includes(3)) await fanOut(server, 'fan', 'before the 10,000 shapes of targets 2 and 4 exist')
     if (only.includes(2) || only.includes(4)) {
       const before = heapUsed()

@@ -11,6 +11,7 @@ import { Shape, ShapeMetaSchema } from './shape'
 import { ShapeLog } from './shape-log'
 import { runSnapshot } from './snapshot'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
+import { TimeSlices } from './time-slices'
 import { type ShapeRouter, createShapeRouter, loadParser } from './where'
 
 export interface ShapeServiceOptions {
@@ -27,6 +28,8 @@ type State = z.infer<typeof StateSchema>
 
 const TABLE_INFO_TTL_MS = 2_000
 const DEFINITION_CACHE_SIZE = 2_000
+/** Routing a large transaction lets the event loop run after this much work, so that no request waits behind it. */
+const ROUTING_SLICE_MS = 10
 const textTypes = { getTypeParser: () => (value: string) => value }
 
 const tableKey = (schema: string, name: string): string => JSON.stringify([schema, name])
@@ -45,6 +48,8 @@ export class ShapeService {
   /** Resolved definitions by request input, oldest first. */
   private readonly definitions = new Map<string, ShapeDefinition>()
   private replication: ReplicationStream | null = null
+  /** The transaction being routed, which stop() lets finish. */
+  private applying: Promise<void> = Promise.resolve()
   private lastLsn = 0n
   private counter = 0
 
@@ -84,7 +89,7 @@ export class ShapeService {
       slotName: this.state.slotName,
       publicationName: this.state.slotName,
       appliedLsn: applied,
-      onTransaction: (tx) => Promise.resolve(this.applyTransaction(tx)),
+      onTransaction: (tx) => (this.applying = this.applyTransaction(tx)),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         for (const shape of [...this.shapes.values()]) await this.drop(shape)
@@ -254,10 +259,15 @@ export class ShapeService {
     if (stale) await this.dropTableShapes(relation.schema, relation.table)
   }
 
-  /** Routes one committed transaction into the logs of the shapes it touches, then records it as applied. */
+  /**
+   * Routes one committed transaction into the logs of the shapes it touches, then records it as applied. A large one
+   * is routed in time slices with the event loop free in between; the replication stream hands over the next
+   * transaction, and acknowledges this one, only once this promise resolves.
+   */
   private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
     const byShape = new Map<Shape, ShapeMessage[]>()
     const context = { xid: tx.xid, lsn: tx.commitLsn }
+    const slices = new TimeSlices(ROUTING_SLICE_MS)
     let op = 0
     for (const change of tx.changes) {
       if (change.kind === 'relation') await this.relationSeen(change.relation)
@@ -266,11 +276,14 @@ export class ShapeService {
         this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
         op += 2
       }
+      await slices.yieldIfDue()
     }
+    // Each shape takes its part of the transaction in one append; a shape dropped meanwhile takes nothing.
     for (const [shape, messages] of byShape) {
       const last = messages[messages.length - 1]
       if (last) last.message.headers.last = true
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
+      await slices.yieldIfDue()
     }
     this.lastLsn = tx.commitLsn
     this.saveState(tx.commitLsn)
@@ -282,10 +295,9 @@ export class ShapeService {
   }
 
   private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
-    const oldMatches = change.kind === 'insert' ? [] : this.router.route(table, change.old)
-    const newMatches = change.kind === 'delete' ? [] : this.router.route(table, change.new)
-    for (const shape of new Set([...oldMatches, ...newMatches])) {
-      const messages = messagesFor(shape.definition, change, { old: oldMatches.includes(shape), new: newMatches.includes(shape) }, context, op)
+    const routed = this.router.routeChange(table, change.kind === 'insert' ? null : change.old, change.kind === 'delete' ? null : change.new)
+    for (const { value: shape, ...matches } of routed) {
+      const messages = messagesFor(shape.definition, change, matches, context, op)
       if (messages.length === 0) continue
       const list = byShape.get(shape)
       if (list) list.push(...messages)
@@ -296,6 +308,7 @@ export class ShapeService {
   async stop(): Promise<void> {
     await this.replication?.stop()
     this.replication = null
+    await this.applying.catch(() => undefined)
     for (const shape of this.shapes.values()) shape.invalidate()
     await this.pool.end().catch(() => undefined)
   }
