@@ -383,8 +383,8 @@ function arithmetic(ctx: CompileContext, operator: string, left: Typed, right: T
   }
 }
 
-function divisionByZero(): WhereRuntimeError {
-  return new WhereRuntimeError('division by zero')
+function divisionByZero(): never {
+  throw new WhereRuntimeError('division by zero')
 }
 
 function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlType, location: number | undefined): (a: unknown, b: unknown) => unknown {
@@ -394,20 +394,8 @@ function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlTyp
       ['+', (a, b) => a + b],
       ['-', (a, b) => a - b],
       ['*', (a, b) => a * b],
-      [
-        '/',
-        (a, b) => {
-          if (b === 0n) throw divisionByZero()
-          return a / b
-        }
-      ],
-      [
-        '%',
-        (a, b) => {
-          if (b === 0n) throw divisionByZero()
-          return a % b
-        }
-      ]
+      ['/', (a, b) => (b === 0n ? divisionByZero() : a / b)],
+      ['%', (a, b) => (b === 0n ? divisionByZero() : a % b)]
     ])
     const fn = intOps.get(operator)
     if (!fn) fail(ctx, `operator ${operator} is not supported for ${name}`, location)
@@ -424,13 +412,7 @@ function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlTyp
     ['+', (a, b) => a + b],
     ['-', (a, b) => a - b],
     ['*', (a, b) => a * b],
-    [
-      '/',
-      (a, b) => {
-        if (b === 0) throw divisionByZero()
-        return a / b
-      }
-    ]
+    ['/', (a, b) => (b === 0 ? divisionByZero() : a / b)]
   ])
   const fn = floatOps.get(operator)
   if (!fn) fail(ctx, `operator ${operator} is not supported for float8`, location)
@@ -446,7 +428,7 @@ function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlTyp
 
 function numericModulo(a: v.Numeric, b: v.Numeric): v.Numeric {
   if (a === 'NaN' || b === 'NaN') return 'NaN'
-  if (typeof b === 'object' && b.digits === 0n) throw divisionByZero()
+  if (typeof b === 'object' && b.digits === 0n) divisionByZero()
   if (typeof a !== 'object') return 'NaN'
   if (typeof b !== 'object') return a
   const scale = Math.max(a.scale, b.scale)

@@ -8,11 +8,10 @@ class Refused {
   constructor(readonly error: WhereRuntimeError) {}
 }
 
-/**
- * One changed row while it is routed: its typed values (and the few derived values many wheres share, such as
- * `lower(title)`) are computed from the text once, however many shapes' wheres look at them.
- */
+/** Numbers for the keys of shared values (a column read as a type, lower() of it), the same for every where. */
 const slots = new Map<string, number>()
+
+/** The slot of a shared value, named by a key that always means the same expression; given out once per key. */
 export function slotOf(key: string): number {
   let slot = slots.get(key)
   if (slot === undefined) {
@@ -22,14 +21,18 @@ export function slotOf(key: string): number {
   return slot
 }
 
+/**
+ * One changed row while it is routed: its typed values (and the few derived values many wheres share, such as
+ * `lower(title)`) are computed from the text once, however many shapes' wheres look at them.
+ */
 export class RowValues {
-  private readonly values: unknown[] = new Array(slots.size)
+  private readonly values: unknown[] = []
 
   constructor(readonly text: Row) {}
 
-  /** The value named `key`, computed by `compute` the first time; a key always names the same expression. */
-  once(key: number, compute: (row: RowValues) => unknown): unknown {
-    let value = this.values[key]
+  /** The value in `slot`, computed by `compute` the first time it is asked for. */
+  once(slot: number, compute: (row: RowValues) => unknown): unknown {
+    let value = this.values[slot]
     if (value === undefined) {
       try {
         value = compute(this)
@@ -37,7 +40,7 @@ export class RowValues {
         if (!(error instanceof WhereRuntimeError)) throw error
         value = new Refused(error)
       }
-      this.values[key] = value
+      this.values[slot] = value
     }
     if (value instanceof Refused) throw value.error
     return value
