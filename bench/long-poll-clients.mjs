@@ -38,7 +38,16 @@ function longPoll(url) {
   })
 }
 
-const polls = urls.flatMap((url) => Array.from({ length: Number(count) }, () => longPoll(url)))
+const polls = []
+for (const url of urls) {
+  for (let i = 0; i < Number(count); i++) {
+    const poll = longPoll(url)
+    poll.catch(() => undefined) // Promise.all below reports it; this only keeps it from being unhandled meanwhile
+    polls.push(poll)
+    // In groups, so that the server's accept backlog never overflows (an overflow resets connections).
+    if (polls.length % 200 === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`)
 const results = await Promise.all(polls)
 for (const { socket } of results) socket.destroy()
