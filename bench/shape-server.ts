@@ -5,6 +5,7 @@
  *   3. 1,000 long-poll clients on one shape receiving one change;
  *   4. memory per idle shape;
  *   5. 10,000 SSE streams on one shape receiving one change (bench/sse-fan-out.ts);
+ *   6. one 3,000-row transaction into 2,000 shapes whose where is not indexable (bench/unindexed-routing.ts);
  *   7. 100 slow readers of one 10 MiB chunk (bench/slow-readers.ts).
  * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
  * (5 and 7 run only when named in --only.)
@@ -17,9 +18,10 @@ import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import { clientProcess } from './client-process'
 import { slowReaders } from './slow-readers'
 import { sseFanOut } from './sse-fan-out'
+import { unindexedRouting } from './unindexed-routing'
 
 const args = process.argv.slice(2)
-const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4]
+const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4, 6]
 const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = args.filter((arg) => !arg.startsWith('--')).map(Number)
 
 const percentile = (values: number[], p: number): number => {
@@ -172,6 +174,7 @@ async function main(): Promise<void> {
     report('| target | measured | detail | goal |')
     report('|---|---|---|---|')
     if (only.includes(1)) await initialSync(server)
+    if (only.includes(6)) await unindexedRouting({ server, report, clients: clientsProcess })
     if (only.includes(3)) await fanOut(server, 'fan', 'before the 10,000 shapes of targets 2 and 4 exist')
     if (only.includes(2) || only.includes(4)) {
       const before = heapUsed()

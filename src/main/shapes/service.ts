@@ -13,6 +13,7 @@ import { type ShapeDamagedError, ShapeLog } from './shape-log'
 import { SnapshotCancelledError, TableChangedError, chunkPath, runSnapshot } from './snapshot'
 import { TableChecks } from './table-check'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
+import { TimeSlices } from './time-slices'
 import { type ShapeRouter, createShapeRouter, isCallersQueryError, loadParser } from './where'
 
 export interface ShapeServiceOptions {
@@ -35,6 +36,8 @@ const FLUSH_RETRY_MS = 1_000
 /** Log files synced at once while a group of transactions is made durable. */
 const SYNC_PARALLEL = 8
 const DEFINITION_CACHE_SIZE = 2_000
+/** Routing a large transaction lets the event loop run after this much work, so that no request waits behind it. */
+const ROUTING_SLICE_MS = 10
 const textTypes = { getTypeParser: () => (value: string) => value }
 
 const tableKey = (schema: string, name: string): string => JSON.stringify([schema, name])
@@ -73,6 +76,8 @@ export class ShapeService {
   /** Resolved definitions by request input, oldest first. */
   private readonly definitions = new Map<string, ShapeDefinition>()
   private replication: ReplicationStream | null = null
+  /** The transaction being routed, which stop() lets finish. */
+  private applying: Promise<void> = Promise.resolve()
   private lastLsn = 0n
   private counter = 0
   /** Shapes whose logs grew since they were last made durable. */
@@ -128,7 +133,7 @@ export class ShapeService {
       publicationName: this.state.slotName,
       appliedLsn: applied,
       awaitDurable: true,
-      onTransaction: (tx) => this.applyTransaction(tx),
+      onTransaction: (tx) => (this.applying = this.applyTransaction(tx)),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         await Promise.all([...this.shapes.values()].map((shape) => this.drop(shape)))
@@ -383,8 +388,9 @@ export class ShapeService {
   }
 
   /**
-   * Routes one committed transaction into the logs of the shapes it touches. It is acknowledged to Postgres once a
-   * flush has made those logs and then state.json durable (see flush).
+   * Routes one committed transaction into the logs of the shapes it touches; a large one is routed in time slices
+   * with the event loop free in between. The replication stream hands over the next transaction only once this promise
+   * resolves, and acknowledges it to Postgres once a flush has made those logs and then state.json durable (see flush).
    */
   private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
     try {
@@ -405,6 +411,7 @@ export class ShapeService {
   private async routeTransaction(tx: ReplicatedTransaction): Promise<void> {
     const byShape = new Map<Shape, ShapeMessage[]>()
     const context = { xid: tx.xid, lsn: tx.commitLsn }
+    const slices = new TimeSlices(ROUTING_SLICE_MS)
     let op = 0
     for (const change of tx.changes) {
       if (change.kind === 'relation') await this.relationSeen(change.relation)
@@ -413,12 +420,15 @@ export class ShapeService {
         this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
         op += 2
       }
+      await slices.yieldIfDue()
     }
+    // Each shape takes its part of the transaction in one append; a shape dropped meanwhile takes nothing.
     for (const [shape, messages] of byShape) {
       const last = messages[messages.length - 1]
       if (last) last.message.headers.last = true
       this.unsynced.add(shape)
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
+      await slices.yieldIfDue()
     }
   }
 
@@ -474,10 +484,9 @@ export class ShapeService {
   }
 
   private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
-    const oldMatches = change.kind === 'insert' ? [] : this.router.route(table, change.old)
-    const newMatches = change.kind === 'delete' ? [] : this.router.route(table, change.new)
-    for (const shape of new Set([...oldMatches, ...newMatches])) {
-      const messages = messagesFor(shape.definition, change, { old: oldMatches.includes(shape), new: newMatches.includes(shape) }, context, op)
+    const routed = this.router.routeChange(table, change.kind === 'insert' ? null : change.old, change.kind === 'delete' ? null : change.new)
+    for (const { value: shape, ...matches } of routed) {
+      const messages = messagesFor(shape.definition, change, matches, context, op)
       if (messages.length === 0) continue
       const list = byShape.get(shape)
       if (list) list.push(...messages)
@@ -493,6 +502,7 @@ export class ShapeService {
     this.stopping = true
     await this.replication?.stop()
     this.replication = null
+    await this.applying.catch(() => undefined)
     await this.flushNow().catch(() => undefined)
     this.stopped = true
     if (this.flushRetry) clearTimeout(this.flushRetry)

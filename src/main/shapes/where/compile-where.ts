@@ -1,15 +1,18 @@
 import { hasSqlDetails, type Node } from 'libpg-query'
 import { WHERE_PREFIX, deparseExpression, parse } from './ast'
 import { type ColumnTypes } from './column-types'
-import { type CompileContext, type Row, compileCondition } from './compile'
+import { type CompileContext, compileCondition } from './compile'
 import { type EqualityIndexKey } from './equality'
 import { WhereError, WhereRuntimeError } from './errors'
+import { type Row, RowValues } from './row-values'
 
 export interface CompiledWhere {
   /** Safe SQL rebuilt from the validated tree, parenthesised, with params inlined as typed literals. */
   sql: string
   /** True when Postgres would keep the row; values are Postgres text output. Rows on which Postgres would raise an error (division by zero, overflow) do not match. */
   matches(row: Row): boolean
+  /** matches() of a row whose values are read once for every where it is matched against. */
+  matchesValues(row: RowValues): boolean
   referencedColumns: string[]
   /** Conjuncts `column ∈ keys` that every matching row satisfies; null when there are none. */
   equalities: EqualityIndexKey[] | null
@@ -85,6 +88,9 @@ export function compileWhere(input: CompileWhereInput): CompiledWhere {
   return {
     sql: `(${canonical})`,
     matches(row) {
+      return this.matchesValues(new RowValues(row))
+    },
+    matchesValues(row) {
       try {
         return evaluate(row) === true
       } catch (error) {

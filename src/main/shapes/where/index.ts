@@ -1,6 +1,7 @@
 export { loadParser } from './ast'
 export { type CompiledWhere, type CompileWhereInput, MAX_WHERE_LENGTH, compileWhere } from './compile-where'
-export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type Row } from './compile'
+export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH } from './compile'
+export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, columnTypesQuery, toColumnTypes } from './column-types'
 export { type EqualityIndexKey, type IndexKeyKind, keyOfText } from './equality'
 export { type WhereParam, WhereError, isCallersQueryError } from './errors'

@@ -11,14 +11,14 @@ const columns: ColumnTypes = {
 
 let evaluations = 0
 
-/** Compiles a where whose matches() counts its calls. */
+/** Compiles a where that counts its evaluations. */
 function counted(where: string, params: Record<string, string> = {}): CompiledWhere {
   const compiled = compileWhere({ where, params, columns })
   return {
     ...compiled,
-    matches: (row) => {
+    matchesValues: (row) => {
       evaluations += 1
-      return compiled.matches(row)
+      return compiled.matchesValues(row)
     }
   }
 }

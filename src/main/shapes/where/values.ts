@@ -360,27 +360,31 @@ export function formatTimestamp(value: TimestampValue, withZone: boolean): strin
 
 // ---------- text ----------
 
+/**
+ * UTF-16 code units reordered into code-point order: surrogates (code points above U+FFFF) after U+E000–U+FFFF.
+ * Both strings are well-formed, so the first differing unit decides as the first differing code point would.
+ */
+const codePointRank = (unit: number): number => (unit < 0xd800 ? unit : unit < 0xe000 ? unit + 0x2000 : unit - 0x800)
+
 /** Code-point order, which is what COLLATE "C" gives on UTF-8 databases. */
 export function compareText(a: string, b: string): number {
   if (a === b) return 0
-  const left = [...a]
-  const right = [...b]
-  const length = Math.min(left.length, right.length)
+  const length = Math.min(a.length, b.length)
   for (let i = 0; i < length; i++) {
-    const x = left[i]!.codePointAt(0)!
-    const y = right[i]!.codePointAt(0)!
-    if (x !== y) return x < y ? -1 : 1
+    const x = a.charCodeAt(i)
+    const y = b.charCodeAt(i)
+    if (x !== y) return codePointRank(x) < codePointRank(y) ? -1 : 1
   }
-  return left.length - right.length < 0 ? -1 : left.length === right.length ? 0 : 1
+  return a.length < b.length ? -1 : 1
 }
 
 /** lower()/upper()/ILIKE under COLLATE "C" fold ASCII letters only. */
 export function asciiLower(value: string): string {
-  return value.replace(/[A-Z]/g, (c) => c.toLowerCase())
+  return value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase())
 }
 
 export function asciiUpper(value: string): string {
-  return value.replace(/[a-z]/g, (c) => c.toUpperCase())
+  return value.replace(/[a-z]+/g, (letters) => letters.toUpperCase())
 }
 
 export function compareBigint(a: bigint, b: bigint): number {
