@@ -19,7 +19,8 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
   let revived: EmbeddedPostgresHandle | null = null
   let server: TestShapeServer
   beforeAll(async () => {
-    database = await startTestPostgres()
+    // kept down once killed: the test decides when it comes back (the app's own embedded Postgres restarts itself)
+    database = await startTestPostgres({ restartOnCrash: false })
     const pool = new pg.Pool({ connectionString: database.url, max: 1 })
     ignoreConnectionErrors(pool)
     await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text)')
@@ -39,7 +40,7 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
   it('says waiting (503, with the reason) and answers no live request up-to-date until Postgres is back', async () => {
     expect(await health(server)).toEqual({ status: 200, body: { status: 'active' } })
     const synced = await followToEnd(server.url, { table: 'notes' })
-    await killPostgres(database.dataDir)
+    await killPostgres(database)
 
     await expect.poll(async () => (await health(server)).status, { timeout: 15_000 }).toBe(503)
     expect((await health(server)).body).toMatchObject({ status: 'waiting', message: expect.stringMatching(/Postgres/) })

@@ -32,6 +32,8 @@ export interface EmbeddedPostgresOptions {
   onLog?: (line: string) => void
   /** One line for each thing done to keep the server running: a leftover server stopped, a restart after a crash. */
   log?: (line: string) => void
+  /** Start the server again when it dies (default); off for a test that decides itself when Postgres comes back. */
+  restartOnCrash?: boolean
 }
 
 const MAX_RESTART_DELAY_MS = 10_000
@@ -102,8 +104,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     void postmaster.exited.then(({ code, signal }) => {
       if (stopping || current !== postmaster) return
       current = null
-      log(`embedded Postgres stopped unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`}); restarting it`)
-      restartLater(0)
+      const restart = options.restartOnCrash ?? true
+      log(`embedded Postgres stopped unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`})${restart ? '; restarting it' : ''}`)
+      if (restart) restartLater(0)
     })
   }
   supervise(current)

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../../src/main/db/embedded'
 
 /** kill -9 of a cluster's postmaster (its backends end with it); resolves once it is gone. */
-export async function killPostgres(dataDir: string): Promise<void> {
-  const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+export async function killPostgres(server: Pick<EmbeddedPostgresHandle, 'pid'>): Promise<void> {
+  const pid = server.pid()
+  if (pid === null) throw new Error('that Postgres is not running')
   process.kill(pid, 'SIGKILL')
   for (;;) {
     try {
@@ -18,5 +17,5 @@ export async function killPostgres(dataDir: string): Promise<void> {
 
 /** Starts the cluster of a killed postmaster again on its folder and port (Postgres recovers from its WAL). */
 export function startAgain(server: Pick<EmbeddedPostgresHandle, 'dataDir' | 'port'>): Promise<EmbeddedPostgresHandle> {
-  return startEmbeddedPostgres({ dataDir: server.dataDir, port: server.port })
+  return startEmbeddedPostgres({ dataDir: server.dataDir, port: server.port, restartOnCrash: false })
 }
