@@ -5,8 +5,11 @@ import { expectAnswerFor, expectCacheControl, expectProtocolHeaders, expectRejec
 import type { Probe } from '../probe'
 import { type Check, randomTag, sleep, syncedOrSkip } from './check'
 
-const ORIGIN_A = 'https://a.syncscope-check.invalid'
-const ORIGIN_B = 'https://b.syncscope-check.invalid'
+/** Pairs of origins asked from: two foreign sites, then two loopback pages (what a local server serves by default). */
+const ORIGIN_PAIRS: Array<[string, string]> = [
+  ['https://a.syncscope-check.invalid', 'https://b.syncscope-check.invalid'],
+  ['http://localhost:5173', 'http://127.0.0.1:5173']
+]
 const MUST_EXPOSE = ['handle', 'offset', 'schema', 'cursor', 'up-to-date']
 
 const listOf = (header: string | null): string[] => (header ?? '').split(',').map((item) => item.trim().toLowerCase()).filter(Boolean)
@@ -15,21 +18,31 @@ export const corsCheck: Check = {
   id: 'cors',
   title: 'CORS and Vary: Origin',
   async run(ctx, outcome) {
-    // A URL nobody asked before (cache-buster is a protocol parameter every proxy passes on), asked from two origins.
+    // A URL nobody asked before (cache-buster is a protocol parameter every proxy passes on), asked from two origins:
+    // two foreign sites, or, where those get no CORS, two loopback pages.
     const params = { offset: '-1', 'cache-buster': randomTag() }
-    const a = await ctx.send({ label: `offset=-1 from Origin ${ORIGIN_A}`, params, headers: { origin: ORIGIN_A } })
+    let pair: [string, string] | null = null
+    let a: Probe | null = null
+    for (const [first, second] of ORIGIN_PAIRS) {
+      a = await ctx.send({ label: `offset=-1 from Origin ${first}`, params, headers: { origin: first } })
+      if (a.headers.get('access-control-allow-origin')) {
+        pair = [first, second]
+        break
+      }
+    }
+    if (!pair || !a) return outcome.note('no CORS for other origins, loopback pages included: the endpoint does not serve browsers of other origins (a policy choice)')
+    const [originA, originB] = pair
     const allowed = a.headers.get('access-control-allow-origin')
-    if (!allowed) return outcome.note('no CORS for a foreign origin: the endpoint does not serve browsers of other origins (a policy choice)')
     const missing = MUST_EXPOSE.map((name) => `${ctx.brand}-${name}`).filter((name) => !listOf(a.headers.get('access-control-expose-headers')).includes(name))
     if (missing.length > 0) outcome.add('cors.expose-missing', `access-control-expose-headers does not list ${missing.join(', ')}.`, a)
     const varyOrigin = listOf(a.headers.get('vary')).some((name) => name === 'origin' || name === '*')
-    if (allowed === ORIGIN_A && !varyOrigin) outcome.add('cors.vary-missing', 'The Origin is echoed in access-control-allow-origin without `Vary: Origin`.', a)
-    const b = await ctx.send({ label: `the same URL from Origin ${ORIGIN_B}`, params, headers: { origin: ORIGIN_B } })
-    if (b.headers.get('access-control-allow-origin') === ORIGIN_A) {
-      if (varyOrigin) outcome.add('cache.vary-ignored', `Origin ${ORIGIN_B} was handed the answer for ${ORIGIN_A}, although the origin said \`Vary: Origin\`.`, a, b)
-      else outcome.add('cors.vary-missing', `Without \`Vary: Origin\`, a cache handed ${ORIGIN_B} the answer for ${ORIGIN_A}.`, a, b)
+    if (allowed === originA && !varyOrigin) outcome.add('cors.vary-missing', 'The Origin is echoed in access-control-allow-origin without `Vary: Origin`.', a)
+    const b = await ctx.send({ label: `the same URL from Origin ${originB}`, params, headers: { origin: originB } })
+    if (b.headers.get('access-control-allow-origin') === originA) {
+      if (varyOrigin) outcome.add('cache.vary-ignored', `Origin ${originB} was handed the answer for ${originA}, although the origin said \`Vary: Origin\`.`, a, b)
+      else outcome.add('cors.vary-missing', `Without \`Vary: Origin\`, a cache handed ${originB} the answer for ${originA}.`, a, b)
     }
-    const preflight = await ctx.send({ label: 'CORS preflight', method: 'OPTIONS', params, headers: { origin: ORIGIN_A, 'access-control-request-method': 'GET' } })
+    const preflight = await ctx.send({ label: 'CORS preflight', method: 'OPTIONS', params, headers: { origin: originA, 'access-control-request-method': 'GET' } })
     if (preflight.status >= 300 || !preflight.headers.has('access-control-allow-methods')) outcome.add('cors.preflight', `The preflight was answered ${preflight.status} without access-control-allow-methods.`, preflight)
   }
 }
