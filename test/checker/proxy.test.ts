@@ -24,7 +24,7 @@ describe('syncscope check against the authorising proxy in front of this app', (
     expect(byId['must-refetch']).toMatchObject({ status: 'skip', reason: expect.stringContaining('needs --write-sql') })
     expect(byId['sse-lifetime']).toMatchObject({ status: 'skip' })
     expect(byId.params?.reason).toBe('where/columns validation not tried: the endpoint fixes the shape (no --table)')
-    expect(byId.cors?.reason).toContain('no CORS for a foreign origin')
+    expect(byId.cors?.reason).toContain('no CORS for other origins')
     expect(report.summary).toMatchObject({ fail: 0, warn: 0, skip: 2 })
     // The token is evidence the report never shows in full.
     expect(JSON.stringify(report)).not.toContain(token)

@@ -106,11 +106,17 @@ describe('shape client: subset snapshots on a stream', () => {
     const { rows } = await server.pool.query<{ id: number }>('SELECT id FROM issues WHERE project_id = $1 ORDER BY id LIMIT 2', [project])
     const [before, after] = rows.map((row) => row.id)
     let shape: Shape | null = null
+    let release: () => void = () => undefined
+    let gate: Promise<void> | null = null
     const received = (title: string) => shape?.stream.recorder.entries.some((entry) => entry.type === 'message' && 'value' in entry.message && entry.message.value.title === title)
-    // Holds the subset's answer until the stream has received a change committed after the snapshot.
+    // Live answers wait while the gate is closed, so the change committed before the snapshot reaches the stream while
+    // the subset is in flight; the subset's answer is held until the stream has also received a later change.
     const slowSubsetFetch: typeof fetch = async (input, init) => {
       const response = await fetch(input, init)
+      if (gate && String(input).includes('live=true')) await gate
       if (init?.method === 'POST') {
+        release()
+        gate = null
         await server.pool.query(`UPDATE issues SET title = 'committed while the subset was in flight' WHERE id = $1`, [after])
         await waitFor(() => received('committed while the subset was in flight'), 'the stream to receive the later change')
       }
@@ -118,6 +124,7 @@ describe('shape client: subset snapshots on a stream', () => {
     }
     shape = openFresh(project, { fetch: slowSubsetFetch })
     await live(shape)
+    gate = new Promise((resolve) => (release = resolve))
     await server.pool.query(`UPDATE issues SET title = 'seen by the snapshot' WHERE id = $1`, [before])
     const snapshot = await shape.requestSnapshot({ where: `id IN (${before}, ${after})` })
 
