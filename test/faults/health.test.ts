@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { removeCluster } from '../../src/main/db/cluster'
 import type { EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { get } from '../support/shape-http'
@@ -33,6 +34,7 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
     // the killed cluster's own handle would wait for an exit it already had: stop the revived one, remove the folder
     if (revived) {
       await revived.stop()
+      await removeCluster(database.dataDir)
       await rm(dirname(database.dataDir), { recursive: true, force: true })
     } else await database?.destroy()
   })
