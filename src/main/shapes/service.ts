@@ -72,6 +72,8 @@ export class ShapeService {
   private readonly builds = new Map<Shape, Build>()
   /** Dropped shapes whose files are still being removed, by handle. */
   private readonly retiring = new Map<string, Promise<void>>()
+  /** meta.json files being written for complete snapshots: a stop waits for them, so those shapes survive it. */
+  private readonly metaWrites = new Set<Promise<void>>()
   private stopping = false
   /** Resolved definitions by request input, oldest first. */
   private readonly definitions = new Map<string, ShapeDefinition>()
@@ -269,7 +271,11 @@ export class ShapeService {
       onChunk: (chunk: number, last: boolean, body: Parameters<Shape['chunkWritten']>[2]) => {
         shape.chunkWritten(chunk, last, body)
         if (last) {
-          this.saveMeta(shape).catch((error: unknown) => shape.invalidated || this.options.log(`shape ${shape.handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`))
+          const saving = this.saveMeta(shape).catch((error: unknown) => {
+            if (!shape.invalidated) this.options.log(`shape ${shape.handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`)
+          })
+          this.metaWrites.add(saving)
+          void saving.finally(() => this.metaWrites.delete(saving))
         }
       }
     }
@@ -504,6 +510,7 @@ export class ShapeService {
     this.replication = null
     await this.applying.catch(() => undefined)
     await this.flushNow().catch(() => undefined)
+    await Promise.all(this.metaWrites)
     this.stopped = true
     if (this.flushRetry) clearTimeout(this.flushRetry)
     const unfinished = [...this.builds.keys()]
