@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import type { TestShapeServer } from '../test/support/shape-server'
 import { TASK_ROWS, createTasks, selectedKeys, unindexedWhere, updateAllTasks } from '../test/support/unindexed-workload'
@@ -51,7 +51,7 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
     shapes.push(...(await Promise.all(batch)))
   }
   const dir = await mkdtemp(join(tmpdir(), 'syncscope-bench-'))
-  const rounds: Array<{ delivered: number; p50: number; blocked: number; cpu: number; answers: number }> = []
+  const rounds: Array<{ delivered: number; p50: number; blocked: number; cpu: number; answers: number; gcMax: number }> = []
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const update = updateAllTasks(round)
@@ -64,6 +64,9 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
       await new Promise((resolve) => setTimeout(resolve, 3_000))
       const applied = service.globalLsn
       const delay = monitorEventLoopDelay({ resolution: 1 })
+      const gcs: number[] = []
+      const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries().map((entry) => entry.duration)))
+      gcObserver.observe({ entryTypes: ['gc'] })
       delay.enable()
       const cpu = process.cpuUsage()
       await server.pool.query(update)
@@ -71,6 +74,7 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
       while (service.globalLsn === applied) await new Promise((resolve) => setTimeout(resolve, 1))
       const used = process.cpuUsage(cpu)
       delay.disable()
+      gcObserver.disconnect()
       const answers = await polls.answers
       if (answers.some((answer) => answer.status !== 200)) throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
       const latencies = answers.map((answer) => answer.at - committed).sort((a, b) => a - b)
@@ -79,7 +83,8 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
         p50: latencies[Math.floor(latencies.length / 2)] ?? NaN,
         blocked: delay.max / 1e6,
         cpu: (used.user + used.system) / 1000,
-        answers: answers.length
+        answers: answers.length,
+        gcMax: Math.max(0, ...gcs)
       })
       if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
       for (const shape of shapes) {
@@ -92,6 +97,6 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
   const range = (pick: (r: (typeof rounds)[number]) => number, digits = 0) =>
     `${Math.min(...rounds.map(pick)).toFixed(digits)}–${Math.max(...rounds.map(pick)).toFixed(digits)}`
   report(
-    `| 6. ${SHAPES.toLocaleString('en')} shapes whose where is not indexable, one ${TASK_ROWS.toLocaleString('en')}-row UPDATE (${ROUNDS} rounds, a live long-poll on each shape the UPDATE changes: ${range((r) => r.answers)} per round, clients in another process) | all delivered ${range((r) => r.delivered)} ms, event loop blocked ≤ ${range((r) => r.blocked, 1)} ms | p50 ${range((r) => r.p50)} ms; server CPU for the transaction ${range((r) => r.cpu)} ms | all ≤ 1.5 s, block ≤ 50 ms |`
+    `| 6. ${SHAPES.toLocaleString('en')} shapes whose where is not indexable, one ${TASK_ROWS.toLocaleString('en')}-row UPDATE (${ROUNDS} rounds, a live long-poll on each shape the UPDATE changes: ${range((r) => r.answers)} per round, clients in another process) | all delivered ${range((r) => r.delivered)} ms, event loop blocked ≤ ${range((r) => r.blocked, 1)} ms | p50 ${range((r) => r.p50)} ms; server CPU for the transaction ${range((r) => r.cpu)} ms; longest garbage-collection pause ${range((r) => r.gcMax, 1)} ms | all ≤ 1.5 s, block ≤ 50 ms |`
   )
 }

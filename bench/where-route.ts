@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   measure(`${SHAPES} × owner_id IN (a, b) (indexed)`, (row) => inLists.route('items', row), CHANGES)
 
   const fallback = createShapeRouter<number>()
-  equality.forEach((compiled, i) => fallback.add(String(i), 'items', { ...compiled, equalities: null }, i))
+  equality.forEach((compiled, i) => fallback.add(String(i), 'items', { ...compiled, probes: null }, i))
   measure(`${SHAPES} × same wheres, no index (fallback list)`, (row) => fallback.route('items', row), 2_000)
 }
 

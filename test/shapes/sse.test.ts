@@ -80,6 +80,24 @@ describe('SSE live mode', () => {
     }
   })
 
+  it('sends each change once and in order to hundreds of streams of one shape (written by two threads), a large one too', async () => {
+    const shape = { table: 'sse_items', where: 'grp = 6' }
+    const { handle, offset } = await syncToEnd(server.url, shape)
+    const streams = Array.from({ length: 300 }, () => openSse(server.url, { ...shape, handle, offset }))
+    await Promise.all(streams.map((stream) => stream.opened))
+    try {
+      await sql('INSERT INTO sse_items VALUES (6001, 6, $1)', ['small'])
+      await sql("INSERT INTO sse_items SELECT g, 6, repeat('z', 5000) FROM generate_series(6002, 6041) g")
+      await sql('UPDATE sse_items SET note = $1 WHERE id = 6001', ['changed'])
+      const expected = [...Array.from({ length: 41 }, (_, i) => `insert ${6001 + i}`), 'update 6001']
+      const seen = (stream: ReturnType<typeof openSse>) => stream.changes().map((change) => `${String(change.headers.operation)} ${JSON.parse((change.key ?? '').split('/')[1] ?? '""')}`)
+      await expect.poll(() => streams.filter((stream) => seen(stream).length >= expected.length).length, { timeout: 10_000, interval: 50 }).toBe(300)
+      for (const stream of streams) expect(seen(stream)).toEqual(expected)
+    } finally {
+      await Promise.all(streams.map((stream) => stream.close()))
+    }
+  })
+
   it('streams a transaction larger than a chunk at once, with up-to-date only after its last change', async () => {
     const shape = { table: 'sse_items', where: 'grp = 2' }
     const { handle, offset } = await syncToEnd(server.url, shape)

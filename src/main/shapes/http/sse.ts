@@ -4,6 +4,7 @@ import { type LogOffset, compareOffsets, formatOffset, readPosition } from '../o
 import type { Shape } from '../shape'
 import type { LogSlice } from '../shape-log'
 import { CACHE_CONTROL, upToDateMessage } from './protocol'
+import { ParallelSocketWrites } from './parallel-writes'
 import { type LiveSettings, type LogRequestContext, hasNews, shapeHeaders } from './serve-log'
 
 /**
@@ -55,6 +56,13 @@ export function sseFrames(slice: LogSlice, upToDate: boolean): SseBytes {
 const SLOW_STREAM_BYTES = 1024 * 1024
 /** How often a hub with no change re-registers with its shape. */
 const HUB_RECHECK_MS = 60_000
+/** From this many streams on, a change is written to their sockets by two threads (see ParallelSocketWrites). */
+const PARALLEL_FROM = 256
+/**
+ * Each stream sends its keep-alive up to this share of the interval early (its own share, at random), so that streams
+ * that got one change at the same moment do not all need a comment in the same instant; no gap exceeds the interval.
+ */
+const KEEP_ALIVE_SPREAD = 0.05
 
 /**
  * One open SSE response. It writes the hub's shared bytes straight to its socket as chunks of the chunked response
@@ -65,6 +73,7 @@ const HUB_RECHECK_MS = 60_000
 class SseStream {
   group: SseGroup | null = null
   private lastSent = Date.now()
+  private readonly keepAliveAfter: number
   private timer: NodeJS.Timeout | null = null
   private ended = false
   private readonly stopListening: () => void
@@ -79,6 +88,7 @@ class SseStream {
     private readonly finished: () => void
   ) {
     this.socket = res.socket && res.chunkedEncoding ? res.socket : null
+    this.keepAliveAfter = Math.round(live.sseKeepAlive * (1 - KEEP_ALIVE_SPREAD * Math.random()))
     this.stopListening = cancellation.onCancel(() => this.end())
     this.schedule()
   }
@@ -86,6 +96,21 @@ class SseStream {
   send(bytes: SseBytes, now: number): void {
     if (this.socket) this.socket.write(bytes.wire)
     else this.res.write(bytes.payload)
+    this.lastSent = now
+  }
+
+  /** The socket's descriptor, when bytes may go to it directly: the response owns it and nothing is queued on it. */
+  get directFd(): number | null {
+    const socket = this.socket
+    if (!socket || socket.destroyed || socket.writableLength > 0) return null
+    // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions
+    const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
+    return typeof fd === 'number' && fd >= 0 ? fd : null
+  }
+
+  /** After `written` bytes of `bytes.wire` went to directFd: the rest goes through the socket. */
+  sentDirectly(bytes: SseBytes, written: number, now: number): void {
+    if (written < bytes.wire.length) this.socket?.write(bytes.wire.subarray(written))
     this.lastSent = now
   }
 
@@ -110,14 +135,14 @@ class SseStream {
   }
 
   private schedule(): void {
-    const due = Math.min(this.lastSent + this.live.sseKeepAlive, this.deadline)
+    const due = Math.min(this.lastSent + this.keepAliveAfter, this.deadline)
     this.timer = setTimeout(() => this.tick(), Math.max(0, due - Date.now()))
   }
 
   private tick(): void {
     const now = Date.now()
     if (now >= this.deadline) return this.end()
-    if (now - this.lastSent >= this.live.sseKeepAlive) this.send(KEEP_ALIVE, now)
+    if (now - this.lastSent >= this.keepAliveAfter) this.send(KEEP_ALIVE, now)
     this.schedule()
   }
 
@@ -207,8 +232,7 @@ class SseHub {
       if (!slice || compareOffsets(slice.end, group.from) <= 0) continue
       // up-to-date only where long-poll would say it: at the log's end, which is always a transaction's end
       const bytes = sseFrames(slice, compareOffsets(slice.end, shape.lastOffset) >= 0)
-      const now = Date.now()
-      for (const member of group.members) member.send(bytes, now)
+      sendToAll(group.members, bytes)
       group.from = slice.end
       this.splitSlow(group)
     }
@@ -224,6 +248,29 @@ class SseHub {
       void member.drained().then(() => (member.done ? undefined : this.run(alone)))
     }
   }
+}
+
+const parallelWrites = new ParallelSocketWrites()
+
+/** The same bytes to every stream: through each socket, or (for many) straight to the descriptors by two threads. */
+function sendToAll(streams: ReadonlySet<SseStream>, bytes: SseBytes): void {
+  const now = Date.now()
+  if (streams.size < PARALLEL_FROM) {
+    for (const stream of streams) stream.send(bytes, now)
+    return
+  }
+  const direct: SseStream[] = []
+  const fds: number[] = []
+  for (const stream of streams) {
+    const fd = stream.directFd
+    if (fd === null) stream.send(bytes, now)
+    else {
+      direct.push(stream)
+      fds.push(fd)
+    }
+  }
+  const written = parallelWrites.write(fds, bytes.wire)
+  direct.forEach((stream, i) => stream.sentDirectly(bytes, written[i] ?? 0, now))
 }
 
 const hubs = new WeakMap<Shape, SseHub>()

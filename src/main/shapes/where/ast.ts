@@ -53,7 +53,7 @@ export function funcCall(name: string, args: Node[]): Node {
 
 const POSITION_KEYS = new Set(['location', 'rexpr_list_start', 'rexpr_list_end', 'list_start', 'list_end'])
 
-function withoutPositions(value: unknown): unknown {
+export function withoutPositions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutPositions)
   if (value === null || typeof value !== 'object') return value
   return Object.fromEntries(

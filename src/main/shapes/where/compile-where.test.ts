@@ -213,25 +213,47 @@ describe('compileWhere: evaluation', () => {
   })
 })
 
-describe('compileWhere: equality index keys', () => {
-  it('normalises values per type', () => {
-    expect(compile("id = 1 AND owner_id IN (2, '3', 4.0)").equalities).toEqual([
-      { column: 'id', kind: 'number', keys: ['1'] },
-      { column: 'owner_id', kind: 'number', keys: ['2', '3', '4'] }
-    ])
-    expect(compile("uid = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'").equalities).toEqual([
-      { column: 'uid', kind: 'uuid', keys: ['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'] }
-    ])
-    expect(compile("done AND status = 'ok'").equalities).toEqual([
-      { column: 'done', kind: 'bool', keys: ['t'] },
-      { column: 'status', kind: 'text', keys: ['ok'] }
-    ])
-    expect(compile("id = ANY('{5,6}')").equalities).toEqual([{ column: 'id', kind: 'number', keys: ['5', '6'] }])
+describe('compileWhere: probes for the router', () => {
+  /** Each alternative as text: its kind, what it admits, and the expression it reads (by its parse tree). */
+  const probes = (where: string, params: Record<string, string> = {}): string[] | null =>
+    compile(where, params).probes?.map((probe) => {
+      const [type, tree] = JSON.parse(probe.value.key) as [{ kind: string }, unknown]
+      const on = `${type.kind} ${JSON.stringify(tree).replace(/"/g, '')}`
+      if (probe.kind === 'keys') return `keys ${probe.keys.join(',')} of ${on}`
+      if (probe.kind === 'range') return `range ${probe.low}..${probe.high} of ${on}`
+      if (probe.kind === 'contains') return `contains "${probe.literal}" of ${on}`
+      return `null of ${on}`
+    }) ?? null
+  const column = (name: string) => `{ColumnRef:{fields:[{String:{sval:${name}}}]}}`
+
+  it('checks equality keys, normalised per type, taking the most selective conjunct of an AND', () => {
+    expect(probes("id = 1 AND owner_id IN (2, '3', 4.0)")).toEqual([`keys 1 of int ${column('id')}`])
+    expect(probes("owner_id IN (2, '3')")).toEqual([`keys 2 of int ${column('owner_id')}`, `keys 3 of int ${column('owner_id')}`])
+    expect(probes("uid = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'")).toEqual([`keys a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 of uuid ${column('uid')}`])
+    expect(probes("done AND status = 'ok'")).toEqual([`keys ok of enum ${column('status')}`])
+    expect(probes('done')).toEqual([`keys t of bool ${column('done')}`])
+    expect(probes('NOT done')).toEqual([`keys f of bool ${column('done')}`])
+    expect(probes("id = ANY('{5,6}')")).toEqual([`keys 5,6 of int ${column('id')}`])
   })
 
-  it('has none for OR, NOT, ranges or expressions', () => {
-    for (const where of ['id = 1 OR id = 2', 'NOT (id = 1)', 'id > 1', 'id + 0 = 1', 'id::text = $1', 'id <> 1']) {
-      expect(compile(where, where.includes('$1') ? { 1: '1' } : {}).equalities).toBeNull()
+  it('checks ranges (intersected within an AND), LIKE literals, IS NULL and expressions', () => {
+    expect(probes('id > 5')).toEqual([`range 5..Infinity of int ${column('id')}`])
+    expect(probes('5 >= id')).toEqual([`range -Infinity..5 of int ${column('id')}`])
+    expect(probes('id >= 1 AND id < 3 AND id <= 10')).toEqual([`range 1..3 of int ${column('id')}`])
+    expect(probes('price BETWEEN 1.5 AND 2')).toEqual([`range 1.5..2 of numeric ${column('price')}`])
+    expect(probes("title LIKE 'ab\\%c%de_f'")).toEqual([`contains "ab%c" of text ${column('title')}`])
+    const lowered = probes("lower(title) LIKE '%abc%'")
+    expect(lowered).toEqual(probes("title ILIKE '%ABC%'"))
+    expect(lowered?.[0]).toMatch(/^contains "abc" of text .*lower/)
+    expect(probes('title IS NULL')).toEqual([`null of text ${column('title')}`])
+    expect(probes('id % 10 = 3')?.[0]).toMatch(/^keys 3 of int .*AEXPR_OP.*%/)
+    expect(probes("id = 1 OR title LIKE 'x%'")).toEqual([`keys 1 of int ${column('id')}`, `contains "x" of text ${column('title')}`])
+  })
+
+  it('has none where a row may match without passing a probe, and no alternative where no row can match', () => {
+    for (const where of ['NOT (id = 1)', 'id <> 1', "title NOT LIKE 'x%'", 'id = 1 OR id <> 2', "title LIKE '%'", 'id = owner_id', 'title IS NOT NULL', 'id NOT BETWEEN 1 AND 2', 'done IS NOT FALSE']) {
+      expect(probes(where), where).toBeNull()
     }
+    expect(probes('id = NULL')).toEqual([])
   })
 })

@@ -1,9 +1,9 @@
 import { hasSqlDetails, type Node } from 'libpg-query'
 import { WHERE_PREFIX, deparseExpression, parse } from './ast'
 import { type ColumnTypes } from './column-types'
-import { type CompileContext, compileCondition } from './compile'
-import { type EqualityIndexKey } from './equality'
+import { type CompileContext, compileCondition, conditionProbes } from './compile'
 import { WhereError, WhereRuntimeError } from './errors'
+import { type Alternatives } from './probes'
 import { type Row, RowValues } from './row-values'
 
 export interface CompiledWhere {
@@ -14,8 +14,8 @@ export interface CompiledWhere {
   /** matches() of a row whose values are read once for every where it is matched against. */
   matchesValues(row: RowValues): boolean
   referencedColumns: string[]
-  /** Conjuncts `column ∈ keys` that every matching row satisfies; null when there are none. */
-  equalities: EqualityIndexKey[] | null
+  /** What an index can check of every row the where matches (see probes.ts); null when nothing can be checked. */
+  probes: Alternatives | null
   /** Normalised text for shape identity: equal for wheres that differ only in spacing, case of keywords, redundant parentheses or how a param is given. */
   canonical: string
 }
@@ -99,7 +99,7 @@ export function compileWhere(input: CompileWhereInput): CompiledWhere {
       }
     },
     referencedColumns: [...ctx.referenced].sort(),
-    equalities: root.equalities && root.equalities.length > 0 ? root.equalities : null,
+    probes: conditionProbes(root) ?? null,
     canonical
   }
 }

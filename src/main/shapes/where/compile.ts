@@ -1,9 +1,9 @@
 import type { Node } from 'libpg-query'
 import * as ast from './ast'
 import { type ColumnTypes, lookupColumn } from './column-types'
-import { type EqualityIndexKey, indexKind, keyOfValue } from './equality'
 import { WhereError, WhereRuntimeError } from './errors'
 import { like, likeMatcher } from './like'
+import { type Alternatives, allOf, anyOf, comparisonProbe, isKeyable, keyOf, likeLiteral, mirrored, probeValue } from './probes'
 import { type RowValues, slotOf } from './row-values'
 import {
   BOOL,
@@ -51,8 +51,8 @@ interface Typed {
   key?: string
   /** Set for a compile-time constant. */
   constant?: { value: unknown }
-  /** For conditions: conjuncts of the form column ∈ keys. */
-  equalities?: EqualityIndexKey[]
+  /** For conditions: what an index can check of a row this condition holds for (see probes.ts). */
+  probes?: Alternatives
 }
 
 export interface CompileContext {
@@ -317,14 +317,17 @@ function comparisonTest(ctx: CompileContext, operator: string, type: SqlType, lo
   return test
 }
 
-/** `column = constant` (either way round) as an index key; the column is taken before, the constant after unification. */
-function equalityOf(left: Typed, right: Typed, unified: [Typed, Typed], type: SqlType): EqualityIndexKey[] | undefined {
-  const [column, value] = left.column !== undefined ? [left, unified[1]] : [right, unified[0]]
-  if (column.column === undefined || !value.constant) return undefined
-  const kind = indexKind(column.type, type)
-  if (!kind) return undefined
-  const keys = value.constant.value === null ? [] : [keyOfValue(kind, type, value.constant.value)]
-  return [{ column: column.column, kind, keys }]
+/** `expression <operator> constant` (either way round, after unification) as probes. */
+function comparisonProbes(operator: string, left: Typed, right: Typed): Alternatives | undefined {
+  if (right.constant && !left.constant) return comparisonProbe(operator, probeValue(left), right.constant.value)
+  if (left.constant && !right.constant) return comparisonProbe(mirrored(operator), probeValue(right), left.constant.value)
+  return undefined
+}
+
+/** The probes of a condition; a bare boolean column is one too (`done` holds when done is true). */
+export function conditionProbes(node: Typed): Alternatives | undefined {
+  if (node.probes || node.column === undefined || node.type.kind !== 'bool') return node.probes
+  return [{ kind: 'keys', value: probeValue(node), keys: ['t'] }]
 }
 
 /** Text order depends on the collation; the generated SQL pins C, the code-point order the evaluator uses. */
@@ -349,8 +352,8 @@ function compare(ctx: CompileContext, operator: string, left: Typed, right: Type
     ast: ast.op(operator, isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, r.ast),
     location
   }
-  const equalities = operator === '=' ? equalityOf(left, right, [l, r], type) : undefined
-  return equalities ? { ...result, equalities } : result
+  const probes = comparisonProbes(operator, l, r)
+  return probes ? { ...result, probes } : result
 }
 
 // ---------- arithmetic and strings ----------
@@ -495,7 +498,7 @@ function likeExpr(ctx: CompileContext, kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE', opera
   const insensitive = kind === 'AEXPR_ILIKE'
   const negated = operator.startsWith('!')
   const [lhs, rhs] = [l.evaluate, r.evaluate]
-  return {
+  const result: Typed = {
     type: BOOL,
     evaluate: r.constant ? constantLike(l, r.constant.value as string | null, insensitive, negated) : (row) => {
       const value = lhs(row)
@@ -507,6 +510,12 @@ function likeExpr(ctx: CompileContext, kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE', opera
     ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: insensitive ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
     location
   }
+  const pattern = r.constant?.value
+  if (negated || l.constant || typeof pattern !== 'string') return r.constant && pattern === null ? { ...result, probes: [] } : result
+  const literal = likeLiteral(insensitive ? v.asciiLower(pattern) : pattern)
+  if (literal === '') return result
+  const subject = insensitive ? { type: TEXT, ast: ast.funcCall('lower', [ast.collateC(l.ast)]), evaluate: caseFolded(l, 'lower').evaluate } : l
+  return { ...result, probes: [{ kind: 'contains', value: probeValue(subject), literal }] }
 }
 
 /** LIKE against a constant pattern, matched by a test built once; ILIKE reads the lowered value once per row. */
@@ -579,12 +588,10 @@ function anyAll(ctx: CompileContext, kind: 'AEXPR_OP_ANY' | 'AEXPR_OP_ALL', oper
     ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
     location
   }
-  if (!any || operator !== '=' || left.column === undefined || !r.constant) return result
-  const indexType = indexKind(left.type, type)
-  if (!indexType || r.constant.value === null) return result
+  if (!any || operator !== '=' || l.constant || !r.constant || !isKeyable(type)) return result
+  if (r.constant.value === null) return { ...result, probes: [] }
   const items = (r.constant.value as unknown[]).filter((item) => item !== null)
-  const keys = items.map((item) => keyOfValue(indexType, type, toComparison(item)))
-  return { ...result, equalities: [{ column: left.column, kind: indexType, keys }] }
+  return { ...result, probes: [{ kind: 'keys', value: probeValue(l), keys: items.map((item) => keyOf(type, toComparison(item))) }] }
 }
 
 function arrayOperator(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
@@ -677,12 +684,13 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     const operand = coerce(ctx, compileNode(ctx, arg), TEXT)
     const isNull = node.NullTest.nulltesttype === 'IS_NULL'
     const inner = operand.evaluate
-    return {
+    const result: Typed = {
       type: BOOL,
       evaluate: perRow((row) => (inner(row) === null) === isNull),
       ast: { NullTest: { arg: operand.ast, nulltesttype: node.NullTest.nulltesttype } },
       location
     }
+    return isNull && !operand.constant ? { ...result, probes: [{ kind: 'null', value: probeValue(operand) }] } : result
   }
   if ('BooleanTest' in node) return compileBooleanTest(ctx, node.BooleanTest.arg, node.BooleanTest.booltesttype, location)
   if ('FuncCall' in node) return compileFunction(ctx, node.FuncCall, location)
@@ -903,16 +911,8 @@ function compileIn(ctx: CompileContext, operator: string, left: Typed, items: No
     ast: { A_Expr: { kind: 'AEXPR_IN', name: [ast.str(operator)], lexpr: l.ast, rexpr: { List: { items: itemAsts } } } },
     location
   }
-  if (negated || left.column === undefined) return result
-  const keys: string[] = []
-  let indexKindSeen: EqualityIndexKey['kind'] | undefined
-  for (const test of tests) {
-    const equality = test.equalities?.[0]
-    if (!equality || (indexKindSeen && equality.kind !== indexKindSeen)) return result
-    indexKindSeen = equality.kind
-    keys.push(...equality.keys)
-  }
-  return indexKindSeen ? { ...result, equalities: [{ column: left.column, kind: indexKindSeen, keys }] } : result
+  const probes = negated ? undefined : anyOf(tests.map((test) => test.probes))
+  return probes ? { ...result, probes } : result
 }
 
 function compileBetween(ctx: CompileContext, kind: string, operator: string, value: Typed, bounds: Node[], location: number | undefined): Typed {
@@ -938,12 +938,16 @@ function compileBetween(ctx: CompileContext, kind: string, operator: string, val
     return test.ast.A_Expr.rexpr
   }
   const leftAst = 'A_Expr' in geLow.ast && geLow.ast.A_Expr.lexpr ? geLow.ast.A_Expr.lexpr : x.ast
-  return {
+  const result: Typed = {
     type: BOOL,
     evaluate,
     ast: { A_Expr: { kind: kind as 'AEXPR_BETWEEN', name: [ast.str(operator)], lexpr: leftAst, rexpr: { List: { items: [rightOf(geLow), rightOf(leHigh)] } } } },
     location
   }
+  const forwardProbes = allOf([geLow.probes, leHigh.probes])
+  const probes =
+    kind === 'AEXPR_BETWEEN' ? forwardProbes : kind === 'AEXPR_BETWEEN_SYM' ? anyOf([forwardProbes, allOf([geHigh.probes, leLow.probes])]) : undefined
+  return probes ? { ...result, probes } : result
 }
 
 function compileBoolExpr(ctx: CompileContext, boolop: string | undefined, argNodes: Node[], location: number | undefined): Typed {
@@ -952,16 +956,16 @@ function compileBoolExpr(ctx: CompileContext, boolop: string | undefined, argNod
   if (boolop === 'NOT_EXPR') {
     const [arg] = args
     if (!arg || args.length !== 1) fail(ctx, 'NOT takes one argument', location)
-    return { type: BOOL, evaluate: not(arg.evaluate), ast: { BoolExpr: { boolop: 'NOT_EXPR', args: [arg.ast] } }, location }
+    const result: Typed = { type: BOOL, evaluate: not(arg.evaluate), ast: { BoolExpr: { boolop: 'NOT_EXPR', args: [arg.ast] } }, location }
+    return arg.column === undefined ? result : { ...result, probes: [{ kind: 'keys', value: probeValue(arg), keys: ['f'] }] }
   }
   const op = boolop === 'AND_EXPR' ? 'AND_EXPR' : 'OR_EXPR'
   // nested ANDs (ORs) are flattened: one canonical form, and the text Postgres re-reads the same way
   const flatAsts = args.flatMap((arg) => ('BoolExpr' in arg.ast && arg.ast.BoolExpr.boolop === op ? (arg.ast.BoolExpr.args ?? []) : [arg.ast]))
   const evaluators = args.map((arg) => arg.evaluate)
   const result: Typed = { type: BOOL, evaluate: op === 'AND_EXPR' ? and(evaluators) : or(evaluators), ast: { BoolExpr: { boolop: op, args: flatAsts } }, location }
-  if (op === 'OR_EXPR') return result
-  const equalities = args.flatMap((arg) => arg.equalities ?? (arg.column !== undefined && arg.type.kind === 'bool' ? [{ column: arg.column, kind: 'bool' as const, keys: ['t'] }] : []))
-  return equalities.length > 0 ? { ...result, equalities } : result
+  const probes = (op === 'AND_EXPR' ? allOf : anyOf)(args.map(conditionProbes))
+  return probes ? { ...result, probes } : result
 }
 
 function compileBooleanTest(ctx: CompileContext, argNode: Node | undefined, test: string | undefined, location: number | undefined): Typed {
@@ -978,12 +982,14 @@ function compileBooleanTest(ctx: CompileContext, argNode: Node | undefined, test
   const outcome = test === undefined ? undefined : outcomes.get(test)
   if (!outcome || !test) fail(ctx, 'unsupported boolean test', location)
   const inner = arg.evaluate
-  return {
+  const result: Typed = {
     type: BOOL,
     evaluate: perRow((row) => outcome(inner(row))),
     ast: { BooleanTest: { arg: arg.ast, booltesttype: test as 'IS_TRUE' } },
     location
   }
+  const probes = test === 'IS_TRUE' ? conditionProbes(arg) : undefined
+  return probes ? { ...result, probes } : result
 }
 
 function compileFunction(ctx: CompileContext, call: Extract<Node, { FuncCall: unknown }>['FuncCall'], location: number | undefined): Typed {

@@ -3,7 +3,6 @@ export { type CompiledWhere, type CompileWhereInput, MAX_WHERE_LENGTH, compileWh
 export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH } from './compile'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, columnTypesQuery, toColumnTypes } from './column-types'
-export { type EqualityIndexKey, type IndexKeyKind, keyOfText } from './equality'
 export { type WhereParam, WhereError, isCallersQueryError } from './errors'
 export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'

@@ -31,19 +31,20 @@ describe('createShapeRouter', () => {
   it('with 10,000 `col = const` shapes, evaluates only the shapes indexed under the row value', () => {
     const router = createShapeRouter<number>()
     for (let i = 0; i < 10_000; i++) router.add(`owner-${i}`, 'items', counted('owner_id = $1', { 1: String(i) }), i)
-    router.add('fallback', 'items', counted("title LIKE 'a%'"), -1)
-    expect(router.size).toBe(10_001)
+    router.add('like', 'items', counted("title LIKE 'a%'"), -1)
+    router.add('fallback', 'items', counted("title NOT LIKE 'a%'"), -2)
+    expect(router.size).toBe(10_002)
 
     evaluations = 0
-    expect(router.route('items', { id: '1', owner_id: '4242', title: 'b' })).toEqual([4242])
+    expect(router.route('items', { id: '1', owner_id: '4242', title: 'b' }).sort()).toEqual([-2, 4242])
     expect(evaluations).toBe(2)
 
     evaluations = 0
     expect(router.route('items', { id: '1', owner_id: '4242', title: 'apple' }).sort()).toEqual([-1, 4242])
-    expect(evaluations).toBe(2)
+    expect(evaluations).toBe(3)
 
     evaluations = 0
-    expect(router.route('items', { id: '1', owner_id: null, title: 'b' })).toEqual([])
+    expect(router.route('items', { id: '1', owner_id: null, title: 'b' })).toEqual([-2])
     expect(evaluations).toBe(1)
     expect(router.route('other_table', { owner_id: '1' })).toEqual([])
   })

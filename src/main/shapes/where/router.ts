@@ -1,5 +1,5 @@
 import type { CompiledWhere } from './compile-where'
-import { type EqualityIndexKey, type IndexKeyKind, keyOfText } from './equality'
+import { ValueIndex } from './probe-index'
 import { type Row, RowValues } from './row-values'
 
 /** A shape a changed row concerns: whether its where matches the row before and after the change. */
@@ -29,20 +29,17 @@ interface Entry<T> {
   table: string
   compiled: CompiledWhere | null
   value: T
-  index: { slot: string; keys: readonly string[] } | undefined
-}
-
-interface IndexSlot<T> {
-  column: string
-  kind: IndexKeyKind
-  byKey: Map<string, Map<string, Entry<T>>>
-  /** How many shapes use this slot, so empty slots are dropped and route() never scans them. */
-  shapes: number
+  /** Takes the shape's probes out of the value indexes; null for a shape evaluated on every row. */
+  unregister: (() => void) | null
+  /** The routing pass in which a probe admitted the old / new version of the row. */
+  oldPass: number
+  newPass: number
 }
 
 interface TableIndex<T> {
-  slots: Map<string, IndexSlot<T>>
-  /** Shapes with no indexable equality: evaluated one by one. */
+  /** Probes of the shapes on the table, by the value of the row they test. */
+  values: Map<string, ValueIndex<Entry<T>>>
+  /** Shapes without probes (no where, or one no index can check): evaluated on every row. */
   fallback: Map<string, Entry<T>>
   /** The fallback shapes as an array, for the per-row loop; rebuilt after a change. */
   fallbackList: Array<Entry<T>> | null
@@ -62,7 +59,7 @@ class ChangeRouting<T> {
     this.changed = oldRow && newRow ? changedColumns(oldRow, newRow) : null
   }
 
-  /** Evaluates a shape on the versions it may match (an index may already rule one out). */
+  /** Evaluates a shape on the versions it may match (its probes may already rule one out). */
   judge(entry: Entry<T>, checkOld: boolean, checkNew: boolean): void {
     const compiled = entry.compiled
     const matchesNew = checkNew && this.after !== null && (!compiled || compiled.matchesValues(this.after))
@@ -86,26 +83,21 @@ function changedColumns(old: Row, next: Row): Set<string> {
   return changed
 }
 
-/** The most selective conjunct: the one with the fewest keys. */
-function pickEquality(equalities: readonly EqualityIndexKey[] | null | undefined): EqualityIndexKey | undefined {
-  let best: EqualityIndexKey | undefined
-  for (const equality of equalities ?? []) if (!best || equality.keys.length < best.keys.length) best = equality
-  return best
-}
-
 /**
- * Routes changed rows to shapes. Per table, shapes with an equality conjunct (`col = c`, `col IN (…)`,
- * `col = ANY('{…}')`, and ANDs of them) are found through hash maps keyed by the normalised column value;
- * only those candidates and the fallback shapes are evaluated.
+ * Routes changed rows to shapes. Per table, each where's probes (see probes.ts: keys of `col = c` / `IN` / `ANY`,
+ * ranges, LIKE literals, IS NULL, also of expressions such as `lower(title)` or `owner % 10`) sit in indexes by the
+ * value of the row they test; a row reads each such value once, and only the shapes whose probe it passes, plus the
+ * shapes no index can check, are evaluated.
  */
 export function createShapeRouter<T>(): ShapeRouter<T> {
   const entries = new Map<string, Entry<T>>()
   const tables = new Map<string, TableIndex<T>>()
+  let pass = 0
 
   function tableIndex(table: string): TableIndex<T> {
     let index = tables.get(table)
     if (!index) {
-      index = { slots: new Map(), fallback: new Map(), fallbackList: null }
+      index = { values: new Map(), fallback: new Map(), fallbackList: null }
       tables.set(table, index)
     }
     return index
@@ -117,68 +109,64 @@ export function createShapeRouter<T>(): ShapeRouter<T> {
     entries.delete(id)
     const index = tables.get(entry.table)
     if (!index) return
-    if (entry.index) {
-      const slot = index.slots.get(entry.index.slot)
-      if (slot) {
-        for (const key of entry.index.keys) {
-          const bucket = slot.byKey.get(key)
-          bucket?.delete(id)
-          if (bucket?.size === 0) slot.byKey.delete(key)
-        }
-        slot.shapes -= 1
-        if (slot.shapes === 0) index.slots.delete(entry.index.slot)
-      }
-    } else {
+    if (entry.unregister) entry.unregister()
+    else {
       index.fallback.delete(id)
       index.fallbackList = null
     }
-    if (index.slots.size === 0 && index.fallback.size === 0) tables.delete(entry.table)
+    if (index.values.size === 0 && index.fallback.size === 0) tables.delete(entry.table)
+  }
+
+  function register(index: TableIndex<T>, entry: Entry<T>, probes: NonNullable<CompiledWhere['probes']>): () => void {
+    const undo = probes.map((probe) => {
+      let values = index.values.get(probe.value.key)
+      if (!values) {
+        values = new ValueIndex<Entry<T>>(probe.value)
+        index.values.set(probe.value.key, values)
+      }
+      const owner = values
+      const take = owner.add(probe, entry)
+      return () => {
+        take()
+        if (owner.size === 0) index.values.delete(probe.value.key)
+      }
+    })
+    return () => undo.forEach((step) => step())
   }
 
   function add(id: string, table: string, compiled: CompiledWhere | null, value: T): void {
     remove(id)
-    const equality = pickEquality(compiled?.equalities)
-    const slotName = equality ? `${equality.kind}\u0000${equality.column}` : undefined
-    const entry: Entry<T> = { id, table, compiled, value, index: equality && slotName ? { slot: slotName, keys: [...new Set(equality.keys)] } : undefined }
+    const entry: Entry<T> = { id, table, compiled, value, unregister: null, oldPass: 0, newPass: 0 }
     entries.set(id, entry)
     const index = tableIndex(table)
-    if (!equality || !slotName || !entry.index) {
+    if (compiled?.probes) entry.unregister = register(index, entry, compiled.probes)
+    else {
       index.fallback.set(id, entry)
       index.fallbackList = null
-      return
     }
-    let slot = index.slots.get(slotName)
-    if (!slot) {
-      slot = { column: equality.column, kind: equality.kind, byKey: new Map(), shapes: 0 }
-      index.slots.set(slotName, slot)
-    }
-    slot.shapes += 1
-    for (const key of entry.index.keys) {
-      let bucket = slot.byKey.get(key)
-      if (!bucket) {
-        bucket = new Map()
-        slot.byKey.set(key, bucket)
-      }
-      bucket.set(id, entry)
-    }
-  }
-
-  function bucketOf(slot: IndexSlot<T>, row: RowValues | null): Map<string, Entry<T>> | undefined {
-    if (!row) return undefined
-    const key = keyOfText(slot.kind, Object.hasOwn(row.text, slot.column) ? row.text[slot.column] : null)
-    return key === null ? undefined : slot.byKey.get(key)
   }
 
   function routeChange(table: string, oldRow: Row | null, newRow: Row | null): Array<Routed<T>> {
     const index = tables.get(table)
     if (!index) return []
     const change = new ChangeRouting<T>(oldRow, newRow)
-    for (const slot of index.slots.values()) {
-      const oldBucket = bucketOf(slot, change.before)
-      const newBucket = bucketOf(slot, change.after)
-      for (const entry of oldBucket?.values() ?? []) change.judge(entry, true, newBucket?.has(entry.id) ?? false)
-      for (const entry of newBucket?.values() ?? []) if (!oldBucket?.has(entry.id)) change.judge(entry, false, true)
+    const current = ++pass
+    const candidates: Array<Entry<T>> = []
+    const admitOld = (entry: Entry<T>): void => {
+      if (entry.oldPass === current) return
+      if (entry.newPass !== current) candidates.push(entry)
+      entry.oldPass = current
     }
+    const admitNew = (entry: Entry<T>): void => {
+      if (entry.newPass === current) return
+      if (entry.oldPass !== current) candidates.push(entry)
+      entry.newPass = current
+    }
+    for (const values of index.values.values()) {
+      if (change.before) values.collect(change.before, admitOld)
+      if (change.after) values.collect(change.after, admitNew)
+    }
+    for (const entry of candidates) change.judge(entry, entry.oldPass === current, entry.newPass === current)
     index.fallbackList ??= [...index.fallback.values()]
     for (const entry of index.fallbackList) change.judge(entry, true, true)
     return change.routed
