@@ -50,23 +50,27 @@ function cachedConflicts(list: readonly ShapeExchange[]): Diagnosis[] {
 
 /** Fresh syncs after a must-refetch that got the refused handle back. */
 function staleHandles(list: readonly ShapeExchange[]): Diagnosis[] {
-  const found: Diagnosis[] = []
+  const pairs: Array<[conflict: ShapeExchange, refetch: ShapeExchange]> = []
   list.forEach((conflict, index) => {
     const refused = conflict.entry.request.handle
-    if (!conflict.entry.response.mustRefetch || refused === null) return
+    // A 409 a cache kept refuses a handle the server may still serve: that is doctor.cached-conflict's case.
+    if (!conflict.entry.response.mustRefetch || refused === null || fromCache(conflict)) return
     const refetch = list.slice(index + 1).find((exchange) => exchange.entry.request.offset === '-1')
-    if (!refetch || refetch.entry.response.handle !== refused) return
-    const browser = refetch.entry.cache.status === 'browser'
-    const who = fromCache(refetch) ? cacheWords(refetch) : 'a cache in between (the answer carries no cache status, but the server never hands out a handle it refused)'
-    const buster = refetch.entry.request.cacheBuster ? ' although the request carried a `cache-buster`, so the cache keys without the query string' : ''
-    found.push({
-      id: 'doctor.stale-handle',
-      message: `#${refetch.entry.n}: the fresh sync after the must-refetch of #${conflict.entry.n} got the refused handle ${refused} again, from ${who}${buster}; the client follows it straight into the next 409.`,
-      evidence: [[`#${conflict.entry.n} (must-refetch of ${refused})`, conflict], [`#${refetch.entry.n} (fresh sync, old handle)`, refetch]],
-      ...(browser && !refetch.entry.request.cacheBuster ? { fix: 'The client re-requests `offset=-1` without a `cache-buster`, so the browser serves its cached answer: update the shape client (`@electric-sql/client` adds one), or send the initial answer with a shorter `max-age` (`--cache-max-age`).' } : {})
-    })
+    if (refetch && refetch.entry.response.handle === refused) pairs.push([conflict, refetch])
   })
-  return found
+  if (pairs.length === 0) return []
+  const [conflict, refetch] = pairs[0]!
+  const refused = conflict.entry.request.handle
+  const who = fromCache(refetch) ? cacheWords(refetch) : 'a cache in between (the answer carries no cache status, but the server never hands out a handle it refused)'
+  const buster = refetch.entry.request.cacheBuster ? ' although the request carried a `cache-buster`, so the cache keys without the query string' : ''
+  const more = pairs.length > 1 ? ` The same after ${pairs.slice(1).map(([other, again]) => `#${other.entry.n} (#${again.entry.n})`).join(', ')}.` : ''
+  const browser = refetch.entry.cache.status === 'browser'
+  return [{
+    id: 'doctor.stale-handle',
+    message: `#${refetch.entry.n}: the fresh sync after the must-refetch of #${conflict.entry.n} got the refused handle ${refused} again, from ${who}${buster}; the client follows it straight into the next 409.${more}`,
+    evidence: [[`#${conflict.entry.n} (must-refetch of ${refused})`, conflict], [`#${refetch.entry.n} (fresh sync, old handle)`, refetch]],
+    ...(browser && !refetch.entry.request.cacheBuster ? { fix: 'The client re-requests `offset=-1` without a `cache-buster`, so the browser serves its cached answer: update the shape client (`@electric-sql/client` adds one), or send the initial answer with a shorter `max-age` (`--cache-max-age`).' } : {})
+  }]
 }
 
 /** Live answers that are older than the request: a cursor not moved on, or older than their freshness allows. */
@@ -168,9 +172,11 @@ function logContinuity(list: readonly ShapeExchange[]): Diagnosis[] {
   const handles = new Map<string, { next: string | null; keys: Set<string> | null; read: Map<string, ShapeExchange> }>()
   for (const exchange of list) {
     const { request, response } = exchange.entry
-    if (!ok(exchange)) continue
     const handle = response.handle ?? request.handle
     if (handle === null) continue
+    // A must-refetch throws away what the client holds: reading the log again from -1 is expected, not a duplicate.
+    if (response.mustRefetch && request.handle !== null) handles.delete(request.handle)
+    if (!ok(exchange)) continue
     const fromStart = request.offset === '-1'
     const state = handles.get(handle) ?? { next: null, keys: fromStart && !exchange.raw.url.includes('log=changes_only') ? new Set<string>() : null, read: new Map() }
     handles.set(handle, state)

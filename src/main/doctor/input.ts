@@ -48,7 +48,7 @@ const HarEntrySchema = z.looseObject({
     postData: z.looseObject({ text: z.string().optional() }).optional()
   }),
   response: z.looseObject({
-    status: z.number(),
+    status: z.number().int(),
     statusText: z.string().optional(),
     headers: z.array(HarHeaderSchema).default([]),
     content: z.looseObject({ text: z.string().optional(), encoding: z.string().optional() }).optional(),
@@ -87,7 +87,8 @@ function fromHar(har: z.infer<typeof HarSchema>): RecordingInput {
     const total = typeof entry.time === 'number' && entry.time >= 0 ? entry.time : beforeHead + known(timings.receive)
     const content = entry.response.content
     const text = content?.text === undefined ? null : content.encoding === 'base64' ? Buffer.from(content.text, 'base64').toString('utf8') : content.text
-    const failed = entry.response.status === 0
+    // Chrome writes 0, Playwright -1, for a request that got no answer (blocked, aborted, still open at the end).
+    const failed = entry.response.status <= 0
     const cache = entry._fromCache === 'memory' || entry._fromCache === 'disk' ? entry._fromCache : null
     return {
       startedAt: Date.parse(entry.startedDateTime),
