@@ -22,7 +22,7 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   let browser: BrowserHarRecorder
 
   beforeAll(async () => {
-    server = await startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 1_500 })
+    server = await startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 1_500, sseKeepAlive: 1_000, chunkBytes: 100_000 })
     browser = await startBrowserHarRecorder()
   })
   afterAll(async () => {
@@ -34,6 +34,7 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
     const nginx = await startNginx(server.url, location)
     try {
       const har = await browser.record(`${nginx.url}/v1/shape`, drive, options)
+      if (process.env.DOCTOR_HAR_DUMP) (await import('node:fs')).writeFileSync(process.env.DOCTOR_HAR_DUMP, har)
       const report = diagnoseRecording('chromium.har', har)
       if (process.env.SYNCSCOPE_DEBUG) process.stderr.write(formatDoctorReport(report))
       return report
@@ -65,13 +66,26 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
     expect(report.notes.join('\n')).toMatch(/long-polls/)
   }, 60_000)
 
+  it('a healthy SSE session through a sound proxy gets no finding', async () => {
+    const report = await recordThrough(SOUND, async (page) => {
+      await waitForState(page, (state) => state.upToDate > 0)
+      const before = (await appState(page)).changes
+      await insertRow('doctor healthy sse')
+      await waitForState(page, (state) => state.changes > before)
+      await sleep(2_000)
+    }, { sse: true })
+    expect(report.timeline.some((entry) => entry.request.live === 'sse')).toBe(true)
+    expect(report.findings.map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
+  }, 60_000)
+
   it('a must-refetch loop on an old handle from the proxy cache (cache key without handle and cache-buster)', async () => {
     const report = await recordThrough(`${SOUND} ${KEY_WITHOUT_HANDLE}`, async (page) => {
       await waitForState(page, (state) => state.upToDate > 0)
       await dropShape(page)
       await sleep(6_000)
     })
-    expect(ids(report)).toContain('doctor.stale-handle')
+    expect(ids(report)).toEqual(expect.arrayContaining(['doctor.refetch-loop', 'doctor.stale-handle']))
+    expect(report.findings.find((finding) => finding.id === 'doctor.refetch-loop')!.message).toMatch(/caused by an old handle served from a cache/)
     const stale = report.findings.find((finding) => finding.id === 'doctor.stale-handle')!
     expect(stale.message).toMatch(/x-cache-status: HIT/)
     expect(stale.fix).toMatch(/proxy_cache_key/)
@@ -86,5 +100,24 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
     })
     expect(ids(report)).toContain('doctor.stale-live')
     expect(report.findings.find((finding) => finding.id === 'doctor.stale-live')!.fix).toMatch(/proxy_ignore_headers Cache-Control/)
+  }, 60_000)
+
+  it('up-to-date never reached: a cache key without the query string hands every request the first chunk', async () => {
+    const report = await recordThrough(`${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, async (page) => {
+      await sleep(4_000)
+      expect((await appState(page)).upToDate).toBe(0)
+    })
+    expect(ids(report)).toContain('doctor.up-to-date-never')
+    const finding = report.findings.find((item) => item.id === 'doctor.up-to-date-never')!
+    expect(finding.message).toMatch(/keyed without the query string/)
+    expect(finding.fix).toMatch(/proxy_cache_key/)
+  }, 60_000)
+
+  it('SSE buffered by the proxy (X-Accel-Buffering ignored): the stream\'s head is held back', async () => {
+    const report = await recordThrough('proxy_ignore_headers X-Accel-Buffering;', async (page) => {
+      await waitForState(page, (state) => state.upToDate > 0)
+      await sleep(8_000)
+    }, { sse: true })
+    expect(ids(report)).toContain('doctor.sse-buffered')
   }, 60_000)
 })

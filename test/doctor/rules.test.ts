@@ -104,6 +104,14 @@ describe('the sync doctor\'s rules', () => {
     expect(finding.fix).toMatch(/proxy_buffering off/)
   })
 
+  it('an SSE request still without a response head when the recording ended was held back', () => {
+    const text = har(
+      { at: 0, params: { offset: '-1' }, status: 200, headers: shapeHeaders('h1', '0_inf', { 'electric-up-to-date': '' }), body: [insert(1), upToDate] },
+      { at: 100, params: { offset: '0_inf', handle: 'h1', live: 'true', live_sse: 'true' }, status: -1, text: '' }
+    )
+    expect(diagnoseRecording('sse.har', text).findings.map((finding) => finding.message)).toEqual([expect.stringMatching(/^#2: the SSE request had no response head by the end of the recording/)])
+  })
+
   it('compressed SSE, protocol headers stripped, a cached error and a long-poll cut by a gateway', () => {
     const text = har(
       { at: 0, params: { offset: '-1' }, status: 200, headers: { 'content-type': 'application/json' }, body: [insert(1), upToDate] },

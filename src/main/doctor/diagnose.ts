@@ -146,15 +146,22 @@ function sseTrouble(list: readonly ShapeExchange[]): Diagnosis[] {
     const together = first !== undefined && last !== undefined && raw.frames.length > 1 && last.atMs - first.atMs < 50 && first.atMs >= 2_000
     return lateHead || together
   })
+  // The server sends an SSE head at once: one still awaited when the recording ended was held back.
+  const waiting = list.filter((exchange) => exchange.entry.request.live === 'sse' && exchange.entry.status === null && exchange.entry.error === null)
   const fallback = list.find((exchange, index) => {
     if (exchange.entry.request.live !== 'long-poll') return false
     const earlier = list.slice(0, index)
     const lastSse = earlier.findLastIndex((candidate) => candidate.entry.request.live === 'sse')
     return lastSse !== -1 && !earlier.slice(lastSse).some((candidate) => candidate.entry.response.mustRefetch)
   })
-  if (held.length === 0 && (!fallback || compressed.length > 0)) return found
-  const shown = held.length > 0 ? held : sse.slice(-3)
-  const heldWords = held.length > 0 ? `${numbers(held)}: the SSE response head or its frames arrived only ${seconds(held[0]!.raw.headMs)} after the request, together with the end of the stream` : `${numbers(shown)}: the SSE streams were closed soon after they opened`
+  if (held.length === 0 && waiting.length === 0 && (!fallback || compressed.length > 0)) return found
+  const shown = held.length > 0 ? held : waiting.length > 0 ? waiting : sse.slice(-3)
+  const heldWords =
+    held.length > 0
+      ? `${numbers(held)}: the SSE response head or its frames arrived only ${seconds(held[0]!.raw.headMs)} after the request, together with the end of the stream`
+      : waiting.length > 0
+        ? `${numbers(waiting)}: the SSE request had no response head by the end of the recording, though the server sends it at once`
+        : `${numbers(shown)}: the SSE streams were closed soon after they opened`
   const fallbackWords = fallback ? `; from #${fallback.entry.n} on the client long-polls instead (its fallback when SSE keeps failing)` : ''
   found.push({
     id: 'doctor.sse-buffered',
@@ -178,6 +185,8 @@ function logContinuity(list: readonly ShapeExchange[]): Diagnosis[] {
     if (response.mustRefetch && request.handle !== null) handles.delete(request.handle)
     if (!ok(exchange)) continue
     const fromStart = request.offset === '-1'
+    // A sync from -1 starts the client over: what it read of this handle before is thrown away.
+    if (fromStart) handles.delete(handle)
     const state = handles.get(handle) ?? { next: null, keys: fromStart && !exchange.raw.url.includes('log=changes_only') ? new Set<string>() : null, read: new Map() }
     handles.set(handle, state)
     if (isPosition(request.offset) && isPosition(response.offset) && request.live !== 'sse' && compareOffsets(response.offset, request.offset) < 0) {

@@ -9,7 +9,7 @@ function timelineLine(entry: TimelineEntry): string {
   const asked = [`offset=${short(request.offset)}`, ...(request.handle ? [`handle=${short(request.handle)}`] : []), ...(request.cursor ? [`cursor=${request.cursor}`] : []), ...(request.live === 'off' ? [] : [request.live]), ...(request.cacheBuster ? ['cache-buster'] : [])]
   const answer =
     entry.status === null
-      ? `✗ ${entry.error ?? 'no response'}`
+      ? `✗ ${entry.error ?? 'no response head by the end of the recording'}`
       : [
           `${entry.status}`,
           ...(response.handle ? [`handle=${short(response.handle)}`] : []),

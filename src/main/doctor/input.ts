@@ -22,6 +22,7 @@ export interface RawExchange {
   frames: Array<{ atMs: number; raw: string }>
   /** The browser answered from its own cache (Chrome's `_fromCache`). */
   browserCache: 'memory' | 'disk' | null
+  /** Why no response came; null with `status` null: still waiting when the recording ended. */
   error: string | null
 }
 
@@ -104,7 +105,7 @@ function fromHar(har: z.infer<typeof HarSchema>): RecordingInput {
       endMs: failed ? null : Math.round(total),
       frames: entry._frames ?? [],
       browserCache: cache,
-      error: failed ? (entry.response._error ?? entry.response._failureText ?? 'no response') : null
+      error: failed ? (entry.response._error ?? entry.response._failureText ?? null) : null
     }
   })
   const creator = har.log.creator?.name ? `${har.log.creator.name}${har.log.creator.version ? ` ${har.log.creator.version}` : ''}` : null

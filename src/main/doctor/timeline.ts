@@ -18,7 +18,7 @@ export interface ShapeExchange {
 }
 
 /** Query parameters that move along a shape's log rather than name the shape. */
-const POSITION_PARAMS = new Set(['offset', 'handle', 'cursor', 'live', 'live_sse', 'cache-buster', 'expired_handle', 'log'])
+const POSITION_PARAMS = new Set(['offset', 'handle', 'cursor', 'live', 'live_sse', 'cache-buster', 'expired_handle', 'log', 'experimental_live_sse'])
 
 const header = (headers: RawExchange['responseHeaders'], name: string): string | null =>
   headers.find(([key]) => key.toLowerCase() === name)?.[1] ?? null
