@@ -174,7 +174,8 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
     url: `http://${host}:${port}`,
     entries,
     async close() {
-      for (const res of open) res.destroy()
+      // Each cut stream is recorded by its own 'close' handler: wait for those before the last write.
+      await Promise.all([...open].map((res) => new Promise((resolve) => res.once('close', resolve).destroy())))
       await new Promise<void>((resolve) => server.close(() => resolve()))
       save()
       await writing
