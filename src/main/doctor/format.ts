@@ -15,7 +15,7 @@ function timelineLine(entry: TimelineEntry): string {
           ...(response.handle ? [`handle=${short(response.handle)}`] : []),
           ...(response.offset ? [`offset=${short(response.offset)}`] : []),
           ...(response.cursor ? [`cursor=${response.cursor}`] : []),
-          ...(response.changes > 0 ? [`${response.changes} changes`] : []),
+          ...(response.changes > 0 ? [`${response.changes} change${response.changes === 1 ? '' : 's'}`] : []),
           ...(response.upToDate ? ['up-to-date'] : []),
           ...(response.mustRefetch ? ['must-refetch'] : [])
         ].join(' ')
