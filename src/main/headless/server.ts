@@ -34,7 +34,7 @@ export interface HeadlessServer {
   close(): Promise<void>
 }
 
-// Large enough for a HAR file the sync doctor reads (`doctor.analyze`, at most 50 MB of text).
+// Large enough for a HAR file the sync doctor reads (`doctor.analyze`, at most 40 MB of text).
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 const RPC_PREFIX = '/rpc/'
 

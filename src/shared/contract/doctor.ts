@@ -52,8 +52,8 @@ export const DoctorReportSchema = z.object({
 })
 export type DoctorReport = z.infer<typeof DoctorReportSchema>
 
-/** At most 50 MB of recording text per call. */
-const RecordingTextSchema = z.string().min(1, 'the file is empty').max(50_000_000, 'the file is larger than 50 MB')
+/** At most 40 MB of recording text per call (the HTTP contract takes 64 MB bodies, and JSON escapes grow a HAR). */
+const RecordingTextSchema = z.string().min(1, 'the file is empty').max(40_000_000, 'the file is larger than 40 MB: record a shorter session, or run `syncscope doctor` on it')
 
 export const doctorCalls = {
   /** Diagnoses a HAR file or a Syncscope recording (the text of the file). */
