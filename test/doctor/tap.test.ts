@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'node:http'
@@ -69,6 +69,10 @@ describe('syncscope tap, the recording proxy, and syncscope doctor on what it wr
     out.length = 0
     expect(await doctorMain([harFile, '--json'], io)).toBe(0)
     expect(JSON.parse(out.join('')).findings).toEqual([])
+    const bundle = join(dir, 'bundle.har')
+    expect(await doctorMain([harFile, '--redact', bundle], io)).toBe(0)
+    expect((await stat(bundle)).mode & 0o777).toBe(0o600)
+    expect(diagnoseRecording('bundle.har', await readFile(bundle, 'utf8')).timeline.length).toBe(report.timeline.length)
   }, 60_000)
 
   it('refuses a request for another Host (DNS rebinding) and answers 502 naming an unreachable upstream', async () => {
