@@ -156,7 +156,7 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
       }
     })
     req.on('data', (chunk: Buffer) => {
-      requestBody.push(chunk)
+      if (entry.request.bodySize < MAX_BODY_CHARS) requestBody.push(chunk)
       entry.request.bodySize += chunk.length
     })
     req.pipe(outgoing)
