@@ -4,13 +4,16 @@ import { startApp } from './app'
 import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
 import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
+import { doctorMain, tapMain } from './cli/doctor'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
 
 usage:
   ${SERVE_USAGE.split('\n').join('\n  ')}
   syncscope mcp <list|tools|call|login> …   see \`syncscope mcp --help\`
-  syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\``
+  syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\`
+  syncscope doctor <file.har|recording>     diagnose a recorded sync; see \`syncscope doctor --help\`
+  syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\``
 
 function rendererDir(): string {
   const dir = resolve(__dirname, '../../out/renderer')
@@ -53,6 +56,8 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'serve') return serve(rest)
   if (command === 'mcp') return mcpMain(rest)
   if (command === 'check') return checkMain(rest)
+  if (command === 'doctor') return doctorMain(rest)
+  if (command === 'tap') return tapMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0

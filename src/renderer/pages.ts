@@ -1,6 +1,7 @@
 import type { ComponentType } from 'react'
 import { ConformancePage } from './features/conformance/ConformancePage'
 import { DatabaseView } from './features/database/DatabaseView'
+import { DoctorPage } from './features/doctor/DoctorPage'
 import { McpPage } from './features/mcp/McpPage'
 import { ProxyPlayground } from './features/proxy/ProxyPlayground'
 import { ShapeWorkbench } from './features/shapes/ShapeWorkbench'
@@ -19,5 +20,6 @@ export const pages: Page[] = [
   { id: 'shapes', title: 'Shape workbench', Component: ShapeWorkbench },
   { id: 'proxy', title: 'Proxy playground', Component: ProxyPlayground },
   { id: 'conformance', title: 'Conformance', Component: ConformancePage },
+  { id: 'doctor', title: 'Sync doctor', Component: DoctorPage },
   { id: 'mcp', title: 'MCP servers', Component: McpPage }
 ]

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import { checkerCalls, checkerEvents } from './contract/checker'
 import { dbCalls, dbEvents } from './contract/db'
+import { doctorCalls } from './contract/doctor'
 import { mcpCalls, mcpEvents } from './contract/mcp'
 import { proxyCalls, proxyEvents } from './contract/proxy'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
@@ -11,7 +12,8 @@ export const calls = {
   ...mcpCalls,
   ...proxyCalls,
   ...shapesWorkbenchCalls,
-  ...checkerCalls
+  ...checkerCalls,
+  ...doctorCalls
 }
 
 /** Every event main pushes to the renderer. */

@@ -20,7 +20,7 @@ function evidenceLines(evidence: Evidence): string[] {
   return lines
 }
 
-function findingLines(finding: Finding): string[] {
+export function findingLines(finding: Finding): string[] {
   return [
     `${finding.severity === 'error' ? '✗' : '!'} ${finding.id} (${finding.severity}): ${finding.message}`,
     `  rule: ${finding.rule.text} (${finding.rule.doc})`,

@@ -34,7 +34,8 @@ export interface HeadlessServer {
   close(): Promise<void>
 }
 
-const MAX_BODY_BYTES = 4 * 1024 * 1024
+// Large enough for a HAR file the sync doctor reads (`doctor.analyze`, at most 40 MB of text).
+const MAX_BODY_BYTES = 64 * 1024 * 1024
 const RPC_PREFIX = '/rpc/'
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

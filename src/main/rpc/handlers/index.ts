@@ -3,6 +3,7 @@ import type { Rooms } from '../../rooms'
 import type { Handlers } from '../dispatcher'
 import { checkerHandlers } from './checker'
 import { dbHandlers } from './db'
+import { doctorHandlers } from './doctor'
 import { mcpHandlers } from './mcp'
 import { proxyHandlers } from './proxy'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
@@ -14,6 +15,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...mcpHandlers(core, rooms),
     ...proxyHandlers(core, rooms),
     ...shapesWorkbenchHandlers(core, rooms),
-    ...checkerHandlers(core, rooms)
+    ...checkerHandlers(core, rooms),
+    ...doctorHandlers()
   }
 }

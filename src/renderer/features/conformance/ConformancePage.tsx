@@ -36,7 +36,7 @@ function EvidenceView({ evidence }: { evidence: Evidence }) {
   )
 }
 
-function FindingView({ finding }: { finding: Finding }) {
+export function FindingView({ finding }: { finding: Finding }) {
   return (
     <details className={`finding ${finding.severity}`} data-testid={`finding-${finding.id}`} open={finding.severity === 'error'}>
       <summary>

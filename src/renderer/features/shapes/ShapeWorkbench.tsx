@@ -12,6 +12,7 @@ import { RowsView } from './RowsView'
 import { SavedShapes } from './SavedShapes'
 import { proxyStreamTarget, proxyTargetProblem } from './proxy-target'
 import { WorkbenchSession, type SessionConfig } from './session'
+import { rememberWorkbenchSession } from '../doctor/workbench-sessions'
 import { SseFramesView } from './SseFramesView'
 import { StreamStatus } from './StreamStatus'
 import { SubsetPanel } from './SubsetPanel'
@@ -93,6 +94,7 @@ export function ShapeWorkbench() {
       const options = await streamOptions(recorder)
       const next = new WorkbenchSession({ ...options, definition: settings.definition, live: settings.live, offset: settings.offset, clients }, recorder)
       setSession(next)
+      rememberWorkbenchSession(settings.definition.table, next.recorders)
       setRuns((count) => count + 1)
       next.start()
     } catch (error) {
