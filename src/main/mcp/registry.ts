@@ -1,9 +1,9 @@
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { McpEntry, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
-import { AuthorizationCodeProvider, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
+import { AuthorizationCodeProvider, guardResource, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
@@ -16,6 +16,9 @@ import { maskSecrets, tokenStatus } from './mask'
 import { prefixedToolName, serverOfPrefixedName } from './naming'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
+/** How long a tool call that needs a wider scope waits for the person to finish the login in the browser. */
+const STEP_UP_WAIT_MS = 300_000
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
 /** Where an entry came from, for the list (provenance, shadowing, the entry as written). */
 export interface Origin {
@@ -45,6 +48,11 @@ export interface RegistryOptions {
   openAuthorizeUrl?: (url: string, server: string) => void | Promise<void>
   /** Servers added by the host, below every config file (a file's entry of the same name wins). */
   extraMcpServers?: McpServerConfig[]
+  /**
+   * The app's client_id as an HTTPS URL of its client ID metadata document (see clientMetadataDocument): used with
+   * authorisation servers that accept one; others get dynamic registration, or the entry's configured client.
+   */
+  clientMetadataUrl?: string
   /** Pre-built OAuth client providers that `oauthProviderRef` names (mutual TLS and other special cases). */
   oauthProviders?: ReadonlyMap<string, OAuthClientProvider>
   restartPolicy?: RestartPolicy
@@ -181,11 +189,47 @@ export class Registry {
       throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
     }
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    const call = () => this.withSession(name, async (client) => (await client.callTool({ name: tool, arguments: args }, undefined, { timeout })) as CallToolResult)
     try {
-      return await this.withSession(name, async (client) => (await client.callTool({ name: tool, arguments: args }, undefined, { timeout })) as CallToolResult)
+      return await call()
+    } catch (error) {
+      if (error instanceof UnauthorizedError) throw await this.loginLost(name)
+      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw this.callFailure(name, tool, timeout, error)
+      await this.stepUp(name, error.extra.scope ?? '')
+    }
+    try {
+      return await call()
     } catch (error) {
       throw this.callFailure(name, tool, timeout, error)
     }
+  }
+
+  /** The server refused our tokens and no refresh helped (revoked grant, a new authorisation server): needs a login. */
+  private async loginLost(name: string): Promise<McpFailure> {
+    await this.reconnect(name)
+    const error = this.describe(name).error
+    return new McpFailure('needs_login', error?.code === 'needs_login' ? error.message : `${name} refused the stored tokens: log in again`)
+  }
+
+  /**
+   * Step-up after a 403 insufficient_scope: a new authorisation for the scopes held plus the ones asked for (the
+   * browser opens), waited for up to STEP_UP_WAIT_MS; the caller then retries once.
+   */
+  private async stepUp(name: string, asked: string): Promise<void> {
+    const { entry, state } = this.oauthEntry(name)
+    const scope = [...new Set([...(entry.oauth?.config?.scopes ?? []), ...(state.tokens?.value.scope ?? '').split(' '), ...asked.split(' ')].filter(Boolean))].join(' ')
+    this.oauthLog(name).add('resource', 'POST', (entry.config as { url: string }).url, 403, `insufficient_scope: re-authorising with "${scope}"`)
+    // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
+    const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
+    if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
+    const done = this.waitForLogin(name)
+    try {
+      await this.login(name, { scope })
+    } catch (error) {
+      throw new McpFailure('insufficient_scope', `${name} needs the scope "${scope}", which the authorisation server refused: ${(error as Error).message}`, { scope })
+    }
+    const error = await Promise.race([done, sleep(STEP_UP_WAIT_MS).then((): McpToolError => ({ code: 'needs_login', message: `${name}: the login for the scope "${scope}" did not finish within ${STEP_UP_WAIT_MS / 1000} s` }))])
+    if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
   }
 
   /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
@@ -230,15 +274,16 @@ export class Registry {
   }
 
   /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
-  async login(name: string): Promise<{ authorizeUrl: string }> {
+  async login(name: string, options: { scope?: string } = {}): Promise<{ authorizeUrl: string }> {
     const { entry, state } = this.oauthEntry(name)
     const log = this.oauthLog(name)
     delete state.tokens
     delete state.authorizeUrl
     const config = entry.oauth?.config
+    const scope = options.scope ?? config?.scopes?.join(' ')
     const result = await auth(entry.oauth!.provider, {
       serverUrl: (entry.config as { url: string }).url,
-      ...(config?.scopes?.length ? { scope: config.scopes.join(' ') } : {}),
+      ...(scope ? { scope } : {}),
       fetchFn: log.recording(this.fetchFn)
     })
     if (result === 'AUTHORIZED') {
@@ -258,7 +303,9 @@ export class Registry {
   }
 
   /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
-  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
+  async completeLogin(server: string | null, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
+    const name = server ?? this.serverAwaiting(params.state)
+    if (name === null) return { ok: false, message: 'no login in flight has this state; start the login again' }
     const log = this.oauthLog(name)
     const state = this.oauthStates.get(name)
     const finish = (error: McpToolError | null, message: string) => {
@@ -293,6 +340,12 @@ export class Registry {
     }
     const described = this.describe(name)
     return finish(described.state === 'connected' ? null : described.error, described.state === 'connected' ? `${name} is connected.` : `${name}: ${described.error?.message ?? described.state}`)
+  }
+
+  /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
+  private serverAwaiting(received: string | null): string | null {
+    for (const [name, state] of this.oauthStates) if (statesMatch(state.pendingState, received)) return name
+    return null
   }
 
   /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
@@ -412,7 +465,7 @@ export class Registry {
         const provider = await this.authorizationProvider(config.name, authConfig)
         entry.oauth = { provider, config: authConfig }
         const state = this.oauthState(config.name)
-        return { fetch: singleFlightRefresh(base), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+        return { fetch: guardResource(singleFlightRefresh(base), config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
       }
     }
   }
@@ -424,14 +477,15 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
+    const shared = this.options.clientMetadataUrl ? null : name
+    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
     return new AuthorizationCodeProvider(name, config, state, redirectUri, {
       onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
       onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
       onAuthorizeUrl: () => this.changed([name])
-    })
+    }, this.options.clientMetadataUrl)
   }
 
   /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */
@@ -445,6 +499,11 @@ export class Registry {
   private changed(names: string[]): void {
     if (!this.closed) this.options.onChange?.(names)
   }
+}
+
+function covers(granted: string, wanted: string): boolean {
+  const held = new Set(granted.split(' '))
+  return wanted.split(' ').every((scope) => !scope || held.has(scope))
 }
 
 /** Streamable HTTP answers 404 to a session id the server no longer knows. */

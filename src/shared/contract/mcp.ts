@@ -124,6 +124,7 @@ export const McpToolErrorCodeSchema = z.enum([
   'timeout',
   'server_error',
   'tool_not_found',
+  'insufficient_scope',
   'crash_loop',
   'unknown_server'
 ])
@@ -135,7 +136,9 @@ export const McpToolErrorSchema = z.object({
   /** The file that holds the faulty entry. */
   source: z.string().optional(),
   /** The last lines a stdio server wrote to stderr. */
-  stderr: z.array(z.string()).optional()
+  stderr: z.array(z.string()).optional(),
+  /** insufficient_scope: the scope the server asked for. */
+  scope: z.string().optional()
 })
 export type McpToolError = z.infer<typeof McpToolErrorSchema>
 
