@@ -1,8 +1,10 @@
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { McpEntry, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
+import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js'
+import type { McpElicitation, McpEntry, McpRpcMessage, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
 import { AuthorizationCodeProvider, guardResource, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
@@ -11,14 +13,34 @@ import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { singleFlightRefresh } from './auth/single-flight'
 import { importForeignEntry, type SourceKind } from './config/parse'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, type Connection, type HttpAuthWiring, type RestartPolicy } from './connection'
+import { Elicitations } from './elicitation'
 import { McpFailure, toToolError } from './errors'
 import { maskSecrets, tokenStatus } from './mask'
 import { prefixedToolName, serverOfPrefixedName } from './naming'
+import { RpcLog, type RpcExchange } from './rpc-log'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 /** How long a tool call that needs a wider scope waits for the person to finish the login in the browser. */
 const STEP_UP_WAIT_MS = 300_000
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+
+/** The most resource links of one result that are read. */
+const MAX_LINKS = 10
+const outputValidator = new AjvJsonSchemaValidator()
+
+export interface FollowedLink {
+  uri: string
+  contents?: unknown
+  error?: string
+}
+
+export interface TracedCall {
+  result?: CallToolResult
+  error?: McpFailure
+  rpc: RpcExchange | null
+  outputErrors: string[] | null
+  links: FollowedLink[]
+}
 
 /** Where an entry came from, for the list (provenance, shadowing, the entry as written). */
 export interface Origin {
@@ -61,6 +83,9 @@ export interface RegistryOptions {
   fetch?: FetchLike
   onChange?: (names: string[]) => void
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
+  onRpcMessage?: (server: string, message: McpRpcMessage) => void
+  /** A server asks the person something: show it, answer with `answerElicitation`. */
+  onElicitation?: (elicitation: McpElicitation) => void
   /** After "log out" cleared the in-memory tokens: the host deletes the persisted ones. */
   onLogout?: (server: string) => Promise<void>
 }
@@ -92,6 +117,8 @@ export class Registry {
   private readonly entries = new Map<string, Entry>()
   private readonly oauthStates = new Map<string, OAuthState>()
   private readonly oauthLogs = new Map<string, OAuthLog>()
+  private readonly rpcLogs = new Map<string, RpcLog>()
+  readonly elicitations: Elicitations
   private readonly loginWaiters = new Map<string, Array<(error: McpToolError | null) => void>>()
   private readonly callbacks = new CallbackListeners((server, params) => this.completeLogin(server, params))
   private readonly fetchFn: FetchLike
@@ -99,6 +126,7 @@ export class Registry {
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
+    this.elicitations = new Elicitations((elicitation) => this.options.onElicitation?.(elicitation))
   }
 
   /** Adds or replaces one server; an unchanged config keeps its connection. HTTP servers connect now, stdio on first use. */
@@ -177,19 +205,49 @@ export class Registry {
       tool: tool.name,
       title: tool.title ?? tool.annotations?.title ?? null,
       description: tool.description ?? null,
-      inputSchema: tool.inputSchema as Record<string, unknown>
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
     }))
   }
 
   /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
   async callTool(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+    const traced = await this.traceCall(name, tool, args, options)
+    if (traced.error) throw traced.error
+    if (traced.outputErrors?.length) {
+      throw new McpFailure('server_error', `${prefixedToolName(name, tool)} returned structured output that violates its output schema: ${traced.outputErrors.join('; ')}`)
+    }
+    return traced.result!
+  }
+
+  /**
+   * A tool call as a developer debugs it: the result (never refused for its shape), the raw JSON-RPC request and
+   * response, structuredContent checked against the tool's output schema, and the resource links read.
+   */
+  async traceCall(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<TracedCall> {
+    const log = this.rpcLog(name)
+    const mark = log.mark()
+    const rpc = () => log.exchange(mark, (request) => request.method === 'tools/call' && (request.params as { name?: unknown } | undefined)?.name === tool)
+    let result: CallToolResult
+    try {
+      result = await this.invokeTool(name, tool, args, options)
+    } catch (error) {
+      return { error: error instanceof McpFailure ? error : new McpFailure('transport_error', (error as Error).message), rpc: rpc(), outputErrors: null, links: [] }
+    }
+    const exchange = rpc()
+    return { result, rpc: exchange, outputErrors: await this.outputErrors(name, tool, result), links: await this.followLinks(name, result, options) }
+  }
+
+  private async invokeTool(name: string, tool: string, args: Record<string, unknown>, options: { timeoutMs?: number }): Promise<CallToolResult> {
     await this.client(name)
     const known = this.entry(name).tools
     if (known && !known.some((candidate) => candidate.name === tool)) {
       throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
     }
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    const call = () => this.withSession(name, async (client) => (await client.callTool({ name: tool, arguments: args }, undefined, { timeout })) as CallToolResult)
+    // client.request, not client.callTool: the SDK would throw away a result that violates the output schema, and
+    // the developer needs to see that result and where it is wrong.
+    const call = () => this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     try {
       return await call()
     } catch (error) {
@@ -202,6 +260,42 @@ export class Registry {
     } catch (error) {
       throw this.callFailure(name, tool, timeout, error)
     }
+  }
+
+  /** null when the tool declares no output schema; else each violation (none when it conforms). */
+  private async outputErrors(name: string, tool: string, result: CallToolResult): Promise<string[] | null> {
+    const tools = this.entry(name).tools ?? (await this.tools(name).catch(() => null), this.entry(name).tools)
+    const schema = tools?.find((candidate) => candidate.name === tool)?.outputSchema
+    if (!schema) return null
+    if (result.structuredContent === undefined) return result.isError ? [] : ['the tool has an output schema but returned no structuredContent']
+    const check = outputValidator.getValidator(schema as JsonSchemaType)(result.structuredContent)
+    return check.valid ? [] : (check.errorMessage ?? 'does not match').split(', ')
+  }
+
+  /** Reads the resources the result links to (resource_link items), each with its contents or the error. */
+  private async followLinks(name: string, result: CallToolResult, options: { timeoutMs?: number }): Promise<FollowedLink[]> {
+    const uris = result.content.flatMap((part) => (part.type === 'resource_link' ? [part.uri] : [])).slice(0, MAX_LINKS)
+    const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    return Promise.all(
+      uris.map(async (uri) => {
+        try {
+          const read = await this.withSession(name, (client) => client.readResource({ uri }, { timeout }))
+          return { uri, contents: read.contents }
+        } catch (error) {
+          return { uri, error: (error as Error).message }
+        }
+      })
+    )
+  }
+
+  rpcMessages(name: string): McpRpcMessage[] {
+    return this.rpcLogs.get(name)?.list() ?? []
+  }
+
+  private rpcLog(name: string): RpcLog {
+    let log = this.rpcLogs.get(name)
+    if (!log) this.rpcLogs.set(name, (log = new RpcLog((message) => this.options.onRpcMessage?.(name, message))))
+    return log
   }
 
   /** The server refused our tokens and no refresh helped (revoked grant, a new authorisation server): needs a login. */
@@ -257,9 +351,11 @@ export class Registry {
     const entry = this.entries.get(name)
     if (!entry) return false
     this.entries.delete(name)
+    this.elicitations.cancelAll(name)
     await entry.connection?.close()
     this.oauthStates.delete(name)
     this.oauthLogs.delete(name)
+    this.rpcLogs.delete(name)
     this.changed([name])
     return true
   }
@@ -446,8 +542,16 @@ export class Registry {
   private async connectionFor(entry: Entry, config: McpServerConfig): Promise<Connection | null> {
     const onChange = () => this.changed([config.name])
     if (config.disabled) return null
-    if (config.transport === 'stdio') return new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
-    return new HttpConnection(config, await this.httpWiring(entry, config), onChange)
+    const connection =
+      config.transport === 'stdio'
+        ? new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
+        : new HttpConnection(config, await this.httpWiring(entry, config), onChange)
+    connection.prepare = (client) => {
+      this.rpcLog(config.name).watch(client)
+      client.registerCapabilities({ elicitation: { form: {} } })
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicitations.ask(config.name, request.params, extra.signal))
+    }
+    return connection
   }
 
   private async httpWiring(entry: Entry, config: Extract<McpServerConfig, { transport: 'http' }>): Promise<HttpAuthWiring> {

@@ -1,0 +1,78 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import type { McpRpcMessage } from '../../shared/contract/mcp'
+
+export interface RpcExchange {
+  request: JSONRPCMessage
+  response: JSONRPCMessage | null
+}
+
+/**
+ * The raw JSON-RPC messages between us and one server, both ways, as the transport carries them (newest last,
+ * bounded). Every client of the server is watched from before it connects.
+ */
+export class RpcLog {
+  private readonly messages: McpRpcMessage[] = []
+  private readonly claimed = new WeakSet<McpRpcMessage>()
+
+  constructor(
+    private readonly onMessage: (message: McpRpcMessage) => void = () => {},
+    private readonly limit = 500
+  ) {}
+
+  /** Records everything `client` exchanges from its connect on (initialize included); call before it connects. */
+  watch(client: Client): void {
+    const connect = client.connect.bind(client)
+    client.connect = (transport, options) => {
+      this.tap(transport)
+      return connect(transport, options)
+    }
+  }
+
+  /** Wraps send; sets the message handler that the SDK's connect chains in front of its own. */
+  private tap(transport: Transport): void {
+    const send = transport.send.bind(transport)
+    transport.send = (message, options) => {
+      this.add('sent', message)
+      return send(message, options)
+    }
+    transport.onmessage = (message) => this.add('received', message)
+  }
+
+  private add(direction: McpRpcMessage['direction'], message: JSONRPCMessage): void {
+    const entry: McpRpcMessage = { at: new Date().toISOString(), direction, message }
+    this.messages.push(entry)
+    if (this.messages.length > this.limit) this.messages.shift()
+    this.onMessage(entry)
+  }
+
+  list(): McpRpcMessage[] {
+    return [...this.messages]
+  }
+
+  /** The newest message now: exchanges after it belong to requests sent from here on. */
+  mark(): McpRpcMessage | undefined {
+    return this.messages.at(-1)
+  }
+
+  /** The first unclaimed request after `mark` that `matches`, with its response (by JSON-RPC id); claimed once. */
+  exchange(mark: McpRpcMessage | undefined, matches: (request: { method: string; params?: unknown }) => boolean): RpcExchange | null {
+    const start = mark ? this.messages.indexOf(mark) + 1 : 0
+    const after = this.messages.slice(start)
+    const request = after.find((entry) => entry.direction === 'sent' && !this.claimed.has(entry) && isRequest(entry.message) && matches(entry.message))
+    if (!request || !isRequest(request.message)) return null
+    this.claimed.add(request)
+    const id = request.message.id
+    const response = after.find((entry) => entry.direction === 'received' && hasId(entry.message) && entry.message.id === id && !isRequest(entry.message))
+    return { request: request.message, response: response?.message ?? null }
+  }
+}
+
+function isRequest(message: unknown): message is { id: string | number; method: string; params?: unknown } {
+  return typeof message === 'object' && message !== null && 'method' in message && 'id' in message
+}
+
+function hasId(message: unknown): message is { id: string | number } {
+  return typeof message === 'object' && message !== null && 'id' in message
+}
