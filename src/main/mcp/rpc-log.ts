@@ -3,9 +3,10 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import type { McpRpcMessage } from '../../shared/contract/mcp'
 
+/** As sent and as received (`message` of the log entries). */
 export interface RpcExchange {
-  request: JSONRPCMessage
-  response: JSONRPCMessage | null
+  request: unknown
+  response: unknown
 }
 
 /**
