@@ -163,6 +163,9 @@ describe('step-up on 403 insufficient_scope', () => {
     expect(textOf(await target.callTool('step', 'admin'))).toBe('admin done')
     expect(opened).toHaveLength(2)
     expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:admin', 'mcp:tools'])
+    // The timeline shows the wider grant in the decoded access token of the second token response.
+    const granted = target.oauthExchanges('step').filter((exchange) => exchange.step === 'token').map((exchange) => exchange.claims?.scope)
+    expect(granted).toEqual(['mcp:tools', 'mcp:tools mcp:admin'])
     expect(as.tokenPosts('refresh_token')).toHaveLength(0)
     const adminCalls = rs.requests.filter((headers) => headers.authorization).length
     expect(adminCalls).toBeGreaterThan(0)

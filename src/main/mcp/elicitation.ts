@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { McpElicitation, McpElicitationAnswer } from '../../shared/contract/mcp'
 import { McpFailure } from './errors'
-
-const validator = new AjvJsonSchemaValidator()
+import { schemaViolations } from './json-schema'
 
 interface Pending {
   elicitation: McpElicitation
@@ -49,13 +46,13 @@ export class Elicitations {
   }
 
   /** The person's answer; accepted content must match the requested schema. */
-  answer(answer: McpElicitationAnswer): void {
+  async answer(answer: McpElicitationAnswer): Promise<void> {
     const pending = this.pending.get(answer.id)
-    if (!pending) throw new McpFailure('unknown_server', `no elicitation ${answer.id} is waiting (answered already, or the server gave up)`)
+    if (!pending) throw new McpFailure('invalid_answer', `no elicitation ${answer.id} is waiting (answered already, or the server gave up)`)
     const schema = pending.elicitation.requestedSchema
     if (answer.action === 'accept' && schema) {
-      const check = validator.getValidator(schema as JsonSchemaType)(answer.content ?? {})
-      if (!check.valid) throw new McpFailure('invalid_answer', `the answer does not match the form of ${pending.elicitation.server}: ${check.errorMessage ?? 'invalid'}`)
+      const faults = await schemaViolations(schema, answer.content ?? {})
+      if (faults.length > 0) throw new McpFailure('invalid_answer', `the answer does not match the form of ${pending.elicitation.server}: ${faults.join(', ')}`)
     }
     pending.resolve(answer.action === 'accept' ? { action: 'accept', content: (answer.content ?? {}) as ElicitResult['content'] } : { action: answer.action })
   }

@@ -2,8 +2,6 @@ import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontext
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js'
 import type { McpElicitation, McpEntry, McpRpcMessage, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
 import { AuthorizationCodeProvider, guardResource, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
@@ -15,6 +13,7 @@ import { importForeignEntry, type SourceKind } from './config/parse'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, type Connection, type HttpAuthWiring, type RestartPolicy } from './connection'
 import { Elicitations } from './elicitation'
 import { McpFailure, toToolError } from './errors'
+import { schemaViolations } from './json-schema'
 import { maskSecrets, tokenStatus } from './mask'
 import { prefixedToolName, serverOfPrefixedName } from './naming'
 import { RpcLog, type RpcExchange } from './rpc-log'
@@ -22,11 +21,9 @@ import { RpcLog, type RpcExchange } from './rpc-log'
 export const DEFAULT_TIMEOUT_MS = 30_000
 /** How long a tool call that needs a wider scope waits for the person to finish the login in the browser. */
 const STEP_UP_WAIT_MS = 300_000
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
 /** The most resource links of one result that are read. */
 const MAX_LINKS = 10
-const outputValidator = new AjvJsonSchemaValidator()
 
 export interface FollowedLink {
   uri: string
@@ -268,8 +265,7 @@ export class Registry {
     const schema = tools?.find((candidate) => candidate.name === tool)?.outputSchema
     if (!schema) return null
     if (result.structuredContent === undefined) return result.isError ? [] : ['the tool has an output schema but returned no structuredContent']
-    const check = outputValidator.getValidator(schema as JsonSchemaType)(result.structuredContent)
-    return check.valid ? [] : (check.errorMessage ?? 'does not match').split(', ')
+    return schemaViolations(schema, result.structuredContent)
   }
 
   /** Reads the resources the result links to (resource_link items), each with its contents or the error. */
@@ -322,7 +318,11 @@ export class Registry {
     } catch (error) {
       throw new McpFailure('insufficient_scope', `${name} needs the scope "${scope}", which the authorisation server refused: ${(error as Error).message}`, { scope })
     }
-    const error = await Promise.race([done, sleep(STEP_UP_WAIT_MS).then((): McpToolError => ({ code: 'needs_login', message: `${name}: the login for the scope "${scope}" did not finish within ${STEP_UP_WAIT_MS / 1000} s` }))])
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<McpToolError>((resolve) => {
+      timer = setTimeout(() => resolve({ code: 'needs_login', message: `the login did not finish within ${STEP_UP_WAIT_MS / 1000} s` }), STEP_UP_WAIT_MS)
+    })
+    const error = await Promise.race([done, expired]).finally(() => clearTimeout(timer))
     if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
   }
 

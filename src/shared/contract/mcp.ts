@@ -207,7 +207,9 @@ export const OAuthExchangeSchema = z.object({
   method: z.string(),
   url: z.string(),
   status: z.number().int().nullable(),
-  note: z.string().nullable()
+  note: z.string().nullable(),
+  /** The claims of the access token a token or refresh response carried, when it is a JWT (never the token). */
+  claims: z.record(z.string(), z.unknown()).nullable().optional()
 })
 export type OAuthExchange = z.infer<typeof OAuthExchangeSchema>
 

@@ -41,7 +41,7 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.elicitations': async () => registry.elicitations.list(),
     'mcp.answerElicitation': (answer) =>
       guarded(async () => {
-        registry.elicitations.answer(answer)
+        await registry.elicitations.answer(answer)
         return { answered: true as const }
       }),
     'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
