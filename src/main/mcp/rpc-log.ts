@@ -57,16 +57,19 @@ export class RpcLog {
     return this.messages.at(-1)
   }
 
-  /** The first unclaimed request after `mark` that `matches`, with its response (by JSON-RPC id); claimed once. */
+  /**
+   * The request after `mark` that `matches` (of several, as after a retry, the last one answered), with its response
+   * (by JSON-RPC id); each request is claimed once.
+   */
   exchange(mark: McpRpcMessage | undefined, matches: (request: { method: string; params?: unknown }) => boolean): RpcExchange | null {
-    const start = mark ? this.messages.indexOf(mark) + 1 : 0
-    const after = this.messages.slice(start)
-    const request = after.find((entry) => entry.direction === 'sent' && !this.claimed.has(entry) && isRequest(entry.message) && matches(entry.message))
-    if (!request || !isRequest(request.message)) return null
-    this.claimed.add(request)
-    const id = request.message.id
-    const response = after.find((entry) => entry.direction === 'received' && hasId(entry.message) && entry.message.id === id && !isRequest(entry.message))
-    return { request: request.message, response: response?.message ?? null }
+    const after = this.messages.slice(mark ? this.messages.indexOf(mark) + 1 : 0)
+    const responseTo = (id: string | number) => after.find((entry) => entry.direction === 'received' && hasId(entry.message) && entry.message.id === id && !isRequest(entry.message))
+    const candidates = after.filter((entry) => entry.direction === 'sent' && !this.claimed.has(entry) && isRequest(entry.message) && matches(entry.message))
+    const exchanges = candidates.map((entry) => ({ entry, response: responseTo((entry.message as { id: string | number }).id) }))
+    const chosen = exchanges.findLast((exchange) => exchange.response) ?? exchanges.at(-1)
+    if (!chosen) return null
+    this.claimed.add(chosen.entry)
+    return { request: chosen.entry.message, response: chosen.response?.message ?? null }
   }
 }
 
