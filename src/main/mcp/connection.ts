@@ -19,6 +19,7 @@ export interface Connection {
   readonly error: McpToolError | null
   readonly pid: number | null
   readonly restarts: number
+  prepare: (client: Client) => void
   client(): Promise<Client>
   /** Drops the live link (and its process); the next `client()` makes a new one. */
   reset(): Promise<void>
@@ -46,7 +47,16 @@ abstract class BaseConnection implements Connection {
   protected connecting: Promise<Client> | null = null
   protected closed = false
 
+  /** Set by the registry: capabilities and handlers (elicitation) a client needs before it connects. */
+  prepare: (client: Client) => void = () => {}
+
   constructor(protected readonly onChange: () => void) {}
+
+  protected newClient(): Client {
+    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    this.prepare(client)
+    return client
+  }
 
   get pid(): number | null {
     return null
@@ -129,7 +139,7 @@ export class StdioConnection extends BaseConnection {
       stderr: 'pipe'
     })
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
-    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    const client = this.newClient()
     try {
       await client.connect(transport, { timeout: timeoutMs ?? 30_000 })
     } catch (error) {
@@ -219,7 +229,7 @@ export class HttpConnection extends BaseConnection {
       fetch: this.wiring.fetch,
       ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
     })
-    const client = new Client(CLIENT_INFO, { capabilities: {} })
+    const client = this.newClient()
     try {
       await client.connect(transport, { timeout: this.config.timeoutMs ?? 30_000 })
     } catch (error) {

@@ -11,7 +11,7 @@ import { McpFailure } from './errors'
 import { isLiteralSecret, MASK } from './mask'
 import { forgetPersisted, storePersistence } from './persistence/oauth-persistence'
 import type { SecretStore } from './persistence/secret-store'
-import { Registry, type InvalidEntry, type Origin } from './registry'
+import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
 
 export interface McpHostOptions {
   /** The workspace folder; its `mcp.json` wins over settings.json. */
@@ -32,6 +32,10 @@ export interface McpHostOptions {
   connectInBackground?: boolean
   onChange?: (names: string[]) => void
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
+  onRpcMessage?: RegistryOptions['onRpcMessage']
+  onElicitation?: RegistryOptions['onElicitation']
+  /** The app's client ID metadata document URL (see Registry). */
+  clientMetadataUrl?: string
   log?: (line: string) => void
 }
 
@@ -71,6 +75,9 @@ export class McpHost {
       ...(options.connectInBackground ? { connectInBackground: true } : {}),
       ...(options.onChange ? { onChange: options.onChange } : {}),
       ...(options.onOAuthExchange ? { onOAuthExchange: options.onOAuthExchange } : {}),
+      ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
+      ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
+      ...(options.clientMetadataUrl ? { clientMetadataUrl: options.clientMetadataUrl } : {}),
       onLogout: (server) => forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
     })
   }

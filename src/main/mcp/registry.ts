@@ -1,9 +1,9 @@
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
+import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { McpEntry, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
-import { AuthorizationCodeProvider, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
+import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { McpElicitation, McpEntry, McpRpcMessage, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
+import { AuthorizationCodeProvider, guardResource, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
@@ -11,11 +11,33 @@ import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { singleFlightRefresh } from './auth/single-flight'
 import { importForeignEntry, type SourceKind } from './config/parse'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, type Connection, type HttpAuthWiring, type RestartPolicy } from './connection'
+import { Elicitations } from './elicitation'
 import { McpFailure, toToolError } from './errors'
+import { schemaViolations } from './json-schema'
 import { maskSecrets, tokenStatus } from './mask'
 import { prefixedToolName, serverOfPrefixedName } from './naming'
+import { RpcLog, type RpcExchange } from './rpc-log'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
+/** How long a tool call that needs a wider scope waits for the person to finish the login in the browser. */
+const STEP_UP_WAIT_MS = 300_000
+
+/** The most resource links of one result that are read. */
+const MAX_LINKS = 10
+
+export interface FollowedLink {
+  uri: string
+  contents?: unknown
+  error?: string
+}
+
+export interface TracedCall {
+  result?: CallToolResult
+  error?: McpFailure
+  rpc: RpcExchange | null
+  outputErrors: string[] | null
+  links: FollowedLink[]
+}
 
 /** Where an entry came from, for the list (provenance, shadowing, the entry as written). */
 export interface Origin {
@@ -45,6 +67,11 @@ export interface RegistryOptions {
   openAuthorizeUrl?: (url: string, server: string) => void | Promise<void>
   /** Servers added by the host, below every config file (a file's entry of the same name wins). */
   extraMcpServers?: McpServerConfig[]
+  /**
+   * The app's client_id as an HTTPS URL of its client ID metadata document (see clientMetadataDocument): used with
+   * authorisation servers that accept one; others get dynamic registration, or the entry's configured client.
+   */
+  clientMetadataUrl?: string
   /** Pre-built OAuth client providers that `oauthProviderRef` names (mutual TLS and other special cases). */
   oauthProviders?: ReadonlyMap<string, OAuthClientProvider>
   restartPolicy?: RestartPolicy
@@ -53,6 +80,9 @@ export interface RegistryOptions {
   fetch?: FetchLike
   onChange?: (names: string[]) => void
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
+  onRpcMessage?: (server: string, message: McpRpcMessage) => void
+  /** A server asks the person something: show it, answer with `answerElicitation`. */
+  onElicitation?: (elicitation: McpElicitation) => void
   /** After "log out" cleared the in-memory tokens: the host deletes the persisted ones. */
   onLogout?: (server: string) => Promise<void>
 }
@@ -84,6 +114,8 @@ export class Registry {
   private readonly entries = new Map<string, Entry>()
   private readonly oauthStates = new Map<string, OAuthState>()
   private readonly oauthLogs = new Map<string, OAuthLog>()
+  private readonly rpcLogs = new Map<string, RpcLog>()
+  readonly elicitations: Elicitations
   private readonly loginWaiters = new Map<string, Array<(error: McpToolError | null) => void>>()
   private readonly callbacks = new CallbackListeners((server, params) => this.completeLogin(server, params))
   private readonly fetchFn: FetchLike
@@ -91,6 +123,7 @@ export class Registry {
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
+    this.elicitations = new Elicitations((elicitation) => this.options.onElicitation?.(elicitation))
   }
 
   /** Adds or replaces one server; an unchanged config keeps its connection. HTTP servers connect now, stdio on first use. */
@@ -169,23 +202,128 @@ export class Registry {
       tool: tool.name,
       title: tool.title ?? tool.annotations?.title ?? null,
       description: tool.description ?? null,
-      inputSchema: tool.inputSchema as Record<string, unknown>
+      inputSchema: tool.inputSchema as Record<string, unknown>,
+      outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
     }))
   }
 
   /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
   async callTool(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+    const traced = await this.traceCall(name, tool, args, options)
+    if (traced.error) throw traced.error
+    if (traced.outputErrors?.length) {
+      throw new McpFailure('server_error', `${prefixedToolName(name, tool)} returned structured output that violates its output schema: ${traced.outputErrors.join('; ')}`)
+    }
+    return traced.result!
+  }
+
+  /**
+   * A tool call as a developer debugs it: the result (never refused for its shape), the raw JSON-RPC request and
+   * response, structuredContent checked against the tool's output schema, and the resource links read.
+   */
+  async traceCall(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<TracedCall> {
+    const log = this.rpcLog(name)
+    const mark = log.mark()
+    const rpc = () => log.exchange(mark, (request) => request.method === 'tools/call' && (request.params as { name?: unknown } | undefined)?.name === tool)
+    let result: CallToolResult
+    try {
+      result = await this.invokeTool(name, tool, args, options)
+    } catch (error) {
+      return { error: error instanceof McpFailure ? error : new McpFailure('transport_error', (error as Error).message), rpc: rpc(), outputErrors: null, links: [] }
+    }
+    const exchange = rpc()
+    return { result, rpc: exchange, outputErrors: await this.outputErrors(name, tool, result), links: await this.followLinks(name, result, options) }
+  }
+
+  private async invokeTool(name: string, tool: string, args: Record<string, unknown>, options: { timeoutMs?: number }): Promise<CallToolResult> {
     await this.client(name)
     const known = this.entry(name).tools
     if (known && !known.some((candidate) => candidate.name === tool)) {
       throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
     }
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    // client.request, not client.callTool: the SDK would throw away a result that violates the output schema, and
+    // the developer needs to see that result and where it is wrong.
+    const call = () => this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     try {
-      return await this.withSession(name, async (client) => (await client.callTool({ name: tool, arguments: args }, undefined, { timeout })) as CallToolResult)
+      return await call()
+    } catch (error) {
+      if (error instanceof UnauthorizedError) throw await this.loginLost(name)
+      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw this.callFailure(name, tool, timeout, error)
+      await this.stepUp(name, error.extra.scope ?? '')
+    }
+    try {
+      return await call()
     } catch (error) {
       throw this.callFailure(name, tool, timeout, error)
     }
+  }
+
+  /** null when the tool declares no output schema; else each violation (none when it conforms). */
+  private async outputErrors(name: string, tool: string, result: CallToolResult): Promise<string[] | null> {
+    const tools = this.entry(name).tools ?? (await this.tools(name).catch(() => null), this.entry(name).tools)
+    const schema = tools?.find((candidate) => candidate.name === tool)?.outputSchema
+    if (!schema) return null
+    if (result.structuredContent === undefined) return result.isError ? [] : ['the tool has an output schema but returned no structuredContent']
+    return schemaViolations(schema, result.structuredContent)
+  }
+
+  /** Reads the resources the result links to (resource_link items), each with its contents or the error. */
+  private async followLinks(name: string, result: CallToolResult, options: { timeoutMs?: number }): Promise<FollowedLink[]> {
+    const uris = result.content.flatMap((part) => (part.type === 'resource_link' ? [part.uri] : [])).slice(0, MAX_LINKS)
+    const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    return Promise.all(
+      uris.map(async (uri) => {
+        try {
+          const read = await this.withSession(name, (client) => client.readResource({ uri }, { timeout }))
+          return { uri, contents: read.contents }
+        } catch (error) {
+          return { uri, error: (error as Error).message }
+        }
+      })
+    )
+  }
+
+  rpcMessages(name: string): McpRpcMessage[] {
+    return this.rpcLogs.get(name)?.list() ?? []
+  }
+
+  private rpcLog(name: string): RpcLog {
+    let log = this.rpcLogs.get(name)
+    if (!log) this.rpcLogs.set(name, (log = new RpcLog((message) => this.options.onRpcMessage?.(name, message))))
+    return log
+  }
+
+  /** The server refused our tokens and no refresh helped (revoked grant, a new authorisation server): needs a login. */
+  private async loginLost(name: string): Promise<McpFailure> {
+    await this.reconnect(name)
+    const error = this.describe(name).error
+    return new McpFailure('needs_login', error?.code === 'needs_login' ? error.message : `${name} refused the stored tokens: log in again`)
+  }
+
+  /**
+   * Step-up after a 403 insufficient_scope: a new authorisation for the scopes held plus the ones asked for (the
+   * browser opens), waited for up to STEP_UP_WAIT_MS; the caller then retries once.
+   */
+  private async stepUp(name: string, asked: string): Promise<void> {
+    const { entry, state } = this.oauthEntry(name)
+    const scope = [...new Set([...(entry.oauth?.config?.scopes ?? []), ...(state.tokens?.value.scope ?? '').split(' '), ...asked.split(' ')].filter(Boolean))].join(' ')
+    this.oauthLog(name).add('resource', 'POST', (entry.config as { url: string }).url, 403, `insufficient_scope: re-authorising with "${scope}"`)
+    // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
+    const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
+    if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
+    const done = this.waitForLogin(name)
+    try {
+      await this.login(name, { scope })
+    } catch (error) {
+      throw new McpFailure('insufficient_scope', `${name} needs the scope "${scope}", which the authorisation server refused: ${(error as Error).message}`, { scope })
+    }
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<McpToolError>((resolve) => {
+      timer = setTimeout(() => resolve({ code: 'needs_login', message: `the login did not finish within ${STEP_UP_WAIT_MS / 1000} s` }), STEP_UP_WAIT_MS)
+    })
+    const error = await Promise.race([done, expired]).finally(() => clearTimeout(timer))
+    if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
   }
 
   /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
@@ -213,9 +351,11 @@ export class Registry {
     const entry = this.entries.get(name)
     if (!entry) return false
     this.entries.delete(name)
+    this.elicitations.cancelAll(name)
     await entry.connection?.close()
     this.oauthStates.delete(name)
     this.oauthLogs.delete(name)
+    this.rpcLogs.delete(name)
     this.changed([name])
     return true
   }
@@ -230,15 +370,16 @@ export class Registry {
   }
 
   /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
-  async login(name: string): Promise<{ authorizeUrl: string }> {
+  async login(name: string, options: { scope?: string } = {}): Promise<{ authorizeUrl: string }> {
     const { entry, state } = this.oauthEntry(name)
     const log = this.oauthLog(name)
     delete state.tokens
     delete state.authorizeUrl
     const config = entry.oauth?.config
+    const scope = options.scope ?? config?.scopes?.join(' ')
     const result = await auth(entry.oauth!.provider, {
       serverUrl: (entry.config as { url: string }).url,
-      ...(config?.scopes?.length ? { scope: config.scopes.join(' ') } : {}),
+      ...(scope ? { scope } : {}),
       fetchFn: log.recording(this.fetchFn)
     })
     if (result === 'AUTHORIZED') {
@@ -258,7 +399,9 @@ export class Registry {
   }
 
   /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
-  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
+  async completeLogin(server: string | null, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
+    const name = server ?? this.serverAwaiting(params.state)
+    if (name === null) return { ok: false, message: 'no login in flight has this state; start the login again' }
     const log = this.oauthLog(name)
     const state = this.oauthStates.get(name)
     const finish = (error: McpToolError | null, message: string) => {
@@ -293,6 +436,12 @@ export class Registry {
     }
     const described = this.describe(name)
     return finish(described.state === 'connected' ? null : described.error, described.state === 'connected' ? `${name} is connected.` : `${name}: ${described.error?.message ?? described.state}`)
+  }
+
+  /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
+  private serverAwaiting(received: string | null): string | null {
+    for (const [name, state] of this.oauthStates) if (statesMatch(state.pendingState, received)) return name
+    return null
   }
 
   /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
@@ -393,8 +542,16 @@ export class Registry {
   private async connectionFor(entry: Entry, config: McpServerConfig): Promise<Connection | null> {
     const onChange = () => this.changed([config.name])
     if (config.disabled) return null
-    if (config.transport === 'stdio') return new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
-    return new HttpConnection(config, await this.httpWiring(entry, config), onChange)
+    const connection =
+      config.transport === 'stdio'
+        ? new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
+        : new HttpConnection(config, await this.httpWiring(entry, config), onChange)
+    connection.prepare = (client) => {
+      this.rpcLog(config.name).watch(client)
+      client.registerCapabilities({ elicitation: { form: {} } })
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicitations.ask(config.name, request.params, extra.signal))
+    }
+    return connection
   }
 
   private async httpWiring(entry: Entry, config: Extract<McpServerConfig, { transport: 'http' }>): Promise<HttpAuthWiring> {
@@ -412,7 +569,7 @@ export class Registry {
         const provider = await this.authorizationProvider(config.name, authConfig)
         entry.oauth = { provider, config: authConfig }
         const state = this.oauthState(config.name)
-        return { fetch: singleFlightRefresh(base), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+        return { fetch: guardResource(singleFlightRefresh(base), config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
       }
     }
   }
@@ -424,14 +581,15 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
+    const shared = this.options.clientMetadataUrl ? null : name
+    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
     return new AuthorizationCodeProvider(name, config, state, redirectUri, {
       onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
       onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
       onAuthorizeUrl: () => this.changed([name])
-    })
+    }, this.options.clientMetadataUrl)
   }
 
   /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */
@@ -445,6 +603,11 @@ export class Registry {
   private changed(names: string[]): void {
     if (!this.closed) this.options.onChange?.(names)
   }
+}
+
+function covers(granted: string, wanted: string): boolean {
+  const held = new Set(granted.split(' '))
+  return wanted.split(' ').every((scope) => !scope || held.has(scope))
 }
 
 /** Streamable HTTP answers 404 to a session id the server no longer knows. */

@@ -23,7 +23,9 @@ export async function startMcpRoom(context: RoomContext): Promise<McpRoom> {
     log,
     openAuthorizeUrl: (url, name) => events.emit('mcp.authorize', { name, url }),
     onChange: (names) => events.emit('mcp.changed', { names }),
-    onOAuthExchange: (name, exchange) => events.emit('mcp.oauthStep', { name, exchange })
+    onOAuthExchange: (name, exchange) => events.emit('mcp.oauthStep', { name, exchange }),
+    onRpcMessage: (name, message) => events.emit('mcp.rpc', { name, message }),
+    onElicitation: (elicitation) => events.emit('mcp.elicitation', elicitation)
   })
   await host.start()
   context.onClose.push(() => host.close())

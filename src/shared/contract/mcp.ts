@@ -124,6 +124,8 @@ export const McpToolErrorCodeSchema = z.enum([
   'timeout',
   'server_error',
   'tool_not_found',
+  'insufficient_scope',
+  'invalid_answer',
   'crash_loop',
   'unknown_server'
 ])
@@ -135,7 +137,9 @@ export const McpToolErrorSchema = z.object({
   /** The file that holds the faulty entry. */
   source: z.string().optional(),
   /** The last lines a stdio server wrote to stderr. */
-  stderr: z.array(z.string()).optional()
+  stderr: z.array(z.string()).optional(),
+  /** insufficient_scope: the scope the server asked for. */
+  scope: z.string().optional()
 })
 export type McpToolError = z.infer<typeof McpToolErrorSchema>
 
@@ -172,7 +176,8 @@ export const McpToolInfoSchema = z.object({
   tool: z.string(),
   title: z.string().nullable(),
   description: z.string().nullable(),
-  inputSchema: z.record(z.string(), z.unknown())
+  inputSchema: z.record(z.string(), z.unknown()),
+  outputSchema: z.record(z.string(), z.unknown()).nullable()
 })
 export type McpToolInfo = z.infer<typeof McpToolInfoSchema>
 
@@ -202,15 +207,45 @@ export const OAuthExchangeSchema = z.object({
   method: z.string(),
   url: z.string(),
   status: z.number().int().nullable(),
-  note: z.string().nullable()
+  note: z.string().nullable(),
+  /** The claims of the access token a token or refresh response carried, when it is a JWT (never the token). */
+  claims: z.record(z.string(), z.unknown()).nullable().optional()
 })
 export type OAuthExchange = z.infer<typeof OAuthExchangeSchema>
+
+/** A server's elicitation/create request, waiting for a person's answer. */
+export const McpElicitationSchema = z.object({
+  id: z.string(),
+  server: z.string(),
+  message: z.string(),
+  mode: z.enum(['form', 'url']),
+  requestedSchema: z.record(z.string(), z.unknown()).nullable(),
+  url: z.string().nullable(),
+  at: z.string()
+})
+export type McpElicitation = z.infer<typeof McpElicitationSchema>
+export const McpElicitationAnswerSchema = z.object({
+  id: z.string().min(1),
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional()
+})
+export type McpElicitationAnswer = z.infer<typeof McpElicitationAnswerSchema>
+
+/** One JSON-RPC message as it went over the transport. */
+export const McpRpcMessageSchema = z.object({ at: z.string(), direction: z.enum(['sent', 'received']), message: z.unknown() })
+export type McpRpcMessage = z.infer<typeof McpRpcMessageSchema>
 
 export const McpCallResultSchema = z.object({
   ok: z.boolean(),
   durationMs: z.number(),
   result: z.unknown().optional(),
-  error: McpToolErrorSchema.optional()
+  error: McpToolErrorSchema.optional(),
+  /** The tools/call request and its response, raw. */
+  rpc: z.object({ request: z.unknown(), response: z.unknown().nullable() }).nullable().optional(),
+  /** Where structuredContent violates the tool's output schema; empty when it conforms, null without a schema. */
+  outputErrors: z.array(z.string()).nullable().optional(),
+  /** The resource_link items of the result, read from the server. */
+  links: z.array(z.object({ uri: z.string(), contents: z.unknown().optional(), error: z.string().optional() })).optional()
 })
 export type McpCallResult = z.infer<typeof McpCallResultSchema>
 
@@ -233,6 +268,11 @@ export const mcpCalls = {
   'mcp.login': call(named, z.object({ authorizeUrl: z.string() })),
   'mcp.logout': call(named, McpEntrySchema),
   'mcp.oauthLog': call(named, z.array(OAuthExchangeSchema)),
+  /** Every JSON-RPC message exchanged with the server (tools/list, tools/call, …), newest last. */
+  'mcp.rpcLog': call(named, z.array(McpRpcMessageSchema)),
+  /** Elicitation requests waiting for an answer (all servers). */
+  'mcp.elicitations': call(z.object({}), z.array(McpElicitationSchema)),
+  'mcp.answerElicitation': call(McpElicitationAnswerSchema, z.object({ answered: z.literal(true) })),
   /** Config files of Claude Desktop/Code, Cursor, VS Code and MCP Inspector found on this machine. */
   'mcp.importCandidates': call(z.object({}), z.array(z.object({ client: z.string(), path: z.string() }))),
   'mcp.import': call(
@@ -248,5 +288,8 @@ export const mcpEvents = {
   'mcp.changed': event(z.object({ names: z.array(z.string()) })),
   /** An OAuth flow wants the browser: the renderer opens it in a new tab (or the system browser). */
   'mcp.authorize': event(z.object({ name: z.string(), url: z.string() })),
-  'mcp.oauthStep': event(z.object({ name: z.string(), exchange: OAuthExchangeSchema }))
+  'mcp.oauthStep': event(z.object({ name: z.string(), exchange: OAuthExchangeSchema })),
+  'mcp.rpc': event(z.object({ name: z.string(), message: McpRpcMessageSchema })),
+  /** A server asks the person something (elicitation/create): the UI shows the form and answers with mcp.answerElicitation. */
+  'mcp.elicitation': event(McpElicitationSchema)
 }

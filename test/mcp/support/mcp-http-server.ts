@@ -11,13 +11,22 @@ export type Gate =
   /** The request must carry this exact header value. */
   | { kind: 'header'; name: string; value: string }
   /** A JWT access token from the issuer, with the server's /mcp URL as audience. */
-  | { kind: 'oauth'; issuer: () => string }
+  | {
+      kind: 'oauth'
+      issuer: () => string
+      /** Tools that need more than `mcp:tools`: called without these scopes they answer 403 insufficient_scope. */
+      toolScopes?: Record<string, string[]>
+      /** False: the 401 names no resource_metadata, so the client must find the well-known path itself. */
+      challengeNamesMetadata?: boolean
+    }
 
 export interface RunningMcpHttpServer {
   url: string
   base: string
   /** Headers of every /mcp request. */
   requests: IncomingHttpHeaders[]
+  /** Paths of the protected resource metadata requests (RFC 9728). */
+  metadataRequests: string[]
   /** Refuses the access token with this jti from now on (as after a revocation). */
   revoke(jti: string): void
   /** jti of the last token accepted. */
@@ -27,9 +36,18 @@ export interface RunningMcpHttpServer {
   stop(): Promise<void>
 }
 
-function toolsFor(server: McpServer, caller: () => Record<string, unknown>): void {
+function toolsFor(server: McpServer, caller: () => Record<string, unknown>, scoped: string[]): void {
   server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }))
+  for (const name of scoped) server.registerTool(name, { description: 'Needs a wider scope' }, async () => ({ content: [{ type: 'text', text: `${name} done` }] }))
   server.registerTool('whoami', { description: 'The caller as the server sees it' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(caller()) }] }))
+}
+
+/** The scopes a tools/call needs beyond what the token carries. */
+function missingScopes(toolScopes: Record<string, string[]>, body: unknown, caller: Record<string, unknown>): string[] {
+  const message = body as { method?: string; params?: { name?: string } } | undefined
+  if (message?.method !== 'tools/call') return []
+  const granted = new Set(String(caller.scope ?? '').split(' '))
+  return (toolScopes[message.params?.name ?? ''] ?? []).filter((scope) => !granted.has(scope))
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -52,11 +70,13 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
   const requests: IncomingHttpHeaders[] = []
   const revoked = new Set<string>()
   let last: string | null = null
-  let jwks: ReturnType<typeof createRemoteJWKSet> | null = null
+  const metadataRequests: string[] = []
+  const jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
   const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`
 
   function unauthorized(res: ServerResponse, description: string): void {
-    const challenge = gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"` : 'ApiKey'
+    const named = gate.kind === 'oauth' && gate.challengeNamesMetadata !== false ? `, resource_metadata="${metadataUrl}"` : ''
+    const challenge = gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}"${named}` : 'ApiKey'
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': challenge })
     res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
   }
@@ -66,9 +86,10 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
     if (gate.kind === 'header') return req.headers[gate.name.toLowerCase()] === gate.value ? { key: 'ok' } : 'wrong or missing API key'
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]
     if (!token) return 'no bearer token'
-    jwks ??= createRemoteJWKSet(new URL(`${gate.issuer()}/jwks`))
+    const issuer = gate.issuer()
+    if (!jwks.has(issuer)) jwks.set(issuer, createRemoteJWKSet(new URL(`${issuer}/jwks`)))
     try {
-      const { payload } = await jwtVerify(token, jwks, { issuer: gate.issuer(), audience: url })
+      const { payload } = await jwtVerify(token, jwks.get(issuer)!, { issuer, audience: url })
       if (payload.jti && revoked.has(payload.jti)) return 'token revoked'
       last = payload.jti ?? null
       return payload as Record<string, unknown>
@@ -80,8 +101,9 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
   server.on('request', (req, res) => {
     void (async () => {
       if (req.url?.startsWith('/.well-known/oauth-protected-resource') && gate.kind === 'oauth') {
+        metadataRequests.push(req.url)
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools'], bearer_methods_supported: ['header'] }))
+        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools', ...new Set(Object.values(gate.toolScopes ?? {}).flat())], resource_name: 'http-fixture', bearer_methods_supported: ['header'] }))
         return
       }
       if (!req.url?.startsWith('/mcp')) {
@@ -92,6 +114,13 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
       const caller = await authorise(req)
       if (typeof caller === 'string') return unauthorized(res, caller)
       const body = req.method === 'POST' ? await readBody(req) : undefined
+      const missing = gate.kind === 'oauth' ? missingScopes(gate.toolScopes ?? {}, body, caller) : []
+      if (missing.length > 0) {
+        const wanted = [...new Set([...String(caller.scope ?? '').split(' ').filter(Boolean), ...missing])].join(' ')
+        res.writeHead(403, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${metadataUrl}"` })
+        res.end(JSON.stringify({ error: 'insufficient_scope', scope: wanted }))
+        return
+      }
       const sessionId = req.headers['mcp-session-id']
       if (options.stateful && typeof sessionId === 'string') {
         const session = sessions.get(sessionId)
@@ -103,7 +132,7 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
         return session.handleRequest(req, res, body)
       }
       const mcp = new McpServer({ name: 'http-fixture', version: '1.0.0' })
-      toolsFor(mcp, () => caller)
+      toolsFor(mcp, () => caller, gate.kind === 'oauth' ? Object.keys(gate.toolScopes ?? {}) : [])
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: options.stateful ? () => randomUUID() : undefined,
         enableJsonResponse: true,
@@ -121,6 +150,7 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
     url,
     base,
     requests,
+    metadataRequests,
     revoke: (jti) => revoked.add(jti),
     lastJti: () => last,
     dropSessions: () => sessions.clear(),

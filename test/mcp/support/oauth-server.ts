@@ -6,6 +6,9 @@ export interface AuthServerRequest {
   method: string
   path: string
   grantType: string | null
+  /** The RFC 8707 resource parameter(s) of the request. */
+  resource: string | string[] | null
+  clientId: string | null
   status: number
 }
 
@@ -22,6 +25,15 @@ export interface AuthServerOptions {
   resource: string
   clients?: Array<Record<string, unknown>>
   accessTokenTtlSeconds?: number
+  /** Scopes beyond `mcp:tools` the resource knows (step-up). */
+  extraScopes?: string[]
+  /**
+   * Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): oidc-provider fetches an HTTPS
+   * client_id through this function, which the test points at its own loopback server holding the document.
+   */
+  fetchClientMetadata?: (url: string) => Promise<Response>
+  /** Dynamic registration offered (default true). */
+  registration?: boolean
 }
 
 /**
@@ -37,27 +49,30 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
     clients: options.clients ?? [],
     features: {
       devInteractions: { enabled: true },
-      registration: { enabled: true },
+      registration: { enabled: options.registration ?? true },
+      ...(options.fetchClientMetadata ? { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } } : {}),
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => options.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'mcp:tools', audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtlSeconds ?? 600 })
+        getResourceServerInfo: () => ({ scope: ['mcp:tools', ...(options.extraScopes ?? [])].join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtlSeconds ?? 600 })
       }
     },
     pkce: { required: () => true },
     ttl: { AccessToken: options.accessTokenTtlSeconds ?? 600, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, ClientCredentials: 600 },
-    scopes: ['openid', 'offline_access', 'mcp:tools'],
+    scopes: ['openid', 'offline_access', 'mcp:tools', ...(options.extraScopes ?? [])],
+    ...(options.fetchClientMetadata ? { fetch: (url: URL | string) => options.fetchClientMetadata!(String(url)) } : {}),
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) })
   })
   provider.use(async (ctx, next) => {
     await next()
-    const params = (ctx as unknown as { oidc?: { params?: { grant_type?: string } } }).oidc?.params
-    requests.push({ method: ctx.method, path: ctx.path, grantType: params?.grant_type ?? null, status: ctx.status })
+    const oidc = (ctx as unknown as { oidc?: { params?: { grant_type?: string; resource?: string | string[] }; client?: { clientId: string } } }).oidc
+    const params = oidc?.params
+    requests.push({ method: ctx.method, path: ctx.path, grantType: params?.grant_type ?? null, resource: params?.resource ?? null, clientId: oidc?.client?.clientId ?? null, status: ctx.status })
   })
   server.on('request', provider.callback())
   return {

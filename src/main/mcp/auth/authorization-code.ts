@@ -2,6 +2,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens as SdkTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { McpAuthConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp'
+import { McpFailure } from '../errors'
+import type { FetchLike } from './oauth-log'
 
 export type AuthorizationCodeConfig = Extract<McpAuthConfig, { mode: 'authorizationCode' }>
 
@@ -66,6 +68,11 @@ export function statesMatch(expected: string | undefined, received: string | nul
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+function sameIssuer(a: string, b: string): boolean {
+  const strip = (url: string) => url.replace(/\/+$/, '')
+  return strip(a) === strip(b)
+}
+
 export interface ProviderHooks {
   onTokens(tokens: OAuthTokens): Promise<void>
   onClient(client: OAuthClientInfo): Promise<void>
@@ -80,7 +87,9 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     private readonly config: AuthorizationCodeConfig,
     private readonly store: OAuthState,
     readonly redirectUrl: string,
-    private readonly hooks: ProviderHooks
+    private readonly hooks: ProviderHooks,
+    /** The app's client ID metadata document (an HTTPS URL), used where the authorisation server accepts one. */
+    readonly clientMetadataUrl?: string
   ) {
     if (config.resource) {
       const resource = new URL(config.resource)
@@ -121,9 +130,13 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     if (!previous || previous.clientId !== client.clientId || previous.issuer !== client.issuer) await this.hooks.onClient(client)
   }
 
+  /** Only tokens of the authorisation server the resource names now: after a move, the old issuer's tokens stay home. */
   tokens(): SdkTokens | undefined {
     const tokens = this.store.tokens?.value
-    return tokens ? toSdkTokens(tokens) : undefined
+    if (!tokens) return undefined
+    const current = this.store.discovery?.authorizationServerUrl
+    if (tokens.issuer && current && !sameIssuer(tokens.issuer, current)) return undefined
+    return toSdkTokens(tokens)
   }
 
   /** Persisted before the SDK goes on, so a restart right after a login or refresh finds the new tokens. */
@@ -161,5 +174,34 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     if (scope === 'all' || scope === 'client') delete this.store.client
     if (scope === 'all' || scope === 'verifier') delete this.store.verifier
     if (scope === 'all' || scope === 'discovery') delete this.store.discovery
+  }
+}
+
+/** The scope of a `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` challenge, else null. */
+export function insufficientScope(challenge: string | null): string | null {
+  if (!challenge || !/error="?insufficient_scope"?/.test(challenge)) return null
+  return /scope="([^"]*)"/.exec(challenge)?.[1] ?? ''
+}
+
+/**
+ * Watches the resource's answers. The SDK keeps its discovery result forever, so a resource that moved to another
+ * authorisation server would be sent the old server's tokens again and again: a 401 from the resource forgets the
+ * cached discovery, and the next `auth()` reads the resource's metadata anew (tokens bound to the old issuer are then
+ * no longer presented). A 403 insufficient_scope becomes an `insufficient_scope` failure naming the scope, for the
+ * registry's step-up (the SDK's own answer, a refresh, can never widen the scope of an authorization-code grant).
+ */
+export function guardResource(base: FetchLike, resourceUrl: string, store: OAuthState): FetchLike {
+  const resource = new URL(resourceUrl)
+  return async (input, init) => {
+    const response = await base(input, init)
+    const url = new URL(String(input))
+    if (url.origin !== resource.origin || url.pathname !== resource.pathname) return response
+    if (response.status === 401) delete store.discovery
+    const scope = response.status === 403 ? insufficientScope(response.headers.get('www-authenticate')) : null
+    if (scope !== null) {
+      await response.body?.cancel()
+      throw new McpFailure('insufficient_scope', `the server needs the scope "${scope}" for this request`, { scope })
+    }
+    return response
   }
 }

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { SHARED_CALLBACK_PATH } from './client-metadata'
 
 export interface CallbackParams {
   code: string | null
@@ -10,9 +11,10 @@ export interface CallbackParams {
   errorDescription: string | null
 }
 
-export type CallbackHandler = (server: string, params: CallbackParams) => Promise<{ ok: boolean; message: string }>
+/** `server` is null on the shared path: the handler finds the server by `state`. */
+export type CallbackHandler = (server: string | null, params: CallbackParams) => Promise<{ ok: boolean; message: string }>
 
-const PREFIX = '/oauth/callback/'
+const PREFIX = `${SHARED_CALLBACK_PATH}/`
 
 function page(ok: boolean, message: string): string {
   const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -29,10 +31,13 @@ export class CallbackListeners {
 
   constructor(private readonly handle: CallbackHandler) {}
 
-  /** The redirect URI for a server: on `preferredPort` when it is free (a registered client's), else any free port. */
-  async redirectUri(serverName: string, preferredPort?: number): Promise<string> {
+  /**
+   * The redirect URI for a server (null: the shared one of the app's client metadata document): on `preferredPort`
+   * when it is free (a registered client's), else any free port.
+   */
+  async redirectUri(serverName: string | null, preferredPort?: number): Promise<string> {
     const port = preferredPort && (this.servers.has(preferredPort) || (await this.tryListen(preferredPort))) ? preferredPort : await this.anyPort()
-    return `http://127.0.0.1:${port}${PREFIX}${encodeURIComponent(serverName)}`
+    return `http://127.0.0.1:${port}${serverName === null ? SHARED_CALLBACK_PATH : `${PREFIX}${encodeURIComponent(serverName)}`}`
   }
 
   /** Listens on the port of an explicit loopback redirect URI; other URIs must reach the app some other way. */
@@ -64,8 +69,9 @@ export class CallbackListeners {
         res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
         res.end(page(ok, message))
       }
-      if (req.method !== 'GET' || !url.pathname.startsWith(PREFIX)) return send(404, false, 'not an OAuth callback')
-      const name = decodeURIComponent(url.pathname.slice(PREFIX.length))
+      const shared = url.pathname === SHARED_CALLBACK_PATH
+      if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX))) return send(404, false, 'not an OAuth callback')
+      const name = shared ? null : decodeURIComponent(url.pathname.slice(PREFIX.length))
       const get = (key: string) => url.searchParams.get(key)
       this.handle(name, { code: get('code'), state: get('state'), iss: get('iss'), error: get('error'), errorDescription: get('error_description') }).then(
         (result) => send(result.ok ? 200 : 400, result.ok, result.message),

@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose'
 import type { OAuthExchange } from '../../../shared/contract/mcp'
 
 type Step = OAuthExchange['step']
@@ -32,6 +33,16 @@ function classify(url: string, init: RequestInit | undefined, registrationHint: 
   return 'resource'
 }
 
+/** The decoded claims of a token response's access token (iss, aud, scope, exp, …), or null when it is opaque. */
+async function accessTokenClaims(response: Response): Promise<Record<string, unknown> | null> {
+  try {
+    const body = (await response.clone().json()) as { access_token?: unknown }
+    return typeof body.access_token === 'string' ? decodeJwt(body.access_token) : null
+  } catch {
+    return null
+  }
+}
+
 /** The HTTP exchanges of one server's OAuth flows, newest last, bounded. */
 export class OAuthLog {
   private readonly exchanges: OAuthExchange[] = []
@@ -40,8 +51,8 @@ export class OAuthLog {
     private readonly limit = 200
   ) {}
 
-  add(step: Step, method: string, url: string, status: number | null, note: string | null = null): void {
-    const exchange: OAuthExchange = { at: new Date().toISOString(), step, method, url: redactUrl(url), status, note }
+  add(step: Step, method: string, url: string, status: number | null, note: string | null = null, claims: Record<string, unknown> | null = null): void {
+    const exchange: OAuthExchange = { at: new Date().toISOString(), step, method, url: redactUrl(url), status, note, ...(claims ? { claims } : {}) }
     this.exchanges.push(exchange)
     if (this.exchanges.length > this.limit) this.exchanges.shift()
     this.onExchange(exchange)
@@ -67,7 +78,8 @@ export class OAuthLog {
         const response = await base(input, init)
         if (step !== 'resource' || response.status === 401 || response.status === 403) {
           const challenge = response.headers.get('www-authenticate')
-          this.add(step, init?.method ?? 'GET', url, response.status, challenge ? `WWW-Authenticate: ${challenge}` : null)
+          const claims = (step === 'token' || step === 'refresh') && response.ok ? await accessTokenClaims(response) : null
+          this.add(step, init?.method ?? 'GET', url, response.status, challenge ? `WWW-Authenticate: ${challenge}` : null, claims)
         }
         return response
       } catch (error) {

@@ -1,4 +1,3 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { mcpCalls } from '../../../shared/contract/mcp'
 import { RpcError } from '../../../shared/contract/errors'
 import type { Core } from '../../core'
@@ -25,12 +24,12 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.tools': ({ name }) => guarded(() => registry.tools(name)),
     'mcp.callTool': async ({ name, tool, args, timeoutMs }) => {
       const started = performance.now()
-      try {
-        const result: CallToolResult = await registry.callTool(name, tool, args, timeoutMs ? { timeoutMs } : {})
-        return { ok: !result.isError, durationMs: performance.now() - started, result }
-      } catch (error) {
-        return { ok: false, durationMs: performance.now() - started, error: toToolError(error) }
-      }
+      const traced = await registry.traceCall(name, tool, args, timeoutMs ? { timeoutMs } : {})
+      const durationMs = performance.now() - started
+      const debug = { rpc: traced.rpc, outputErrors: traced.outputErrors, links: traced.links }
+      if (traced.error) return { ok: false, durationMs, error: toToolError(traced.error), ...debug }
+      const conforms = !traced.outputErrors?.length
+      return { ok: !traced.result?.isError && conforms, durationMs, result: traced.result, ...debug }
     },
     'mcp.save': ({ name, entry, target, previousName }) => guarded(() => host.save(name, entry, target, previousName)),
     'mcp.remove': ({ name, target }) => guarded(async () => ({ removed: await host.remove(name, target) })),
@@ -38,6 +37,13 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.login': ({ name }) => guarded(() => registry.login(name)),
     'mcp.logout': ({ name }) => guarded(() => registry.logout(name)),
     'mcp.oauthLog': async ({ name }) => registry.oauthExchanges(name),
+    'mcp.rpcLog': async ({ name }) => registry.rpcMessages(name),
+    'mcp.elicitations': async () => registry.elicitations.list(),
+    'mcp.answerElicitation': (answer) =>
+      guarded(async () => {
+        await registry.elicitations.answer(answer)
+        return { answered: true as const }
+      }),
     'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
     'mcp.import': ({ path }) => guarded(() => host.importFrom(path)),
     'mcp.setInput': async ({ id, value }) => {

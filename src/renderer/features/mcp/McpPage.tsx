@@ -2,6 +2,7 @@ import { useCallback, useState } from 'react'
 import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useEvent, useInvalidateOn } from '../../hooks'
+import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
 import { NEW_SERVER, ServerEditor, type EditTarget } from './ServerEditor'
 import { ToolExplorer } from './ToolExplorer'
@@ -233,6 +234,7 @@ export function McpPage() {
           }}
         />
       )}
+      <Elicitations />
       {current && current.authMode === 'authorizationCode' && <OAuthPanel entry={current} />}
       {current && current.state !== 'error' && current.state !== 'disabled' && current.state !== 'needs-login' && <ToolExplorer key={current.name} server={current.name} />}
     </div>

@@ -66,6 +66,12 @@ export function OAuthPanel({ entry }: { entry: McpEntry }) {
           <li key={index} className={exchange.status !== null && exchange.status >= 400 ? 'warn' : ''}>
             <span className="badge">{exchange.step}</span> <code>{exchange.method}</code> <code className="mcp-url">{exchange.url}</code> {exchange.status !== null && <strong>{exchange.status}</strong>}
             {exchange.note && <small> — {exchange.note}</small>}
+            {exchange.claims && (
+              <details>
+                <summary>access token claims</summary>
+                <pre>{JSON.stringify(exchange.claims, null, 2)}</pre>
+              </details>
+            )}
           </li>
         ))}
       </ol>

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import type { McpCallResult, McpToolInfo } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
-import { useCall, useCallMutation } from '../../hooks'
+import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'
 
 interface JsonSchemaProperty {
   type?: string | string[]
@@ -98,13 +98,60 @@ function CallResultView({ result }: { result: McpCallResult }) {
           {part.text}
         </pre>
       ))}
+      {result.outputErrors && result.outputErrors.length > 0 && (
+        <div className="error-box" role="alert" data-testid="mcp-output-errors">
+          <strong>structuredContent violates the output schema:</strong>
+          <ul>
+            {result.outputErrors.map((fault) => (
+              <li key={fault}>{fault}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {result.outputErrors?.length === 0 && <p className="timing">structuredContent matches the output schema</p>}
+      {result.links?.map((link) => (
+        <details key={link.uri} data-testid="mcp-resource-link">
+          <summary>
+            <code>{link.uri}</code> {link.error ? `— ${link.error}` : ''}
+          </summary>
+          {link.contents !== undefined && <pre>{JSON.stringify(link.contents, null, 2)}</pre>}
+        </details>
+      ))}
       {result.result !== undefined && (
         <details>
           <summary>raw result</summary>
           <pre>{JSON.stringify(result.result, null, 2)}</pre>
         </details>
       )}
+      {result.rpc && (
+        <details data-testid="mcp-call-rpc">
+          <summary>JSON-RPC request and response</summary>
+          <pre>{JSON.stringify(result.rpc.request, null, 2)}</pre>
+          <pre>{JSON.stringify(result.rpc.response, null, 2)}</pre>
+        </details>
+      )}
     </div>
+  )
+}
+
+/** Every JSON-RPC message exchanged with the server, newest last. */
+function RpcLogView({ server }: { server: string }) {
+  const log = useCall('mcp.rpcLog', { name: server })
+  useInvalidateOn('mcp.rpc', ['mcp.rpcLog'])
+  return (
+    <details data-testid="mcp-rpc-log">
+      <summary>JSON-RPC log ({log.data?.length ?? 0} messages)</summary>
+      <ol>
+        {log.data?.map((entry, index) => (
+          <li key={index}>
+            <small>
+              {entry.at} {entry.direction === 'sent' ? '→' : '←'}
+            </small>
+            <pre>{JSON.stringify(entry.message)}</pre>
+          </li>
+        ))}
+      </ol>
+    </details>
   )
 }
 
@@ -144,6 +191,7 @@ export function ToolExplorer({ server }: { server: string }) {
           {call.data && <CallResultView result={call.data} />}
         </>
       )}
+      <RpcLogView server={server} />
     </section>
   )
 }
