@@ -149,6 +149,8 @@ export async function mcpMain(argv: string[], io: Output = { out: (t) => process
     settingsFile: join(dataDir, 'settings.json'),
     ...(values.config ? { configFile: resolve(values.config) } : {}),
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
+    // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
+    connectInBackground: command !== 'list',
     log: (line) => io.err(`${line}\n`)
   })
   try {

@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { McpHttpServerConfig, McpStdioServerConfig, McpToolError } from '../../shared/contract/mcp'
 import type { FetchLike } from './auth/oauth-log'
 import { expandWorkspaceRoot } from './config/expand'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { McpFailure, toToolError } from './errors'
+import { reap } from './reap'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'needs-login' | 'error'
 
@@ -44,6 +47,8 @@ abstract class BaseConnection implements Connection {
   restarts = 0
   protected current: Client | null = null
   protected connecting: Promise<Client> | null = null
+  /** The client whose `initialize` is in flight: close() aborts it rather than leave it running. */
+  protected opening: Client | null = null
   protected closed = false
 
   constructor(protected readonly onChange: () => void) {}
@@ -78,7 +83,22 @@ abstract class BaseConnection implements Connection {
     this.closed = true
     const client = this.current
     this.current = null
-    await client?.close().catch(() => {})
+    await Promise.all([client?.close().catch(() => {}), this.opening?.close().catch(() => {})])
+  }
+
+  /** `initialize` within the server's timeout; a server that stays silent fails with a `timeout` naming it. */
+  protected async initialize(client: Client, transport: Transport, name: string, timeoutMs: number): Promise<void> {
+    this.opening = client
+    try {
+      await client.connect(transport, { timeout: timeoutMs })
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw new McpFailure('timeout', `${name} did not answer initialize within ${timeoutMs} ms`)
+      }
+      throw error
+    } finally {
+      this.opening = null
+    }
   }
 }
 
@@ -130,10 +150,17 @@ export class StdioConnection extends BaseConnection {
     })
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
     const client = new Client(CLIENT_INFO, { capabilities: {} })
+    const initializing = this.initialize(client, transport, this.config.name, timeoutMs ?? 30_000)
+    // spawned synchronously by connect(): the pid is known now, and kept to reap the child if initialize fails
+    const pid = transport.pid
     try {
-      await client.connect(transport, { timeout: timeoutMs ?? 30_000 })
+      await initializing
     } catch (error) {
-      await client.close().catch(() => {})
+      await Promise.all([client.close().catch(() => {}), reap(pid)])
+      if (error instanceof McpFailure && error.code === 'timeout') {
+        this.set('error', { ...error.toToolError(), stderr: [...this.stderr] })
+        throw new McpFailure('timeout', error.message, { stderr: [...this.stderr] })
+      }
       const failure = this.crashed(`could not start \`${command}\`: ${(error as Error).message}`)
       throw new McpFailure(failure.code, failure.message, { stderr: failure.stderr ?? [] })
     }
@@ -221,7 +248,7 @@ export class HttpConnection extends BaseConnection {
     })
     const client = new Client(CLIENT_INFO, { capabilities: {} })
     try {
-      await client.connect(transport, { timeout: this.config.timeoutMs ?? 30_000 })
+      await this.initialize(client, transport, this.config.name, this.config.timeoutMs ?? 30_000)
     } catch (error) {
       await client.close().catch(() => {})
       if (error instanceof UnauthorizedError && this.wiring.authProvider) {
