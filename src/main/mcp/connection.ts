@@ -102,6 +102,29 @@ abstract class BaseConnection implements Connection {
   }
 }
 
+export interface StdioSpawnSpec {
+  command: string
+  args: string[]
+  env: Record<string, string>
+  cwd?: string
+}
+
+/**
+ * How a stdio server is started: `${workspaceRoot}` expanded, the SDK's safe environment plus the entry's, and the
+ * configured cwd (which must exist), else the workspace when there is one on disk.
+ */
+export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: string): StdioSpawnSpec {
+  const { command, args = [], env = {} } = config
+  let cwd: string | undefined
+  if (config.cwd) {
+    cwd = expandWorkspaceRoot(config.cwd, workspaceRoot)
+    if (!existsSync(cwd)) throw new McpFailure('invalid_config', `cwd ${cwd} does not exist`, { path: ['cwd'] })
+  } else if (existsSync(workspaceRoot)) {
+    cwd = workspaceRoot
+  }
+  return { command, args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)), env: { ...getDefaultEnvironment(), ...env }, ...(cwd ? { cwd } : {}) }
+}
+
 /**
  * One subprocess per server, spawned on first use, restarted with backoff after a crash; too many crashes in a row
  * leave it in a `crash_loop` error that names the last stderr lines.
@@ -133,21 +156,15 @@ export class StdioConnection extends BaseConnection {
     this.set('connecting')
     if (delayMs > 0) await sleep(delayMs)
     if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
-    const { command, args = [], env = {}, timeoutMs } = this.config
-    let cwd: string | undefined
+    const { command, timeoutMs } = this.config
+    let spawnSpec: StdioSpawnSpec
     try {
-      cwd = this.workingDirectory()
+      spawnSpec = stdioSpawnSpec(this.config, this.workspaceRoot)
     } catch (error) {
       this.set('error', toToolError(error))
       throw error
     }
-    const transport = new StdioClientTransport({
-      command,
-      args: args.map((arg) => expandWorkspaceRoot(arg, this.workspaceRoot)),
-      env: { ...getDefaultEnvironment(), ...env },
-      ...(cwd ? { cwd } : {}),
-      stderr: 'pipe'
-    })
+    const transport = new StdioClientTransport({ ...spawnSpec, stderr: 'pipe' })
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
     const client = new Client(CLIENT_INFO, { capabilities: {} })
     const initializing = this.initialize(client, transport, this.config.name, timeoutMs ?? 30_000)
@@ -169,16 +186,6 @@ export class StdioConnection extends BaseConnection {
     this.current = client
     this.set('connected')
     return client
-  }
-
-  /** The configured cwd (which must exist), else the workspace when there is one on disk. */
-  private workingDirectory(): string | undefined {
-    if (this.config.cwd) {
-      const cwd = expandWorkspaceRoot(this.config.cwd, this.workspaceRoot)
-      if (!existsSync(cwd)) throw new McpFailure('invalid_config', `cwd ${cwd} does not exist`, { path: ['cwd'] })
-      return cwd
-    }
-    return existsSync(this.workspaceRoot) ? this.workspaceRoot : undefined
   }
 
   private keepStderr(text: string): void {
@@ -236,16 +243,21 @@ export class HttpConnection extends BaseConnection {
     super(onChange)
   }
 
-  protected async open(): Promise<Client> {
+  /** A new transport to the server with this entry's headers and auth (the launcher bridges one to stdio). */
+  transport(): StreamableHTTPClientTransport {
     if (!this.wiring.canConnect()) {
       this.set('needs-login')
       throw needsLogin(this.config.name)
     }
-    this.set('connecting')
-    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+    return new StreamableHTTPClientTransport(new URL(this.config.url), {
       fetch: this.wiring.fetch,
       ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
     })
+  }
+
+  protected async open(): Promise<Client> {
+    const transport = this.transport()
+    this.set('connecting')
     const client = new Client(CLIENT_INFO, { capabilities: {} })
     try {
       await this.initialize(client, transport, this.config.name, this.config.timeoutMs ?? 30_000)
