@@ -1,10 +1,12 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfigText } from '../../src/main/mcp/config/parse'
 import { EXPORT_HOSTS, hostConfigPath, type ExportHost } from '../../src/main/mcp/export/hosts'
+import { describeHostExports, exportToHost } from '../../src/main/mcp/export/host-exports'
 import { applyExport, planExport, type LauncherCommand } from '../../src/main/mcp/export/launcher-entries'
+import { Registry } from '../../src/main/mcp/registry'
 
 const COMMAND: LauncherCommand = { node: '/opt/node/bin/node', bin: '/opt/syncscope/bin/syncscope.js', dataDir: '/home/ann/.local/share/syncscope', workspace: '/home/ann/project' }
 
@@ -114,5 +116,35 @@ describe('mcp export: each host file round-trips, keeping what is not ours', () 
     expect(hostConfigPath('vscode', 'C:\\Users\\ann', 'win32', { APPDATA: 'C:\\Users\\ann\\AppData\\Roaming' })).toMatch(/Roaming.Code.User.mcp\.json$/)
     expect(hostConfigPath('claude-code', '/home/ann', 'linux', {})).toBe('/home/ann/.claude.json')
     expect(hostConfigPath('cursor', '/home/ann', 'linux', {})).toBe('/home/ann/.cursor/mcp.json')
+  })
+
+  it('what the MCP page shows: each host file, its servers and the diff; writing it refuses a file changed since', async () => {
+    const registry = new Registry({ connectOnDemand: true })
+    await registry.applyConfig({
+      servers: [
+        { name: 'fx', transport: 'stdio', command: 'node' },
+        { name: 'off', transport: 'stdio', command: 'node', disabled: true }
+      ],
+      invalid: [{ name: 'broken', error: { code: 'invalid_config', message: 'command is empty' } }]
+    })
+    const pathOf = (host: ExportHost) => join(dir, 'page', `${host}.json`)
+    await rm(join(dir, 'page'), { recursive: true, force: true })
+    await mkdir(join(dir, 'page'))
+    await writeFile(pathOf('cursor'), FILES.cursor.text)
+    await writeFile(pathOf('vscode'), '{ not json')
+    const shown = await describeHostExports(registry, COMMAND, pathOf)
+    expect(shown.map(({ host, exists, servers, added, error }) => ({ host, exists, servers, added, error: error ? 'error' : null }))).toEqual([
+      { host: 'claude-desktop', exists: false, servers: [], added: ['fx'], error: null },
+      { host: 'claude-code', exists: false, servers: [], added: ['fx'], error: null },
+      { host: 'vscode', exists: true, servers: [], added: [], error: 'error' },
+      { host: 'cursor', exists: true, servers: ['linear'], added: ['fx'], error: null }
+    ])
+    const cursor = shown.find((file) => file.host === 'cursor')!
+    await writeFile(pathOf('cursor'), FILES.cursor.text.replace('sse', 'mcp'))
+    await expect(exportToHost(registry, 'cursor', cursor.beforeDigest, COMMAND, pathOf('cursor'))).rejects.toThrow('changed since the preview')
+    const again = (await describeHostExports(registry, COMMAND, pathOf)).find((file) => file.host === 'cursor')!
+    const written = await exportToHost(registry, 'cursor', again.beforeDigest, COMMAND, pathOf('cursor'))
+    expect(written).toMatchObject({ servers: ['linear', 'fx'], diff: [], added: [] })
+    await registry.close()
   })
 })

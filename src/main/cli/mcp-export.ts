@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { currentLauncher } from '../mcp/export/launcher-command'
 import { ExportHostSchema, EXPORT_HOSTS } from '../mcp/export/hosts'
 import { applyExport, planExport } from '../mcp/export/launcher-entries'
 import type { Registry } from '../mcp/registry'
@@ -11,11 +12,6 @@ export interface ExportValues {
   yes?: boolean | undefined
   json?: boolean | undefined
   configFile?: string | undefined
-}
-
-/** The launcher as this very process runs: this node binary and this checkout's bin, both absolute. */
-export function currentLauncher(dataDir: string, workspace: string, configFile?: string) {
-  return { node: process.execPath, bin: resolve(__dirname, '../../../bin/syncscope.js'), dataDir, workspace, ...(configFile ? { configFile } : {}) }
 }
 
 /** `syncscope mcp export`: previews the diff of the host's file; `--yes` writes it. */
