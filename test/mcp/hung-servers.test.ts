@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process'
 import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runMcpCli } from './support/run-cli'
 
-const ROOT = resolve(__dirname, '../..')
 const FIXTURE = resolve(__dirname, 'support/stdio-fixture.mjs')
 
 let dir: string
@@ -16,20 +15,7 @@ let mute: string
 let hung: Server
 const sockets: Socket[] = []
 
-function cli(args: string[], configFile = config): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const started = Date.now()
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args, '--config', configFile, '--data-dir', join(dir, 'data'), '--workspace', dir], {
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-hung-bus' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started }))
-  })
-}
+const cli = (args: string[], configFile = config) => runMcpCli([...args, '--config', configFile, '--data-dir', join(dir, 'data'), '--workspace', dir])
 
 /** Pids of live processes whose command line names `marker` (from /proc: the real process table). */
 async function processesNaming(marker: string): Promise<number[]> {

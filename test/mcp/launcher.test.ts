@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -10,6 +9,7 @@ import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
 import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { textOf } from './support/processes'
+import { runMcpCli } from './support/run-cli'
 
 const ROOT = resolve(__dirname, '../..')
 const FIXTURE = resolve(__dirname, 'support/stdio-fixture.mjs')
@@ -22,20 +22,7 @@ let cleanHome: string
 let as: RunningAuthServer
 let rs: RunningMcpHttpServer
 
-/** `syncscope mcp …` as a person runs it (the file store: no keychain on this bus). */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args, '--data-dir', dataDir, '--workspace', workspace], {
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-launcher-bus' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('close', (code) => done({ code, stdout, stderr }))
-  })
-}
+const cli = (args: string[]) => runMcpCli([...args, '--data-dir', dataDir, '--workspace', workspace])
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => textOf((await client.callTool({ name, arguments: args })) as { content?: unknown })
 

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { currentLauncher } from '../mcp/export/launcher-command'
+import { exportableServers } from '../mcp/export/host-exports'
 import { ExportHostSchema, EXPORT_HOSTS } from '../mcp/export/hosts'
 import { applyExport, planExport } from '../mcp/export/launcher-entries'
 import type { Registry } from '../mcp/registry'
@@ -18,10 +19,9 @@ export interface ExportValues {
 export async function exportCommand(registry: Registry, values: ExportValues & { dataDir: string; workspaceDir: string }, io: Output): Promise<number> {
   const host = ExportHostSchema.safeParse(values.to)
   if (!host.success) throw new UsageError(`--to must be one of ${EXPORT_HOSTS.join(', ')}`)
-  const entries = registry.list().filter((entry) => entry.state !== 'disabled' && entry.error?.code !== 'invalid_config')
   const unknown = (values.server ?? []).filter((name) => !registry.list().some((entry) => entry.name === name))
   if (unknown.length > 0) throw new UsageError(`no MCP server named ${unknown.join(', ')}`)
-  const names = values.server?.length ? values.server : entries.map((entry) => entry.name)
+  const names = values.server?.length ? values.server : exportableServers(registry)
   const plan = await planExport(host.data, names, currentLauncher(values.dataDir, values.workspaceDir, values.configFile), ...(values.file ? [resolve(values.file)] : []))
   if (values.json) io.out(`${JSON.stringify({ ...plan, applied: Boolean(values.yes) && plan.diff.length > 0 }, null, 2)}\n`)
   else {
