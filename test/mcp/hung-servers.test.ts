@@ -68,14 +68,14 @@ describe('a hung or broken server beside a working one (CLI as a subprocess)', (
     expect(run.code).toBe(0)
     // finishing inside the test's own timeout shows that nothing waited on the hung server
     expect(run.ms).toBeLessThan(60_000)
-  })
+  }, 120_000)
 
   it('lists every server in parallel, each within its own timeout, the hung one with a timeout error', async () => {
     const run = await cli(['list', '--json'], quickConfig)
     const entries = JSON.parse(run.stdout) as Array<{ name: string; state: string; error?: { code: string; message: string } }>
     expect(entries.find((entry) => entry.name === 'fx')?.state).toBe('idle')
     expect(entries.find((entry) => entry.name === 'hung')).toMatchObject({ state: 'error', error: { code: 'timeout', message: expect.stringContaining('did not answer initialize within 1500 ms') } })
-  })
+  }, 120_000)
 
   it('a stdio server that never answers initialize times out clearly and leaves no process behind, call after call', async () => {
     for (let call = 0; call < 2; call++) {
@@ -84,5 +84,5 @@ describe('a hung or broken server beside a working one (CLI as a subprocess)', (
       expect(await processesNaming(mute)).toEqual([])
       expect(run.stderr).toContain('syncscope mcp: timeout: mute did not answer initialize within 1000 ms')
     }
-  })
+  }, 180_000)
 })

@@ -111,5 +111,5 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     const loggedOut = await cli(['run', 'secured'])
     expect(loggedOut).toMatchObject({ code: 1, stdout: '' })
     expect(loggedOut.stderr).toContain('secured needs a login: use "Log in" on the MCP page or run `syncscope mcp login secured`')
-  })
+  }, 180_000)
 })
