@@ -91,7 +91,7 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
     expect(Date.now() - started).toBeLessThan(1_000)
     expect(entry?.state).toBe('connecting')
     await waitFor('the connect to time out', () => registry.describe('silent').state === 'error', 10_000)
-    expect(registry.describe('silent').error?.message).toMatch(/timed out|timeout/i)
+    expect(registry.describe('silent').error).toEqual({ code: 'timeout', message: 'silent did not answer initialize within 1500 ms' })
   })
 
   it('sends the API key in the configured header with its prefix; a wrong key is an error entry, not a crash', async () => {

@@ -5,12 +5,19 @@ import type { McpEntry } from '../../shared/contract/mcp'
 import { defaultDataDir } from '../data-dir'
 import { McpFailure, toToolError } from '../mcp/errors'
 import { McpHost } from '../mcp/host'
+import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
+import { exportCommand } from './mcp-export'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
   syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
   syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json]
   syncscope mcp login <server> [--no-open]           run the OAuth login in the browser; tokens are stored
+  syncscope mcp run <server>                         run a server on stdin/stdout for another host (Claude, VS Code…):
+                                                     stdio servers with their secrets, remote ones bridged with tokens
+  syncscope mcp export --to claude-desktop|claude-code|vscode|cursor [--server NAME]… [--yes] [--file PATH]
+                                                     write entries calling \`mcp run\` into that host's config file;
+                                                     shows the diff, --yes writes it
 options for all:
   --config FILE      read only this file (mcp.json, or a Claude/Cursor/VS Code config)
   --workspace DIR    workspace holding mcp.json (default: the current folder), layered over
@@ -18,12 +25,12 @@ options for all:
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
 
-interface Output {
+export interface Output {
   out: (text: string) => void
   err: (text: string) => void
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -38,6 +45,10 @@ function parse(argv: string[]) {
       args: { type: 'string' },
       timeout: { type: 'string' },
       'no-open': { type: 'boolean' },
+      to: { type: 'string' },
+      server: { type: 'string', multiple: true },
+      file: { type: 'string' },
+      yes: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -78,7 +89,7 @@ function parseToolArgs(text: string | undefined): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
-async function run(command: string, positionals: string[], values: ReturnType<typeof parse>['values'], host: McpHost, io: Output): Promise<number> {
+async function run(command: string, positionals: string[], values: ReturnType<typeof parse>['values'], host: McpHost, io: Output, dirs: { dataDir: string; workspaceDir: string }): Promise<number> {
   const { registry } = host
   if (command === 'list') {
     const entries = registry.list()
@@ -92,7 +103,9 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
     if (invalid.length > 0) io.err(`syncscope mcp: ${invalid.length} invalid ${invalid.length === 1 ? 'entry' : 'entries'}: ${invalid.map((entry) => entry.name).join(', ')}\n`)
     return badFiles.length > 0 || invalid.length > 0 ? 1 : 0
   }
+  if (command === 'export') return exportCommand(registry, { ...values, ...dirs, configFile: host.configFile }, io)
   const server = required(positionals[0], 'the server name')
+  if (command === 'run') return runServer(registry, server, { stdin: process.stdin, stdout: process.stdout, log: (line) => io.err(`syncscope mcp run: ${line}\n`) })
   if (command === 'tools') {
     const tools = await registry.tools(server)
     if (values.json) io.out(`${JSON.stringify(tools, null, 2)}\n`)
@@ -149,11 +162,13 @@ export async function mcpMain(argv: string[], io: Output = { out: (t) => process
     settingsFile: join(dataDir, 'settings.json'),
     ...(values.config ? { configFile: resolve(values.config) } : {}),
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
+    // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
+    connectOnDemand: command !== 'list',
     log: (line) => io.err(`${line}\n`)
   })
   try {
     await host.start()
-    return await run(command, positionals, values, host, io)
+    return await run(command, positionals, values, host, io, { dataDir, workspaceDir: workspace })
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`syncscope mcp: ${error.message}\n\n${MCP_USAGE}\n`)

@@ -2,12 +2,15 @@ import { existsSync } from 'node:fs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { McpHttpServerConfig, McpStdioServerConfig, McpToolError } from '../../shared/contract/mcp'
 import type { FetchLike } from './auth/oauth-log'
 import { expandWorkspaceRoot } from './config/expand'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { McpFailure, toToolError } from './errors'
+import { reap } from './reap'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'needs-login' | 'error'
 
@@ -45,6 +48,8 @@ abstract class BaseConnection implements Connection {
   restarts = 0
   protected current: Client | null = null
   protected connecting: Promise<Client> | null = null
+  /** The client whose `initialize` is in flight: close() aborts it rather than leave it running. */
+  protected opening: Client | null = null
   protected closed = false
 
   /** Set by the registry: capabilities and handlers (elicitation) a client needs before it connects. */
@@ -88,8 +93,46 @@ abstract class BaseConnection implements Connection {
     this.closed = true
     const client = this.current
     this.current = null
-    await client?.close().catch(() => {})
+    await Promise.all([client?.close().catch(() => {}), this.opening?.close().catch(() => {})])
   }
+
+  /** `initialize` within the server's timeout; a server that stays silent fails with a `timeout` naming it. */
+  protected async initialize(client: Client, transport: Transport, name: string, timeoutMs: number): Promise<void> {
+    this.opening = client
+    try {
+      await client.connect(transport, { timeout: timeoutMs })
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw new McpFailure('timeout', `${name} did not answer initialize within ${timeoutMs} ms`)
+      }
+      throw error
+    } finally {
+      this.opening = null
+    }
+  }
+}
+
+export interface StdioSpawnSpec {
+  command: string
+  args: string[]
+  env: Record<string, string>
+  cwd?: string
+}
+
+/**
+ * How a stdio server is started: `${workspaceRoot}` expanded, the SDK's safe environment plus the entry's, and the
+ * configured cwd (which must exist), else the workspace when there is one on disk.
+ */
+export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: string): StdioSpawnSpec {
+  const { command, args = [], env = {} } = config
+  let cwd: string | undefined
+  if (config.cwd) {
+    cwd = expandWorkspaceRoot(config.cwd, workspaceRoot)
+    if (!existsSync(cwd)) throw new McpFailure('invalid_config', `cwd ${cwd} does not exist`, { path: ['cwd'] })
+  } else if (existsSync(workspaceRoot)) {
+    cwd = workspaceRoot
+  }
+  return { command, args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)), env: { ...getDefaultEnvironment(), ...env }, ...(cwd ? { cwd } : {}) }
 }
 
 /**
@@ -123,27 +166,28 @@ export class StdioConnection extends BaseConnection {
     this.set('connecting')
     if (delayMs > 0) await sleep(delayMs)
     if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
-    const { command, args = [], env = {}, timeoutMs } = this.config
-    let cwd: string | undefined
+    const { command, timeoutMs } = this.config
+    let spawnSpec: StdioSpawnSpec
     try {
-      cwd = this.workingDirectory()
+      spawnSpec = stdioSpawnSpec(this.config, this.workspaceRoot)
     } catch (error) {
       this.set('error', toToolError(error))
       throw error
     }
-    const transport = new StdioClientTransport({
-      command,
-      args: args.map((arg) => expandWorkspaceRoot(arg, this.workspaceRoot)),
-      env: { ...getDefaultEnvironment(), ...env },
-      ...(cwd ? { cwd } : {}),
-      stderr: 'pipe'
-    })
+    const transport = new StdioClientTransport({ ...spawnSpec, stderr: 'pipe' })
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
     const client = this.newClient()
+    const initializing = this.initialize(client, transport, this.config.name, timeoutMs ?? 30_000)
+    // spawned synchronously by connect(): the pid is known now, and kept to reap the child if initialize fails
+    const pid = transport.pid
     try {
-      await client.connect(transport, { timeout: timeoutMs ?? 30_000 })
+      await initializing
     } catch (error) {
-      await client.close().catch(() => {})
+      await Promise.all([client.close().catch(() => {}), reap(pid)])
+      if (error instanceof McpFailure && error.code === 'timeout') {
+        this.set('error', { ...error.toToolError(), stderr: [...this.stderr] })
+        throw new McpFailure('timeout', error.message, { stderr: [...this.stderr] })
+      }
       const failure = this.crashed(`could not start \`${command}\`: ${(error as Error).message}`)
       throw new McpFailure(failure.code, failure.message, { stderr: failure.stderr ?? [] })
     }
@@ -152,16 +196,6 @@ export class StdioConnection extends BaseConnection {
     this.current = client
     this.set('connected')
     return client
-  }
-
-  /** The configured cwd (which must exist), else the workspace when there is one on disk. */
-  private workingDirectory(): string | undefined {
-    if (this.config.cwd) {
-      const cwd = expandWorkspaceRoot(this.config.cwd, this.workspaceRoot)
-      if (!existsSync(cwd)) throw new McpFailure('invalid_config', `cwd ${cwd} does not exist`, { path: ['cwd'] })
-      return cwd
-    }
-    return existsSync(this.workspaceRoot) ? this.workspaceRoot : undefined
   }
 
   private keepStderr(text: string): void {
@@ -219,19 +253,24 @@ export class HttpConnection extends BaseConnection {
     super(onChange)
   }
 
-  protected async open(): Promise<Client> {
+  /** A new transport to the server with this entry's headers and auth (the launcher bridges one to stdio). */
+  transport(): StreamableHTTPClientTransport {
     if (!this.wiring.canConnect()) {
       this.set('needs-login')
       throw needsLogin(this.config.name)
     }
-    this.set('connecting')
-    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+    return new StreamableHTTPClientTransport(new URL(this.config.url), {
       fetch: this.wiring.fetch,
       ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
     })
+  }
+
+  protected async open(): Promise<Client> {
+    const transport = this.transport()
+    this.set('connecting')
     const client = this.newClient()
     try {
-      await client.connect(transport, { timeout: this.config.timeoutMs ?? 30_000 })
+      await this.initialize(client, transport, this.config.name, this.config.timeoutMs ?? 30_000)
     } catch (error) {
       await client.close().catch(() => {})
       if (error instanceof UnauthorizedError && this.wiring.authProvider) {

@@ -30,6 +30,7 @@ export interface McpHostOptions {
   restartPolicy?: RestartPolicy
   /** Start-up and reloads do not wait for HTTP servers to answer; their rows update as they do. */
   connectInBackground?: boolean
+  connectOnDemand?: boolean
   onChange?: (names: string[]) => void
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
   onRpcMessage?: RegistryOptions['onRpcMessage']
@@ -73,6 +74,7 @@ export class McpHost {
       ...(options.oauthProviders ? { oauthProviders: options.oauthProviders } : {}),
       ...(options.restartPolicy ? { restartPolicy: options.restartPolicy } : {}),
       ...(options.connectInBackground ? { connectInBackground: true } : {}),
+      ...(options.connectOnDemand ? { connectOnDemand: true } : {}),
       ...(options.onChange ? { onChange: options.onChange } : {}),
       ...(options.onOAuthExchange ? { onOAuthExchange: options.onOAuthExchange } : {}),
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
@@ -94,6 +96,11 @@ export class McpHost {
     // The data folder may not exist yet on a first start; watching it from now on catches a settings.json written later.
     for (const layer of this.layers) if (layer.kind === 'settings') await mkdir(dirname(layer.path), { recursive: true })
     for (const layer of this.layers) this.watchLayer(layer)
+  }
+
+  /** The one file read instead of the layers (`--config`), if any. */
+  get configFile(): string | undefined {
+    return this.options.configFile
   }
 
   sources(): McpSource[] {

@@ -10,7 +10,8 @@ import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { singleFlightRefresh } from './auth/single-flight'
 import { importForeignEntry, type SourceKind } from './config/parse'
-import { DEFAULT_RESTART, HttpConnection, StdioConnection, type Connection, type HttpAuthWiring, type RestartPolicy } from './connection'
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { DEFAULT_RESTART, HttpConnection, StdioConnection, stdioSpawnSpec, type Connection, type HttpAuthWiring, type RestartPolicy, type StdioSpawnSpec } from './connection'
 import { Elicitations } from './elicitation'
 import { McpFailure, toToolError } from './errors'
 import { schemaViolations } from './json-schema'
@@ -77,6 +78,8 @@ export interface RegistryOptions {
   restartPolicy?: RestartPolicy
   /** applyConfig returns before HTTP servers have answered (the app must not wait on a slow server to start). */
   connectInBackground?: boolean
+  /** No connection until a server is used (the CLI's one-server commands: the others must cost nothing). */
+  connectOnDemand?: boolean
   fetch?: FetchLike
   onChange?: (names: string[]) => void
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
@@ -347,6 +350,19 @@ export class Registry {
     return this.callTool(server, tool.name, args, options)
   }
 
+  /**
+   * What `syncscope mcp run` starts for a server: the stdio command with its secrets in place, or a transport to the
+   * remote server with its headers and OAuth tokens (refreshed on a 401, new ones saved), to bridge to stdio.
+   */
+  launch(name: string): { transport: 'stdio'; spawn: StdioSpawnSpec } | { transport: 'http'; remote: StreamableHTTPClientTransport } {
+    const entry = this.entry(name)
+    if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
+    if (!entry.config || entry.config.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
+    if (entry.config.transport === 'stdio') return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd()) }
+    if (!(entry.connection instanceof HttpConnection)) throw new McpFailure('transport_error', `${name} has no connection`)
+    return { transport: 'http', remote: entry.connection.transport() }
+  }
+
   async remove(name: string): Promise<boolean> {
     const entry = this.entries.get(name)
     if (!entry) return false
@@ -596,7 +612,7 @@ export class Registry {
   private async warm(name: string, force = false): Promise<void> {
     const entry = this.entries.get(name)
     if (!entry?.connection || this.closed) return
-    if (entry.config?.transport === 'stdio' && !force) return
+    if ((entry.config?.transport === 'stdio' || this.options.connectOnDemand) && !force) return
     await entry.connection.client().catch(() => {})
   }
 

@@ -251,6 +251,24 @@ export type McpCallResult = z.infer<typeof McpCallResultSchema>
 
 const named = z.object({ name: McpServerNameSchema })
 
+/** Another host's MCP config file (Claude Desktop/Code, VS Code, Cursor) and what `mcp export` would change in it. */
+export const HostExportSchema = z.object({
+  host: z.enum(['claude-desktop', 'claude-code', 'vscode', 'cursor']),
+  path: z.string(),
+  exists: z.boolean(),
+  /** Names of the servers in the file now (ours and the host's own). */
+  servers: z.array(z.string()),
+  diff: z.array(z.string()),
+  added: z.array(z.string()),
+  updated: z.array(z.string()),
+  removed: z.array(z.string()),
+  conflicts: z.array(z.string()),
+  beforeDigest: z.string(),
+  /** Why the file cannot be exported to (not JSON, not readable). */
+  error: z.string().nullable()
+})
+export type HostExport = z.infer<typeof HostExportSchema>
+
 export const mcpCalls = {
   'mcp.list': call(z.object({}), z.object({ entries: z.array(McpEntrySchema), sources: z.array(McpSourceSchema), secretStore: z.string() })),
   'mcp.tools': call(named, z.array(McpToolInfoSchema)),
@@ -279,6 +297,10 @@ export const mcpCalls = {
     z.object({ path: z.string().min(1, 'give the path of the file to import') }),
     z.object({ imported: z.array(z.string()), skipped: z.array(z.object({ name: z.string(), reason: z.string() })) })
   ),
+  /** Each host's file, its servers, and the diff an export of our servers (as launcher entries) would make. */
+  'mcp.hostExports': call(z.object({}), z.array(HostExportSchema)),
+  /** Writes the export previewed (`beforeDigest` of the file as shown): refused if the file changed since. */
+  'mcp.exportToHost': call(z.object({ host: HostExportSchema.shape.host, beforeDigest: z.string() }), HostExportSchema),
   /** A value for a VS Code `${input:id}`; it goes to the secret store. */
   'mcp.setInput': call(z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }), z.object({ stored: z.literal(true) }))
 }

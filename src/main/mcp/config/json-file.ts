@@ -22,19 +22,24 @@ function indentOf(text: string): string | number {
   return match?.[1] ?? 2
 }
 
-/**
- * Read-modify-write of a JSON config file: key order, indentation and the final newline are kept, the write is atomic
- * and keeps the file's mode. A file that is not valid JSON is never overwritten.
- */
-export async function updateJsonFile(path: string, update: (root: JsonObject) => void): Promise<void> {
-  let text = ''
-  let mode = 0o644
+/** A JSON text as it was read, with what a rewrite keeps of it. */
+export interface JsonText {
+  text: string
+  mode: number
+}
+
+/** The file's text and mode; a missing file reads as empty (mode 0644 for the file that will be created). */
+export async function readJsonText(path: string): Promise<JsonText> {
   try {
-    text = await readFile(path, 'utf8')
-    mode = (await stat(path)).mode & 0o777
+    return { text: await readFile(path, 'utf8'), mode: (await stat(path)).mode & 0o777 }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    return { text: '', mode: 0o644 }
   }
+}
+
+/** The text after `update`: key order, indentation and the final newline are kept. A text that is not JSON is refused. */
+export function editJsonText(path: string, text: string, update: (root: JsonObject) => void): string {
   let root: unknown = {}
   if (text.trim() !== '') {
     try {
@@ -46,7 +51,16 @@ export async function updateJsonFile(path: string, update: (root: JsonObject) =>
   if (!root || typeof root !== 'object' || Array.isArray(root)) throw new Error(`${path} does not hold a JSON object`)
   update(root as JsonObject)
   const newline = text === '' || text.endsWith('\n') ? '\n' : ''
-  await writeAtomically(path, JSON.stringify(root, null, indentOf(text)) + newline, mode)
+  return JSON.stringify(root, null, indentOf(text)) + newline
+}
+
+/**
+ * Read-modify-write of a JSON config file: key order, indentation and the final newline are kept, the write is atomic
+ * and keeps the file's mode. A file that is not valid JSON is never overwritten.
+ */
+export async function updateJsonFile(path: string, update: (root: JsonObject) => void): Promise<void> {
+  const { text, mode } = await readJsonText(path)
+  await writeAtomically(path, editJsonText(path, text, update), mode)
 }
 
 /** The object at `keys`, created on the way when missing. */

@@ -3,6 +3,8 @@ import { RpcError } from '../../../shared/contract/errors'
 import type { Core } from '../../core'
 import { existingClientConfigs } from '../../mcp/config/client-configs'
 import { McpFailure, toToolError } from '../../mcp/errors'
+import { describeHostExports, exportToHost } from '../../mcp/export/host-exports'
+import { currentLauncher } from '../../mcp/export/launcher-command'
 import type { Rooms } from '../../rooms'
 import type { HandlersFor } from '../dispatcher'
 
@@ -19,6 +21,8 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
 export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCalls> {
   const host = rooms.mcp
   const registry = host.registry
+  const { dataDir, workspace } = rooms.context.serve
+  const launcher = () => currentLauncher(dataDir, workspace)
   return {
     'mcp.list': async () => ({ entries: registry.list(), sources: host.sources(), secretStore: host.secretStore.description }),
     'mcp.tools': ({ name }) => guarded(() => registry.tools(name)),
@@ -46,6 +50,8 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
       }),
     'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
     'mcp.import': ({ path }) => guarded(() => host.importFrom(path)),
+    'mcp.hostExports': () => guarded(() => describeHostExports(registry, launcher())),
+    'mcp.exportToHost': ({ host: target, beforeDigest }) => guarded(() => exportToHost(registry, target, beforeDigest, launcher())),
     'mcp.setInput': async ({ id, value }) => {
       await host.setInput(id, value)
       return { stored: true as const }

@@ -1,6 +1,7 @@
 import { useCallback, useState } from 'react'
 import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
+import { ExportPanel } from './ExportPanel'
 import { useCall, useCallMutation, useEvent, useInvalidateOn } from '../../hooks'
 import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
@@ -189,6 +190,7 @@ export function McpPage() {
             The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name. Secrets: {list.data.secretStore}.
           </p>
           <ImportPanel />
+          <ExportPanel />
         </section>
       )}
       <section className="panel" aria-label="Servers">
