@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react'
 import type { SubqueryAdmission } from '../../../shared/contract/shapes-workbench'
 import { ErrorBox } from '../../components/ErrorBox'
 import { ValueTable } from '../../components/ValueTable'
@@ -54,8 +55,11 @@ function AdmittedBy({ session, rowKey }: { session: WorkbenchSession; rowKey: st
 export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession; rowKey: string; onClose(): void }) {
   const membership = session.shape.membership(rowKey)
   const present = session.shape.rows.has(rowKey)
+  const panel = useRef<HTMLElement>(null)
+  // The panel opens under the rows table: bring it into view (the table alone fills a screen).
+  useEffect(() => panel.current?.scrollIntoView?.({ block: 'nearest' }), [])
   return (
-    <section className="row-why" aria-label="Why this row" data-testid="row-why">
+    <section className="row-why" aria-label="Why this row" data-testid="row-why" ref={panel}>
       <div className="toolbar">
         <strong className="mono">{rowKey}</strong>
         <button type="button" className="secondary small" onClick={onClose}>
