@@ -5,6 +5,8 @@ test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMI
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--header-brand', 'service'] })
 
 test('a subquery shape (service-* headers): rows show their tags and the project that admits them; the Log marks move-out and move-in', async ({ page, openApp }) => {
+  // Two moves of 75 rows each and a look at every view: more than the default minute on a loaded machine.
+  test.setTimeout(180_000)
   await subqueryWorkbenchScenario(page, openApp)
 })
 

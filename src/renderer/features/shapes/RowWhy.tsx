@@ -57,7 +57,10 @@ export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession
   const present = session.shape.rows.has(rowKey)
   const panel = useRef<HTMLElement>(null)
   // The panel opens under the rows table: bring it into view (the table alone fills a screen).
-  useEffect(() => panel.current?.scrollIntoView?.({ block: 'nearest' }), [])
+  // (A block body: in current Chromium scrollIntoView returns a promise, which React would call as the cleanup.)
+  useEffect(() => {
+    void panel.current?.scrollIntoView({ block: 'nearest' })
+  }, [])
   return (
     <section className="row-why" aria-label="Why this row" data-testid="row-why" ref={panel}>
       <div className="toolbar">
