@@ -28,6 +28,14 @@ describe('shape definitions', () => {
     expect(code.startsWith('import')).toBe(true)
     expect(electricClientCode(definition, target, { offset: '-1', live: 'off', headerBrand: 'service' })).toMatch(/^\/\/ This server sends service-\* headers/)
   })
+
+  it('warn, for a where with a subquery, that the Shape class keeps rows that moved out', () => {
+    const subquery = { ...definition, where: 'project_id in (select id FROM projects WHERE NOT archived)' }
+    const code = electricClientCode(subquery, target, { offset: '-1', live: 'long-poll' })
+    expect(code).toMatch(/^\/\/ This where has a subquery: Shape ignores move-out \/ move-in events/)
+    expect(code).toContain('@tanstack/electric-db-collection')
+    expect(electricClientCode(definition, target, { offset: '-1', live: 'long-poll' })).not.toContain('subquery')
+  })
 })
 
 describe('recorder', () => {

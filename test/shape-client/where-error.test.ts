@@ -15,6 +15,18 @@ describe('whereErrorOf', () => {
     expect(whereErrorOf(badRequest({ where: ['WHERE clause must return a boolean'] }), 'id')).toEqual({ message: 'WHERE clause must return a boolean', position: null })
   })
 
+  it('places a subquery shape’s errors (the reference’s wording) in the where text', () => {
+    const where = 'project_id = ANY (SELECT id FROM projects)'
+    expect(whereErrorOf(badRequest({ where: ['At location 13: only `value IN (SELECT ...)` sublinks are supported right now'] }), where)).toEqual({
+      message: 'only `value IN (SELECT ...)` sublinks are supported right now',
+      position: 13
+    })
+    expect(whereErrorOf(badRequest({ where: ['SELECT statement must not contain any clauses'] }), 'id IN (SELECT id FROM t LIMIT 1)')).toEqual({
+      message: 'SELECT statement must not contain any clauses',
+      position: null
+    })
+  })
+
   it('ignores errors that are not about where', () => {
     expect(whereErrorOf(badRequest({ table: ['does not exist'] }), 'x')).toBeNull()
     expect(whereErrorOf(null, 'x')).toBeNull()

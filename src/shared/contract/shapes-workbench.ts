@@ -68,6 +68,28 @@ export const WriteReportSchema = z.object({
 })
 export type WriteReport = z.infer<typeof WriteReportSchema>
 
+/** One `IN (SELECT …)` of a where, and the inner rows that select a given outer row's values now. */
+export const SubqueryAdmissionSchema = z.object({
+  /** The subquery test as written (normalised), e.g. `project_id IN (SELECT id FROM projects WHERE NOT archived)`. */
+  test: z.string(),
+  /** `NOT (… IN …)`: the row is in through this test when no inner row selects its values. */
+  negated: z.boolean(),
+  /** The outer row's columns the test compares, with the row's values (null: NULL, or the column is not in the shape). */
+  columns: z.array(z.object({ name: z.string(), value: z.string().nullable(), inShape: z.boolean() })),
+  innerTable: z.string(),
+  /** Inner rows (all their columns, Postgres text output) whose selected columns equal the row's values, at most `limit`. */
+  innerRows: z.array(z.record(z.string(), z.string().nullable())),
+  /** More inner rows matched than are listed. */
+  more: z.boolean()
+})
+export type SubqueryAdmission = z.infer<typeof SubqueryAdmissionSchema>
+
+export const AdmittedByInputSchema = z.object({
+  where: z.string().min(1).max(100_000),
+  params: z.array(z.string()).max(1_000).default([]),
+  row: z.record(z.string(), z.string().nullable())
+})
+
 export const shapesWorkbenchCalls = {
   'shapesWorkbench.localServer': call(z.object({}), LocalShapeServerSchema),
   'shapesWorkbench.saved': call(z.object({}), z.array(SavedShapeSchema)),
@@ -78,5 +100,10 @@ export const shapesWorkbenchCalls = {
   'shapesWorkbench.randomWrites': call(
     z.object({ schema: z.string().min(1), table: z.string().min(1), count: z.number().int().min(1).max(100), kinds: z.array(WriteKindSchema).min(1, 'pick at least one kind of write') }),
     WriteReportSchema
-  )
+  ),
+  /**
+   * Why a row of a subquery shape is in it: for each `IN (SELECT …)` of the where (outside other subqueries), the inner
+   * rows that select the row's values, read from the app's Postgres now (a read-only query).
+   */
+  'shapesWorkbench.admittedBy': call(AdmittedByInputSchema, z.object({ subqueries: z.array(SubqueryAdmissionSchema) }))
 }

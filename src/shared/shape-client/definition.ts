@@ -64,6 +64,7 @@ export function electricClientCode(
   if (options.live === 'sse') lines.push('  liveSse: true,')
   if (options.live === 'off') lines.push('  subscribe: false,')
   const warning = options.headerBrand === 'service' ? ['// This server sends service-* headers; @electric-sql/client reads electric-*: serve with --header-brand electric.'] : []
+  if (SUBQUERY.test(definition.where)) warning.push(...SUBQUERY_WARNING)
   return [
     ...warning,
     `import { Shape, ShapeStream } from '@electric-sql/client'`,
@@ -76,5 +77,12 @@ export function electricClientCode(
     ''
   ].join('\n')
 }
+
+/** `… IN (SELECT …)`: the rows of such a shape move in and out with move events the `Shape` class does not apply. */
+const SUBQUERY = /\bin\s*\(\s*select\b/i
+const SUBQUERY_WARNING = [
+  '// This where has a subquery: Shape ignores move-out / move-in events and keeps rows that moved out of the shape.',
+  '// Read the stream with a client that applies them, e.g. electricCollectionOptions of @tanstack/electric-db-collection (TanStack DB).'
+]
 
 const indent = (json: string) => json.replaceAll('\n', '\n  ')

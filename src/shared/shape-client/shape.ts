@@ -3,6 +3,7 @@ import { MaterialisedShape, type RowChange } from './materialise'
 import type { Row } from './messages'
 import type { AppliedSnapshot } from './snapshot-filter'
 import type { Subset, SubsetMethod } from './subset'
+import type { Membership } from './tags'
 
 /** A stream and the rows it materialises: what a UI table or a test reads. */
 export class Shape {
@@ -21,6 +22,11 @@ export class Shape {
 
   get rows(): ReadonlyMap<string, Row> {
     return this.materialised.rows
+  }
+
+  /** A subquery shape's row: its tags and which of its where's positions hold (null for other shapes). */
+  membership(key: string): Membership | null {
+    return this.materialised.membership(key)
   }
 
   subscribe(listener: (changes: RowChange[], batch: MessageBatch) => void): () => void {

@@ -5,6 +5,7 @@ import type { Rooms } from '../../rooms'
 import { RpcError } from '../../../shared/contract/errors'
 import type { LocalShapeServer, shapesWorkbenchCalls } from '../../../shared/contract/shapes-workbench'
 import { listTables } from '../../db/introspect'
+import { AdmittedByError, admittedBy } from '../../workbench/admitted-by'
 import { SavedShapesFileError, SavedShapesStore } from '../../workbench/saved-shapes'
 import { randomWrites } from '../../workbench/write-generator'
 import type { HandlersFor } from '../dispatcher'
@@ -41,6 +42,14 @@ export function shapesWorkbenchHandlers(core: Core, rooms: Rooms): HandlersFor<t
       const info = (await listTables(pool)).find((candidate) => candidate.schema === schema && candidate.name === table)
       if (!info) throw new RpcError('unknown_table', `there is no table ${schema}.${table}`)
       return randomWrites(pool, info, count, kinds)
+    },
+    'shapesWorkbench.admittedBy': async (input) => {
+      try {
+        return { subqueries: await admittedBy(core.database().pool, input) }
+      } catch (error) {
+        if (error instanceof AdmittedByError) throw new RpcError('admitted_by_failed', error.message)
+        throw error
+      }
     }
   }
 }

@@ -46,7 +46,15 @@ function WhereField({ where, error, onChange }: { where: string; error: WhereErr
   return (
     <label className="field">
       <span>where</span>
-      <textarea aria-label="where" className="mono" rows={2} value={where} spellCheck={false} onChange={(event) => onChange(event.target.value)} placeholder="e.g. priority <= $1" />
+      <textarea
+        aria-label="where"
+        className="mono"
+        rows={3}
+        value={where}
+        spellCheck={false}
+        onChange={(event) => onChange(event.target.value)}
+        placeholder="e.g. priority <= $1, or project_id IN (SELECT id FROM projects WHERE owner_id = $1)"
+      />
       {error && (
         <div className="pg-error" role="alert" data-testid="where-error">
           <strong>{error.message}</strong>

@@ -1,22 +1,51 @@
 import { useState } from 'react'
-import { isChangeMessage, type Message, type RecordEntry } from '../../../shared/shape-client'
+import { isChangeMessage, isEventMessage, type Message, type RecordEntry } from '../../../shared/shape-client'
 import { clockTime } from './clock'
 import type { WorkbenchSession } from './session'
 
-type Filter = 'all' | 'insert' | 'update' | 'delete' | 'control'
-const FILTERS: Filter[] = ['all', 'insert', 'update', 'delete', 'control']
+type Filter = 'all' | 'insert' | 'update' | 'delete' | 'moves' | 'control'
+const FILTERS: Filter[] = ['all', 'insert', 'update', 'delete', 'moves', 'control']
 const SHOWN = 2_000
 
 type Shown = Extract<RecordEntry, { type: 'message' | 'note' }>
 
-const kindOf = (message: Message): Exclude<Filter, 'all'> => (isChangeMessage(message) ? message.headers.operation : 'control')
+type Kind = 'insert' | 'update' | 'delete' | 'move-in' | 'move-out' | 'event' | 'control'
+
+function kindOf(message: Message): Kind {
+  if (isChangeMessage(message)) return message.headers.operation
+  if (!isEventMessage(message)) return 'control'
+  const { event } = message.headers
+  return event === 'move-in' || event === 'move-out' ? event : 'event'
+}
+
+/** A subquery shape's move: its event, or a row its move-in query read. */
+const isMove = (message: Message): boolean => (isChangeMessage(message) ? message.headers.is_move_in === true : isEventMessage(message))
 
 function matches(entry: Shown, filter: Filter): boolean {
   if (filter === 'all') return true
-  return entry.type === 'message' && kindOf(entry.message) === filter
+  if (entry.type !== 'message') return false
+  if (filter === 'moves') return isMove(entry.message)
+  const kind = kindOf(entry.message)
+  return kind === filter || (filter === 'control' && kind === 'event')
+}
+
+function MoveDetail({ message, session }: { message: Extract<Message, { headers: { event: string } }>; session: WorkbenchSession }) {
+  const { event, patterns = [], txids, ...rest } = message.headers
+  const removed = session.movedOut.get(message)
+  return (
+    <>
+      <strong>{event}</strong> {patterns.length} pattern{patterns.length === 1 ? '' : 's'}
+      {txids && ` · transaction ${txids.join(', ')}`}
+      {event === 'move-out' && <span data-testid="moved-out"> · removed {removed?.length ?? 0} row{removed?.length === 1 ? '' : 's'} here (no delete is sent)</span>}
+      {event === 'move-in' && ' · the rows that enter follow, marked move-in'}{' '}
+      <code title={JSON.stringify(patterns)}>{patterns.map((pattern) => `${pattern.pos}:${pattern.value.slice(0, 8)}`).join(' ')}</code>
+      {Object.keys(rest).length > 0 && <code> {JSON.stringify(rest)}</code>}
+    </>
+  )
 }
 
 function Detail({ message, session }: { message: Message; session: WorkbenchSession }) {
+  if (isEventMessage(message)) return <MoveDetail message={message} session={session} />
   if (!isChangeMessage(message)) {
     const { control, event, ...rest } = message.headers as Record<string, unknown>
     return (
@@ -76,10 +105,13 @@ export function LogView({ session }: { session: WorkbenchSession }) {
                   <td colSpan={4}>{entry.text}</td>
                 </tr>
               ) : (
-                <tr key={index} className={`op-${kindOf(entry.message)}`} data-op={kindOf(entry.message)}>
+                <tr key={index} className={`op-${kindOf(entry.message)}`} data-op={kindOf(entry.message)} data-move={isMove(entry.message) || undefined}>
                   <td>{clockTime(entry.at)}</td>
                   <td className="mono">{entry.offset ?? ''}</td>
-                  <td>{kindOf(entry.message)}</td>
+                  <td>
+                    {kindOf(entry.message)}
+                    {isChangeMessage(entry.message) && entry.message.headers.is_move_in && <span className="badge move">move-in</span>}
+                  </td>
                   <td className="mono">{isChangeMessage(entry.message) ? entry.message.key : ''}</td>
                   <td>
                     <Detail message={entry.message} session={session} />

@@ -92,7 +92,10 @@ export function ShapeWorkbench() {
     try {
       const recorder = new ShapeRecorder()
       const options = await streamOptions(recorder)
-      const next = new WorkbenchSession({ ...options, definition: settings.definition, live: settings.live, offset: settings.offset, clients }, recorder)
+      const next = new WorkbenchSession(
+        { ...options, definition: settings.definition, live: settings.live, offset: settings.offset, clients, appDatabase: settings.target.kind !== 'custom' },
+        recorder
+      )
       setSession(next)
       rememberWorkbenchSession(settings.definition.table, next.recorders)
       setRuns((count) => count + 1)

@@ -1,4 +1,5 @@
 import {
+  isEventMessage,
   Shape,
   ShapeRecorder,
   ShapeStream,
@@ -18,6 +19,8 @@ export interface SessionConfig {
   headers: ResolvableRecord
   /** Every query parameter the stream sends besides its protocol ones: the definition's (unless a proxy sets them) and the target's. */
   params: Record<string, string>
+  /** The shapes come from the app's own Postgres (local server or proxy): the workbench may read it to explain rows. */
+  appDatabase?: boolean
   /** New credentials on a 401/403 (a proxy target); none: such an error stops the stream. */
   onError?: ShapeStreamOptions['onError']
   live: LiveMode
@@ -45,6 +48,8 @@ export class WorkbenchSession {
   readonly flashes = new Map<string, Flash>()
   /** The row before each update message, for the log's diff. */
   readonly before = new WeakMap<Message, Row>()
+  /** The keys each move-out event removed from the rows (the server sends no delete for them). */
+  readonly movedOut = new WeakMap<Message, string[]>()
   /** Changes applied to the rows since the session started (must-refetch counted as a reset). */
   readonly counts = { insert: 0, update: 0, delete: 0, reset: 0 }
   private version = 0
@@ -117,6 +122,7 @@ export class WorkbenchSession {
       else if (change.kind === 'delete') this.flashes.delete(change.key)
       else this.flashes.set(change.key, { kind: change.kind, at })
       if (change.kind === 'update') this.before.set(change.message, change.before)
+      if (change.kind === 'delete' && isEventMessage(change.message)) this.movedOut.set(change.message, [...(this.movedOut.get(change.message) ?? []), change.key])
     }
   }
 
