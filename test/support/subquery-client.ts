@@ -99,7 +99,7 @@ export class TagClient {
   }
 
   ids(): string[] {
-    return [...this.rows.values()].map((held) => held.value.id ?? '').sort((a, b) => Number(a) - Number(b))
+    return [...this.rows.values()].map((held) => String(held.value.id)).sort((a, b) => Number(a) - Number(b))
   }
 }
 

@@ -49,6 +49,15 @@ const UNSUPPORTED_SUBLINK = 'only `value IN (SELECT ...)` sublinks are supported
 
 const hasSublink = (node: unknown): boolean => JSON.stringify(node).includes('"SubLink"')
 
+/** The first sublink in a tree that is not a plain `IN (SELECT …)` (EXISTS, a scalar subquery, `= ANY (SELECT …)`). */
+function otherSublink(tree: unknown): { location?: number } | undefined {
+  if (Array.isArray(tree)) return tree.map(otherSublink).find(Boolean)
+  if (tree === null || typeof tree !== 'object') return undefined
+  const link = (tree as { SubLink?: { subLinkType?: string; operName?: unknown[]; location?: number } }).SubLink
+  if (link && (link.subLinkType !== 'ANY_SUBLINK' || (link.operName ?? []).length > 0)) return link
+  return Object.values(tree).map(otherSublink).find(Boolean)
+}
+
 function locationOf(node: Node | undefined): number | undefined {
   if (!node) return undefined
   const inner = Object.values(node)[0] as { location?: number } | undefined
@@ -106,6 +115,8 @@ class Compiler {
         return product
       }
       if ('SubLink' in expr) return [[position(await this.sublink(expr.SubLink, negated, table, allowed, referenced))]]
+      const other = otherSublink(expr)
+      if (other) this.fail(UNSUPPORTED_SUBLINK, other.location)
       return this.fail('`IN (SELECT ...)` may only be combined with AND, OR and NOT, not used inside other expressions', locationOf(expr))
     }
     const disjuncts = node ? await dnf(node, false) : [[]]
