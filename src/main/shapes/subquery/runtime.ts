@@ -248,15 +248,14 @@ export class SubqueryRuntime {
 
   /**
    * Overrides for a transaction that an earlier move-in's query snapshot already saw: its changes to the moved rows
-   * are judged with the view from before that move (the move-in rows already hold them). The first transaction the
-   * snapshot did not see ends such a move-in's hold.
+   * are judged with the view from before that move (the move-in rows already hold them). A transaction the snapshot
+   * did not see ends that move-in's hold (the newest move-in's view wins where two hold the same value).
    */
   private overridesFor(xid: number): Overrides | undefined {
-    const firstUnseen = this.moveIns.findIndex((pending) => !visibleIn(pending.snapshot, xid))
-    if (firstUnseen !== -1) this.moveIns = this.moveIns.slice(0, firstUnseen)
+    this.moveIns = this.moveIns.filter((pending) => visibleIn(pending.snapshot, xid))
     if (this.moveIns.length === 0) return undefined
     const merged = new Map<number, Map<string, boolean>>()
-    for (const pending of this.moveIns) {
+    for (const pending of [...this.moveIns].reverse()) {
       for (const [dependency, values] of pending.overrides) {
         const into = merged.get(dependency) ?? new Map<string, boolean>()
         for (const [value, found] of values) if (!into.has(value)) into.set(value, found)
