@@ -24,7 +24,10 @@ export class TagClient {
 
   constructor(
     private readonly base: string,
-    private readonly shape: Record<string, string>
+    private readonly shape: Record<string, string>,
+    /** Start again from -1 on a 409, as a client does; otherwise a 409 throws. */
+    private readonly restartOn409 = false,
+    private readonly brand = 'service'
   ) {}
 
   private static included(held: Held): boolean {
@@ -36,6 +39,10 @@ export class TagClient {
     for (const message of list) {
       this.seen.push(message)
       const { headers } = message
+      if (headers.control === 'must-refetch') {
+        this.rows.clear()
+        continue
+      }
       if (headers.event === 'move-in' || headers.event === 'move-out') {
         const value = headers.event === 'move-in'
         for (const { pos, value: hash } of headers.patterns as Array<{ pos: number; value: string }>) {
@@ -76,7 +83,13 @@ export class TagClient {
       const params: Record<string, string> = { ...this.shape, offset: this.offset }
       if (this.handle) params.handle = this.handle
       if (this.offset !== '-1' && got.length === 0) params.live = 'true'
-      const response = await get(this.base, params)
+      const response = await get(this.base, params, {}, this.brand)
+      if (response.status === 409 && this.restartOn409) {
+        this.rows.clear()
+        this.handle = ''
+        this.offset = '-1'
+        continue
+      }
       if (response.status === 409) throw new Error(`409 must-refetch: ${response.text}`)
       if (response.status !== 200) throw new Error(`unexpected ${response.status}: ${response.text}`)
       this.handle = response.header('@handle') ?? this.handle

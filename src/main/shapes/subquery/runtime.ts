@@ -49,6 +49,8 @@ export interface RuntimeHooks {
 interface PendingMoveIn {
   snapshot: XidSnapshot
   overrides: Map<number, Map<string, boolean>>
+  /** Keys of the rows it inserted: their state in its snapshot already holds what such transactions did to them. */
+  inserted: Set<string>
 }
 
 const FETCH_ROWS = 5_000
@@ -202,7 +204,7 @@ export class SubqueryRuntime {
     const overrides = this.overridesFor(part.xid)
     const context: TransactionContext = { xid: part.xid, lsn: part.lsn }
     const messages: ShapeMessage[] = []
-    for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
+    for (const { change, op } of part.outer) if (!this.insertedByMoveIn(change)) messages.push(...this.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
     const entries: LogEntry[] = messages.map((entry) => ({ offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }))
@@ -231,6 +233,14 @@ export class SubqueryRuntime {
       if (result.lines.length > 0) next(snapshotEndMessage(result.snapshot))
     }
     if (entries.length > 0 && this.shape.receive(part.xid, entries)) this.hooks.appended(this.shape)
+  }
+
+  /** Whether a change (of a transaction some move-in's snapshot saw) is to a row that move-in inserted as it was then. */
+  private insertedByMoveIn(change: RowChange): boolean {
+    if (this.moveIns.length === 0) return false
+    const { table } = this.definition
+    const keys = [change.kind === 'insert' ? null : rowKey(table, change.old), change.kind === 'delete' ? null : rowKey(table, change.new)]
+    return this.moveIns.some((pending) => keys.some((key) => key !== null && pending.inserted.has(key)))
   }
 
   /** A value that moves again is judged by the current view from then on, whatever earlier move-ins held. */
@@ -287,14 +297,16 @@ export class SubqueryRuntime {
     return inSnapshot(this.pool, async (client, snapshot) => {
       const { rows } = await client.query<Array<string | null>>({ text, values: params, rowMode: 'array', types: textRows })
       const lines: string[] = []
+      const inserted = new Set<string>()
       for (const values of rows) {
         const row: Record<string, string | null> = {}
         columns.forEach((name, index) => (row[name] = values[index] ?? null))
         const now = this.views.conditions(this.plan, row)
         if (!this.views.included(this.plan, now) || this.views.included(this.plan, this.views.conditions(this.plan, row, before))) continue
         lines.push(this.insertLine(values, columns, { is_move_in: true }, now))
+        inserted.add(rowKey(this.definition.table, row))
       }
-      this.moveIns.push({ snapshot: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList), overrides: before })
+      this.moveIns.push({ snapshot: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList), overrides: before, inserted })
       return { lines, snapshot }
     })
   }
