@@ -6,9 +6,11 @@
  *   4. memory per idle shape;
  *   5. 10,000 SSE streams on one shape receiving one change (bench/sse-fan-out.ts);
  *   6. one 3,000-row transaction into 2,000 shapes whose where is not indexable (bench/unindexed-routing.ts);
- *   7. 100 slow readers of one 10 MiB chunk (bench/slow-readers.ts).
+ *   7. 100 slow readers of one 10 MiB chunk (bench/slow-readers.ts);
+ *   8. commit → client latency with 1,000 subquery shapes `… IN (SELECT id FROM projects WHERE owner_id = const)`
+ *      (bench/subquery-routing.ts).
  * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
- * (5 and 7 run only when named in --only.)
+ * (5, 7 and 8 run only when named in --only.)
  */
 import { to as copyTo } from 'pg-copy-streams'
 import { spawn } from 'node:child_process'
@@ -18,6 +20,7 @@ import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import { clientProcess } from './client-process'
 import { slowReaders } from './slow-readers'
 import { sseFanOut } from './sse-fan-out'
+import { subqueryRouting } from './subquery-routing'
 import { unindexedRouting } from './unindexed-routing'
 
 const args = process.argv.slice(2)
@@ -186,6 +189,7 @@ async function main(): Promise<void> {
     if (only.includes(3) && (only.includes(2) || only.includes(4))) await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
     if (only.includes(5)) await sseFanOut(report, Number(process.env.SSE_CLIENTS ?? 10_000))
     if (only.includes(7)) await slowReaders(report)
+    if (only.includes(8)) await subqueryRouting(server, report)
   } finally {
     await server.close()
   }

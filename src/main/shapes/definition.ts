@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from './where'
+import { type SubqueryPlan, compileSubqueryWhere } from './subquery/plan'
 import { TableNotFoundError, type TableInfo } from './table-info'
 
 /** What a request says about its shape, before the table is looked up. Persisted with each shape. */
@@ -23,6 +24,8 @@ export interface ShapeDefinition {
   /** `queryable_columns`: what subset where/order_by may reference; null when not restricted. */
   queryable: string[] | null
   where: CompiledWhere | null
+  /** Set (and `where` null) when the where holds `IN (SELECT …)`: see src/main/shapes/subquery. */
+  subquery?: SubqueryPlan | null
   replica: ShapeInput['replica']
   log: ShapeInput['log']
   /** Equal for requests that mean the same shape, whatever their spelling, spacing or column order. */
@@ -135,11 +138,13 @@ function checkParams(input: ShapeInput): void {
   if (numbers.some((number, index) => number !== index + 1)) throw invalid('params', 'Parameters must be numbered sequentially, starting from 1')
 }
 
-function compile(input: ShapeInput, table: TableInfo): CompiledWhere | null {
-  if (input.where === null) return null
+async function compile(input: ShapeInput, table: TableInfo, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<Pick<ShapeDefinition, 'where' | 'subquery'>> {
+  if (input.where === null) return { where: null, subquery: null }
   checkParams(input)
   try {
-    return compileWhere({ where: input.where, params: input.params, columns: table.columnTypes })
+    const subquery = await compileSubqueryWhere({ where: input.where, params: input.params, table, allowed: null, lookup })
+    if (subquery) return { where: null, subquery }
+    return { where: compileWhere({ where: input.where, params: input.params, columns: table.columnTypes }), subquery: null }
   } catch (error) {
     if (!(error instanceof WhereError)) throw error
     // Like the reference, every error found while compiling the where (a param's value included) is the where's.
@@ -178,10 +183,10 @@ export async function resolveDefinition(input: ShapeInput, lookup: (schema: stri
   }
   const queryable = queryableColumns(input, table)
   const columns = selectColumns(input, table, queryable)
-  const where = compile(input, table)
+  const { where, subquery } = await compile(input, table, lookup)
   const explicit = input.columns === null ? null : [...columns].sort()
-  const identity = JSON.stringify([table.schema, table.name, explicit, queryable, where?.canonical ?? null, input.replica, input.log])
-  return { input, table, columns, queryable, where, replica: input.replica, log: input.log, identity }
+  const identity = JSON.stringify([table.schema, table.name, explicit, queryable, where?.canonical ?? subquery?.canonical ?? null, input.replica, input.log])
+  return { input, table, columns, queryable, where, subquery, replica: input.replica, log: input.log, identity }
 }
 
 /** The hash part of a handle: stable for a definition. */

@@ -10,7 +10,9 @@ import { startReplication, type ReplicatedTransaction, type ReplicationStream, t
 import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
 import { Shape, ShapeMetaSchema } from './shape'
 import { type ShapeDamagedError, ShapeLog } from './shape-log'
-import { SnapshotCancelledError, TableChangedError, chunkPath, runSnapshot } from './snapshot'
+import { SubqueryRegistry, definitionTables } from './subquery/registry'
+import type { SubqueryRuntime } from './subquery/runtime'
+import { type ReadRowsArgs, SnapshotCancelledError, TableChangedError, chunkPath, runSnapshot } from './snapshot'
 import { TableChecks } from './table-check'
 import { type TableInfo, columnsFingerprint, readTableInfo } from './table-info'
 import { TimeSlices } from './time-slices'
@@ -65,6 +67,7 @@ export class ShapeService {
   private readonly byHandle = new Map<string, Shape>()
   private readonly creating = new Map<string, Promise<Shape>>()
   private readonly router: ShapeRouter<Shape> = createShapeRouter<Shape>()
+  private readonly subqueries: SubqueryRegistry
   private readonly tables = new Map<string, TableInfo>()
   private readonly tableChecks: TableChecks
   /** Oids of the tables known to be in the publication (a dropped and recreated table has a new oid and joins again). */
@@ -101,6 +104,18 @@ export class ShapeService {
     private state: State
   ) {
     this.tableChecks = new TableChecks(pool)
+    this.subqueries = new SubqueryRegistry({
+      pool,
+      stack: state.slotName,
+      appended: (shape) => {
+        this.unsynced.add(shape)
+        this.scheduleFlush()
+      },
+      failed: (shape, error) => {
+        this.options.log(`subquery shape ${shape.handle} dropped: ${error.message}`)
+        void this.drop(shape)
+      }
+    })
   }
 
   static async start(options: ShapeServiceOptions): Promise<ShapeService> {
@@ -177,6 +192,11 @@ export class ShapeService {
     return this.shapes.get(identity)
   }
 
+  /** The live side of a subquery shape (its views and tags). */
+  subqueryRuntime(handle: string): SubqueryRuntime | undefined {
+    return this.subqueries.runtime(handle)
+  }
+
   shapeByHandle(handle: string): Shape | undefined {
     return this.byHandle.get(handle)
   }
@@ -202,8 +222,8 @@ export class ShapeService {
     const key = JSON.stringify(input)
     const cached = this.definitions.get(key)
     if (cached) {
-      const { schema, name } = cached.table
-      if ((await this.tableInfo(schema, name)) === cached.table) return cached
+      const current = await Promise.all(definitionTables(cached).map(async (table) => (await this.tableInfo(table.schema, table.name)) === table))
+      if (current.every(Boolean)) return cached
     }
     const definition = await resolveDefinition(input, (schema, name) => this.tableInfo(schema, name))
     if (this.definitions.size >= DEFINITION_CACHE_SIZE) this.definitions.delete(this.definitions.keys().next().value as string)
@@ -241,11 +261,13 @@ export class ShapeService {
   }
 
   private async create(definition: ShapeDefinition): Promise<Shape> {
-    await this.publish(definition.table).catch((error: unknown) => {
-      // e.g. a temporary or unlogged table, which logical replication cannot follow
-      if (isCallersQueryError(error)) throw invalid('table', error.message)
-      throw error
-    })
+    for (const table of definitionTables(definition)) {
+      await this.publish(table).catch((error: unknown) => {
+        // e.g. a temporary or unlogged table, which logical replication cannot follow
+        if (isCallersQueryError(error)) throw invalid(table === definition.table ? 'table' : 'where', error.message)
+        throw error
+      })
+    }
     const handle = this.newHandle(definition)
     const dir = join(this.shapesDir, handle)
     await mkdir(dir, { recursive: true })
@@ -265,7 +287,9 @@ export class ShapeService {
    */
   private build(shape: Shape): void {
     const abort = new AbortController()
-    const query = { definition: shape.definition, withRows: shape.definition.log === 'full' }
+    const withRows = shape.definition.log === 'full'
+    const runtime = this.subqueries.runtime(shape.handle)
+    const query = { definition: shape.definition, withRows, read: runtime && ((...args: ReadRowsArgs) => runtime.readSnapshot(args[0], args[1], withRows, args[2])) }
     const progress = {
       onSnapshot: (info: Parameters<Shape['snapshotTaken']>[0]) => shape.snapshotTaken(info),
       onChunk: (chunk: number, last: boolean, body: Parameters<Shape['chunkWritten']>[2]) => {
@@ -300,7 +324,8 @@ export class ShapeService {
     const { definition } = shape
     this.shapes.set(definition.identity, shape)
     this.byHandle.set(shape.handle, shape)
-    this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
+    if (definition.subquery) this.subqueries.add(shape)
+    else this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
   }
 
   /** Makes the snapshot and log durable, then records the shape in meta.json: a shape without one is not restored. */
@@ -335,6 +360,7 @@ export class ShapeService {
     this.byHandle.delete(shape.handle)
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
     this.router.remove(shape.handle)
+    this.subqueries.remove(shape.handle)
     shape.invalidate()
     const removal = this.removeFiles(shape).finally(() => this.retiring.delete(shape.handle))
     this.retiring.set(shape.handle, removal)
@@ -353,7 +379,7 @@ export class ShapeService {
 
   private async dropTableShapes(schema: string, name: string): Promise<void> {
     this.tables.delete(tableKey(schema, name))
-    const doomed = [...this.shapes.values()].filter((shape) => shape.definition.table.schema === schema && shape.definition.table.name === name)
+    const doomed = [...this.shapes.values()].filter((shape) => definitionTables(shape.definition).some((table) => table.schema === schema && table.name === name))
     await Promise.all(doomed.map((shape) => this.drop(shape)))
   }
 
@@ -378,6 +404,8 @@ export class ShapeService {
     if (!meta.success) throw new Error('meta.json is damaged or of an older format')
     const definition = await this.resolve(meta.data.input)
     if (definition.table.fingerprint !== meta.data.tableFingerprint || this.shapes.has(definition.identity)) return null
+    // as the reference (1.7.10): a subquery shape's dependency views live in memory only, so it is refetched (409)
+    if (definition.subquery) throw new Error('a shape with subqueries does not survive a restart: its clients refetch it')
     const shape = Shape.restore(meta.data, definition, dir, this.options.chunkBytes, durableLsn)
     this.publishedTables.add(definition.table.oid)
     return shape
@@ -387,8 +415,8 @@ export class ShapeService {
   private async relationSeen(relation: RelationInfo): Promise<void> {
     const key = tableKey(relation.schema, relation.table)
     const fingerprint = columnsFingerprint(relation.columns)
-    const stale = [...this.shapes.values()].some(
-      ({ definition: { table } }) => tableKey(table.schema, table.name) === key && (table.fingerprint !== fingerprint || table.oid !== relation.oid)
+    const stale = [...this.shapes.values()].some(({ definition }) =>
+      definitionTables(definition).some((table) => tableKey(table.schema, table.name) === key && (table.fingerprint !== fingerprint || table.oid !== relation.oid))
     )
     if (stale) await this.dropTableShapes(relation.schema, relation.table)
   }
@@ -436,6 +464,7 @@ export class ShapeService {
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
       await slices.yieldIfDue()
     }
+    await this.subqueries.apply(tx)
   }
 
   /**

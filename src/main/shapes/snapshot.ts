@@ -23,7 +23,11 @@ export interface SnapshotQuery {
   definition: ShapeDefinition
   /** `changes_only` shapes capture the snapshot but read no rows. */
   withRows: boolean
+  /** Reads the rows in the snapshot transaction instead of COPY (subquery shapes, whose rows carry tags). */
+  read?: (...args: ReadRowsArgs) => Promise<void>
 }
+
+export type ReadRowsArgs = [client: pg.PoolClient, info: SnapshotInfo, add: (rows: EncodedRows) => Promise<void>]
 
 export interface SnapshotProgress {
   /** Called once the transaction's snapshot is known, before any row is read. */
@@ -335,7 +339,8 @@ export async function runSnapshot(
       pool,
       async (client, info) => {
         progress.onSnapshot(info)
-        if (query.withRows) await copyRows(client, query.definition, writer, signal)
+        if (query.read) await query.read(client, info, (rows) => writer.add(rows))
+        else if (query.withRows) await copyRows(client, query.definition, writer, signal)
         await writer.finish(snapshotEndMessage(info))
         return info
       },

@@ -107,14 +107,21 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
   } else {
     shape = await service.shapeFor(definition)
   }
+  const runtime = shape.definition.subquery ? service.subqueryRuntime(shape.handle) : undefined
+  if (shape.definition.subquery && !runtime) return conflict(context, await service.shapeFor(definition))
   const mark = randomInt(0, 2 ** 31 - 1)
   let answer: { rows: string[]; metadata: Record<string, unknown> }
   try {
     answer = await inSnapshot(service.pool, async (client, info) => {
+      const metadata = { xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList, database_lsn: info.databaseLsn, snapshot_mark: mark }
+      const subquery = runtime?.subsetQuery(subset)
+      if (subquery) {
+        const { rows } = await client.query<Array<string | null>>({ text: subquery.text, rowMode: 'array' })
+        return { rows: rows.map((row) => subquery.line(row, { snapshot_mark: mark })), metadata }
+      }
       const encoder = new InsertEncoder(shape.definition, { snapshot_mark: mark })
       const query: QueryArrayConfig = { text: subsetSql(shape, subset, encoder.columns), rowMode: 'array' }
       const result = await client.query<Array<string | null>>(query)
-      const metadata = { xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList, database_lsn: info.databaseLsn, snapshot_mark: mark }
       return { rows: result.rows.map((row) => encoder.encode(row)), metadata }
     })
   } catch (error) {

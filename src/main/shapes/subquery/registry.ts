@@ -1,0 +1,166 @@
+import type pg from 'pg'
+import type { ShapeDefinition } from '../definition'
+import type { Row } from '../messages'
+import type { ReplicatedTransaction } from '../replication'
+import type { Shape } from '../shape'
+import type { TableInfo } from '../table-info'
+import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
+
+const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
+
+/** Every table a definition reads: its own and its subqueries' (a change to any of them may concern the shape). */
+export function definitionTables(definition: ShapeDefinition): TableInfo[] {
+  return [definition.table, ...(definition.subquery?.dependencies.map((dependency) => dependency.table) ?? [])]
+}
+
+interface TableRoutes {
+  /** column → value → shapes whose indexed dependency holds the value. */
+  indexed: Map<string, Map<string, Set<SubqueryRuntime>>>
+  /** Shapes on the table whose where cannot be indexed: every change is judged by them. */
+  fallback: Set<SubqueryRuntime>
+}
+
+export interface SubqueryRegistryOptions {
+  pool: pg.Pool
+  /** Part of every tag's hash, as the reference's stack id. */
+  stack: string
+  appended(shape: Shape): void
+  failed(shape: Shape, error: Error): void
+}
+
+/**
+ * The subquery shapes of a service: routes each replicated transaction's changes to them (changes to a shape's table
+ * through an index of its dependency's values, changes to its subqueries' tables to every shape reading them), one
+ * transaction at a time and in order.
+ */
+export class SubqueryRegistry {
+  private readonly runtimes = new Map<string, SubqueryRuntime>()
+  private readonly outer = new Map<string, TableRoutes>()
+  private readonly inner = new Map<string, Set<SubqueryRuntime>>()
+
+  constructor(private readonly options: SubqueryRegistryOptions) {}
+
+  get size(): number {
+    return this.runtimes.size
+  }
+
+  runtime(handle: string): SubqueryRuntime | undefined {
+    return this.runtimes.get(handle)
+  }
+
+  add(shape: Shape): SubqueryRuntime {
+    const runtime = new SubqueryRuntime(shape, this.options.pool, this.options.stack, {
+      appended: (grown) => this.options.appended(grown),
+      indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
+      failed: (failed, error) => this.options.failed(failed.shape, error),
+      ready: (loaded) => {
+        if (loaded.indexed && this.runtimes.get(loaded.shape.handle) === loaded) this.outer.get(tableKey(loaded.definition.table))?.fallback.delete(loaded)
+      },
+      tableKey
+    })
+    this.runtimes.set(shape.handle, runtime)
+    const routes = this.routesOf(tableKey(shape.definition.table))
+    // judged on every change of its table until its views are loaded and indexed
+    routes.fallback.add(runtime)
+    for (const dependency of runtime.plan.dependencies) {
+      const key = tableKey(dependency.table)
+      const readers = this.inner.get(key) ?? new Set()
+      readers.add(runtime)
+      this.inner.set(key, readers)
+    }
+    return runtime
+  }
+
+  remove(handle: string): void {
+    const runtime = this.runtimes.get(handle)
+    if (!runtime) return
+    this.runtimes.delete(handle)
+    const key = tableKey(runtime.definition.table)
+    const routes = this.outer.get(key)
+    if (routes) {
+      routes.fallback.delete(runtime)
+      if (runtime.indexed) this.indexMoved(runtime, runtime.indexValues(), false)
+      if (routes.fallback.size === 0 && routes.indexed.size === 0) this.outer.delete(key)
+    }
+    for (const dependency of runtime.plan.dependencies) {
+      const readers = this.inner.get(tableKey(dependency.table))
+      readers?.delete(runtime)
+      if (readers?.size === 0) this.inner.delete(tableKey(dependency.table))
+    }
+  }
+
+  private routesOf(key: string): TableRoutes {
+    let routes = this.outer.get(key)
+    if (!routes) {
+      routes = { indexed: new Map(), fallback: new Set() }
+      this.outer.set(key, routes)
+    }
+    return routes
+  }
+
+  private indexMoved(runtime: SubqueryRuntime, values: readonly string[], entered: boolean): void {
+    if (!runtime.indexed) return
+    const routes = this.routesOf(tableKey(runtime.definition.table))
+    let byValue = routes.indexed.get(runtime.indexed.column)
+    if (!byValue) {
+      byValue = new Map()
+      routes.indexed.set(runtime.indexed.column, byValue)
+    }
+    for (const value of values) {
+      const shapes = byValue.get(value)
+      if (entered) {
+        if (shapes) shapes.add(runtime)
+        else byValue.set(value, new Set([runtime]))
+      } else if (shapes) {
+        shapes.delete(runtime)
+        if (shapes.size === 0) byValue.delete(value)
+      }
+    }
+    if (byValue.size === 0) routes.indexed.delete(runtime.indexed.column)
+  }
+
+  private candidates(routes: TableRoutes, rows: ReadonlyArray<Row | null>): Set<SubqueryRuntime> {
+    const found = new Set(routes.fallback)
+    for (const [column, byValue] of routes.indexed) {
+      for (const row of rows) {
+        const key = row && valueKey(row, [column])
+        if (key !== null && key !== undefined) for (const runtime of byValue.get(key) ?? []) found.add(runtime)
+      }
+    }
+    return found
+  }
+
+  /** Routes a committed transaction to the subquery shapes it concerns; resolves once their logs hold it. */
+  async apply(tx: ReplicatedTransaction): Promise<void> {
+    if (this.runtimes.size === 0) return
+    const parts = new Map<SubqueryRuntime, TransactionPart>()
+    const partOf = (runtime: SubqueryRuntime): TransactionPart => {
+      let part = parts.get(runtime)
+      if (!part) {
+        part = { xid: tx.xid, lsn: tx.commitLsn, ops: 0, outer: [], inner: [] }
+        parts.set(runtime, part)
+      }
+      return part
+    }
+    let op = 0
+    for (const change of tx.changes) {
+      if (change.kind === 'relation' || change.kind === 'truncate') continue
+      const key = tableKey({ schema: change.relation.schema, name: change.relation.table })
+      const old = change.kind === 'insert' ? null : change.old
+      const next = change.kind === 'delete' ? null : change.new
+      const routes = this.outer.get(key)
+      if (routes) for (const runtime of this.candidates(routes, [old, next])) partOf(runtime).outer.push({ change, op } satisfies OuterChange)
+      for (const runtime of this.inner.get(key) ?? []) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
+      op += 2
+    }
+    for (const [runtime, part] of parts) {
+      part.ops = op
+      if (this.runtimes.get(runtime.shape.handle) !== runtime) continue
+      try {
+        await runtime.take(part)
+      } catch (error) {
+        this.options.failed(runtime.shape, error as Error)
+      }
+    }
+  }
+}
