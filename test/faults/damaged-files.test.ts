@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { afterEach, describe, expect, it } from 'vitest'
+import { useTestDatabase } from '../support/test-database'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { followToEnd, tableRows } from './support/follow'
 
@@ -35,38 +34,27 @@ const DAMAGES: Array<[string, (dir: string) => void]> = [
 ]
 
 describe('damaged shape files after a restart', () => {
-  let database: TestPostgres
-  let pool: pg.Pool
+  const database = useTestDatabase(['CREATE TABLE items (id int PRIMARY KEY, grp int NOT NULL, body text)'])
   let server: TestShapeServer | null = null
-  beforeAll(async () => {
-    database = await startTestPostgres()
-    pool = new pg.Pool({ connectionString: database.url, max: 2 })
-    ignoreConnectionErrors(pool)
-    await pool.query('CREATE TABLE items (id int PRIMARY KEY, grp int NOT NULL, body text)')
-  })
   afterEach(async () => {
     await server?.close()
     server = null
     // every case's data folder has its own slot
-    await pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND NOT active")
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await database?.destroy()
+    await database.pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND NOT active")
   })
 
   it.each(DAMAGES)('%s: the damaged shape answers 409 and a new client gets exactly the rows of Postgres', async (_name, damage) => {
-    await pool.query('TRUNCATE items')
-    await pool.query("INSERT INTO items SELECT g, g % 3, repeat('snapshot row ' || g, 3) FROM generate_series(1, 150) g")
+    await database.pool.query('TRUNCATE items')
+    await database.pool.query("INSERT INTO items SELECT g, g % 3, repeat('snapshot row ' || g, 3) FROM generate_series(1, 150) g")
     const first = await startTestShapeServer({ database: database.url, chunkBytes: 4000, longPollTimeout: 1000 })
     const shape = { table: 'items' }
     const synced = await followToEnd(first.url, shape)
     for (let t = 0; t < 20; t++) {
-      await pool.query(`INSERT INTO items SELECT g, g % 3, 'inserted in ' || ${t} FROM generate_series(${1000 + t * 10}, ${1009 + t * 10}) g`)
-      await pool.query(`UPDATE items SET body = body || ' updated in ${t}' WHERE id % 20 = ${t}`)
-      await pool.query(`DELETE FROM items WHERE id = ${1 + t * 7}`)
+      await database.pool.query(`INSERT INTO items SELECT g, g % 3, 'inserted in ' || ${t} FROM generate_series(${1000 + t * 10}, ${1009 + t * 10}) g`)
+      await database.pool.query(`UPDATE items SET body = body || ' updated in ${t}' WHERE id % 20 = ${t}`)
+      await database.pool.query(`DELETE FROM items WHERE id = ${1 + t * 7}`)
     }
-    const before = await tableRows(pool, 'items')
+    const before = await tableRows(database.pool, 'items')
     const caughtUp = await followToEnd(first.url, shape, synced)
     expect(caughtUp.rows).toEqual(before)
     const dataDir = first.dataDir
@@ -74,8 +62,8 @@ describe('damaged shape files after a restart', () => {
 
     damage(shapeFolder(dataDir, synced.handle))
     server = await startTestShapeServer({ database: database.url, dataDir, chunkBytes: 4000, longPollTimeout: 1000 })
-    await pool.query("INSERT INTO items VALUES (5000, 1, 'after the restart')")
-    const want = await tableRows(pool, 'items')
+    await database.pool.query("INSERT INTO items VALUES (5000, 1, 'after the restart')")
+    const want = await tableRows(database.pool, 'items')
 
     const fresh = await followToEnd(server.url, shape)
     expect(fresh.handle).not.toBe(synced.handle)

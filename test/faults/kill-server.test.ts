@@ -6,8 +6,8 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { findFreePort } from '../../src/main/net/free-port'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
-import { type Message, controls, get, messages } from '../support/shape-http'
-import { ITEM_SHAPES, type Rows, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
+import { followShape } from '../support/protocol-follower'
+import { ITEM_SHAPES, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
@@ -32,64 +32,6 @@ async function kill9(child: ChildProcess): Promise<void> {
   await exited
 }
 
-/**
- * A protocol client that never starts over on its own: initial sync, live long-polls, retry on network errors and
- * 5xx with the same handle and offset. Every change seen twice, or out of place, is an anomaly.
- */
-function follow(base: () => string, shape: Record<string, string>, signal: AbortSignal) {
-  const rows: Rows = new Map()
-  const anomalies: string[] = []
-  const seen = new Set<string>()
-  const handles = new Set<string>()
-  let conflicts = 0
-  let handle = ''
-  let offset = '-1'
-  let live = false
-  const apply = (list: Message[]) => {
-    for (const message of list) {
-      const key = message.key
-      if (!key) continue
-      const operation = message.headers.operation
-      const position = message.headers.lsn === undefined ? null : `${String(message.headers.lsn)}_${String(message.headers.op_position)}_${key}`
-      if (position !== null && seen.has(position)) anomalies.push(`change ${position} delivered twice`)
-      if (position !== null) seen.add(position)
-      if (operation === 'insert' && rows.has(key)) anomalies.push(`insert of a present ${key}`)
-      if (operation !== 'insert' && !rows.has(key)) anomalies.push(`${String(operation)} of an absent ${key}`)
-      if (operation === 'delete') rows.delete(key)
-      else rows.set(key, { ...rows.get(key), ...message.value })
-    }
-  }
-  const done = (async () => {
-    while (!signal.aborted) {
-      const params: Record<string, string> = { ...shape, offset }
-      if (offset !== '-1') params.handle = handle
-      if (live) params.live = 'true'
-      const response = await get(base(), params, { signal }).catch(() => null)
-      if (!response || response.status >= 500) {
-        await sleep(100)
-        continue
-      }
-      if (response.status === 409) {
-        conflicts += 1
-        rows.clear()
-        seen.clear()
-        offset = '-1'
-        live = false
-        continue
-      }
-      if (response.status !== 200) throw new Error(`${response.status} ${response.text}`)
-      apply(messages(response))
-      if (offset === '-1') handle = response.header('@handle') ?? ''
-      handles.add(handle)
-      offset = response.header('@offset') ?? offset
-      if (controls(response).includes('up-to-date')) live = true
-    }
-  })().catch((error: unknown) => {
-    if (!signal.aborted) throw error
-  })
-  return { rows, anomalies, handles, conflicts: () => conflicts, done }
-}
-
 describe('kill -9 of syncscope serve in the middle of random writes', () => {
   let database: TestPostgres | null = null
   let server: ChildProcess | null = null
@@ -112,7 +54,7 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
     server = await startServer(database.url, dataDir, port)
 
     const controller = new AbortController()
-    const clients = ITEM_SHAPES.map((shape) => ({ shape, ...follow(() => base, shape, controller.signal) }))
+    const clients = ITEM_SHAPES.map((shape) => ({ shape, ...followShape(base, shape, controller.signal) }))
     await expect.poll(() => clients.every((client) => client.handles.size === 1), { timeout: 30_000 }).toBe(true)
     const writers = Promise.all([writeRandomItems(pool, 200, 7, 15), writeRandomItems(pool, 200, 11, 15)])
     for (let kill = 0; kill < 2; kill++) {

@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { describe, expect, it } from 'vitest'
+import { useTestDatabase } from '../support/test-database'
 import { startTestShapeServer } from '../support/shape-server'
 import { followToEnd, tableRows } from './support/follow'
 
@@ -14,24 +13,12 @@ const stateFile = (dataDir: string): string => {
 const slotOf = (dataDir: string): string => (JSON.parse(readFileSync(stateFile(dataDir), 'utf8')) as { slotName: string }).slotName
 
 describe('an unreadable state.json', () => {
-  let database: TestPostgres
-  let pool: pg.Pool
-  beforeAll(async () => {
-    database = await startTestPostgres()
-    pool = new pg.Pool({ connectionString: database.url, max: 2 })
-    ignoreConnectionErrors(pool)
-    await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text)')
-    await pool.query("INSERT INTO notes SELECT g, 'note ' || g FROM generate_series(1, 20) g")
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await database?.destroy()
-  })
+  const database = useTestDatabase(['CREATE TABLE notes (id int PRIMARY KEY, body text)', "INSERT INTO notes SELECT g, 'note ' || g FROM generate_series(1, 20) g"])
 
   const slots = async (): Promise<Array<{ slot_name: string; active: boolean }>> =>
-    (await pool.query<{ slot_name: string; active: boolean }>("SELECT slot_name, active FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' ORDER BY slot_name")).rows
+    (await database.pool.query<{ slot_name: string; active: boolean }>("SELECT slot_name, active FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' ORDER BY slot_name")).rows
   const publications = async (): Promise<string[]> =>
-    (await pool.query<{ pubname: string }>("SELECT pubname FROM pg_publication WHERE pubname LIKE 'syncscope_%' ORDER BY pubname")).rows.map((row) => row.pubname)
+    (await database.pool.query<{ pubname: string }>("SELECT pubname FROM pg_publication WHERE pubname LIKE 'syncscope_%' ORDER BY pubname")).rows.map((row) => row.pubname)
 
   it.each([
     ['garbage', (file: string) => writeFileSync(file, '{"systemId": 12')],
@@ -58,8 +45,8 @@ describe('an unreadable state.json', () => {
         // the shapes of the reset folder are gone: the old handle gets 409, a fresh sync the rows and live changes
         const resumed = await followToEnd(second.url, { table: 'notes' }, synced)
         expect(resumed.statuses[0]).toBe(409)
-        await pool.query("INSERT INTO notes VALUES (100, 'after the reset')")
-        const want = await tableRows(pool, 'notes')
+        await database.pool.query("INSERT INTO notes VALUES (100, 'after the reset')")
+        const want = await tableRows(database.pool, 'notes')
         await expect.poll(async () => (await followToEnd(second.url, { table: 'notes' }, resumed)).rows, { timeout: 10_000 }).toEqual(want)
         await expect.poll(async () => (await followToEnd(other.url, { table: 'notes' })).rows, { timeout: 10_000 }).toEqual(want)
       } finally {
@@ -68,9 +55,9 @@ describe('an unreadable state.json', () => {
     } finally {
       await first.close()
       await other.close()
-      await pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND NOT active")
-      await pool.query('DELETE FROM notes WHERE id = 100')
-      for (const name of await publications()) await pool.query(`DROP PUBLICATION ${name}`)
+      await database.pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND NOT active")
+      await database.pool.query('DELETE FROM notes WHERE id = 100')
+      for (const name of await publications()) await database.pool.query(`DROP PUBLICATION ${name}`)
     }
   })
 })

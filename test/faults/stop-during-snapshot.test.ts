@@ -2,29 +2,23 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { useTestDatabase } from '../support/test-database'
 import { type Message, controls, get, materialise, messages, syncToEnd } from '../support/shape-http'
 
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
-let database: TestPostgres
-let pool: pg.Pool
+const database = useTestDatabase(
+  ['CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)', 'INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g'],
+  { pool: { types: { getTypeParser: () => (value: string) => value } } }
+)
 let dataDir: string
 
 beforeAll(async () => {
-  database = await startTestPostgres()
-  pool = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
-  ignoreConnectionErrors(pool)
-  await pool.query('CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)')
-  await pool.query(`INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g`)
   dataDir = await mkdtemp(join(tmpdir(), 'syncscope-stop-'))
 })
 
 afterAll(async () => {
-  await pool.end()
-  await database.destroy()
   await rm(dataDir, { recursive: true, force: true })
 })
 
@@ -54,7 +48,7 @@ async function serve(): Promise<Served> {
 }
 
 async function rowsOf(where: string): Promise<Map<string, Record<string, string | null>>> {
-  const { rows } = await pool.query<Record<string, string>>(`SELECT id, grp, pad FROM life WHERE ${where}`)
+  const { rows } = await database.pool.query<Record<string, string>>(`SELECT id, grp, pad FROM life WHERE ${where}`)
   return new Map(rows.map((row) => [`"public"."life"/"${row.id}"`, row]))
 }
 
@@ -89,8 +83,8 @@ describe('SIGTERM while a snapshot is being built and readers are live', () => {
     }
     // the unfinished shape's files are gone with it
     expect(await shapeFolders()).not.toContain(halfHandle)
-    await pool.query("INSERT INTO life (id, grp, pad) SELECT g, 1, 'while down' FROM generate_series(50001, 50010) g")
-    await pool.query("UPDATE life SET pad = 'changed while down' WHERE id IN (1, 6, 11)")
+    await database.pool.query("INSERT INTO life (id, grp, pad) SELECT g, 1, 'while down' FROM generate_series(50001, 50010) g")
+    await database.pool.query("UPDATE life SET pad = 'changed while down' WHERE id IN (1, 6, 11)")
 
     server = await serve()
     try {

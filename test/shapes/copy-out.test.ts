@@ -1,26 +1,14 @@
 import { PassThrough } from 'node:stream'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type pg from 'pg'
+import { describe, expect, it } from 'vitest'
 import { CopyOut } from '../../src/main/shapes/copy-out'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { useTestDatabase } from '../support/test-database'
 
-let postgres: TestPostgres
-let pool: pg.Pool
-
-beforeAll(async () => {
-  postgres = await startTestPostgres()
-  pool = new pg.Pool({ connectionString: postgres.url, max: 2 })
-  ignoreConnectionErrors(pool)
-})
-
-afterAll(async () => {
-  await pool.end()
-  await postgres.destroy()
-})
+const postgres = useTestDatabase()
 
 /** Runs `use` on a pooled connection, then checks the connection still answers a query. */
 async function withClient(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-  const client = await pool.connect()
+  const client = await postgres.pool.connect()
   try {
     await use(client)
     expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)

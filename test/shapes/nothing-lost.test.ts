@@ -3,45 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { type Message, controls, get, materialiseStrictly, messages } from '../support/shape-http'
-import { ITEM_SHAPES as SHAPES, type Rows, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
-
-/** A client as the protocol describes it: initial sync, live long-polls, restart on must-refetch, retry on 5xx. */
-function follow(base: string, shape: Record<string, string>, signal: AbortSignal) {
-  const rows: Rows = new Map()
-  const anomalies: string[] = []
-  let handle = ''
-  let offset = '-1'
-  let live = false
-  const apply = (list: Message[]) => materialiseStrictly(rows, list, anomalies)
-  const done = (async () => {
-    while (!signal.aborted) {
-      const params: Record<string, string> = { ...shape, offset }
-      if (offset !== '-1') params.handle = handle
-      if (live) params.live = 'true'
-      const response = await get(base, params, { signal }).catch(() => null)
-      if (!response || response.status >= 500) {
-        await sleep(100)
-        continue
-      }
-      if (response.status === 409) {
-        rows.clear()
-        handle = response.header('@handle') ?? ''
-        offset = '-1'
-        live = false
-        continue
-      }
-      if (response.status !== 200) throw new Error(`${response.status} ${response.text}`)
-      apply(messages(response))
-      if (offset === '-1') handle = response.header('@handle') ?? ''
-      offset = response.header('@offset') ?? offset
-      if (controls(response).includes('up-to-date')) live = true
-    }
-  })().catch((error: unknown) => {
-    if (!signal.aborted) throw error
-  })
-  return { rows, anomalies, done }
-}
+import { followShape } from '../support/protocol-follower'
+import { ITEM_SHAPES as SHAPES, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
 
 describe('nothing lost', () => {
   let database: TestPostgres | null = null
@@ -64,7 +27,7 @@ describe('nothing lost', () => {
     await setup.query("INSERT INTO items SELECT g, g % 4, g % 100, 'n' || (g % 30) FROM generate_series(0, 59) g")
     server = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
     const controller = new AbortController()
-    const clients = SHAPES.map((shape) => ({ shape, ...follow(server!.url, shape, controller.signal) }))
+    const clients = SHAPES.map((shape) => ({ shape, ...followShape(server!.url, shape, controller.signal) }))
     const writers = Promise.all([write(setup, 150, 7), write(setup, 150, 11)])
     if (restartInTheMiddle) {
       await sleep(400)

@@ -129,6 +129,32 @@ describe.each(['service', 'electric'] as const)('shape API with header brand %s'
       return { handle: synced.handle, offset: synced.offset, synced }
     }
 
+    it("answers offset=now only once the new shape's snapshot is taken, so a change committed after the answer is in its log", async () => {
+      const shape = { table: 'issues', where: 'id = 4', log: 'changes_only', replica: 'full' }
+      await fetchShape({ table: 'issues', where: 'id = 5', offset: '-1' }) // the table is followed already: no publication change below
+      const snapshotWaiting = async () => (await sql("SELECT pid FROM pg_stat_activity WHERE application_name = 'syncscope-shapes' AND wait_event_type = 'Lock'")).rows
+      const locker = await server.pool.connect()
+      try {
+        await locker.query('BEGIN')
+        await locker.query('LOCK TABLE issues IN ACCESS EXCLUSIVE MODE')
+        const answer = fetchShape({ ...shape, offset: 'now' })
+        await expect.poll(snapshotWaiting, { timeout: 10_000, interval: 50 }).not.toHaveLength(0)
+        // Answered now, a change committed before the snapshot (which then sees it) would be lost to this client.
+        const held = await Promise.race([answer.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('held'), 1_000))])
+        expect(held).toBe('held')
+        await locker.query('COMMIT')
+        const response = await answer
+        expect(response.status).toBe(200)
+        await sql(`UPDATE issues SET title = 'committed after the now answer' WHERE id = 4`)
+        let offset = response.header('@offset') ?? ''
+        const found = await nextChanges(shape, response.header('@handle') ?? '', () => offset, (next) => (offset = next))
+        expect(found.map((change) => change.value?.title)).toEqual(['committed after the now answer'])
+      } finally {
+        await locker.query('ROLLBACK')
+        locker.release()
+      }
+    })
+
     it('answers a long-poll timeout with 200 and only up-to-date', async () => {
       const { handle, offset } = await followLive({ table: 'users', where: "email = 'nobody@example.com'" })
       const started = Date.now()

@@ -1,40 +1,27 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readdirSync } from 'node:fs'
-import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { describe, expect, it } from 'vitest'
+import { useTestDatabase } from '../support/test-database'
 import { startTestShapeServer } from '../support/shape-server'
 import { changes, get, syncToEnd } from '../support/shape-http'
 
 describe('shape logs across a restart of the server', () => {
-  let database: TestPostgres
-  let pool: pg.Pool
-  beforeAll(async () => {
-    database = await startTestPostgres()
-    pool = new pg.Pool({ connectionString: database.url, max: 2 })
-    ignoreConnectionErrors(pool)
-    await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text)')
-    await pool.query("INSERT INTO notes VALUES (1, 'one')")
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await database?.destroy()
-  })
+  const database = useTestDatabase(['CREATE TABLE notes (id int PRIMARY KEY, body text)', "INSERT INTO notes VALUES (1, 'one')"])
 
   it('continues a handle and offset after a restart, with the changes made while it was down', async () => {
     const first = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
     const dataDir = first.dataDir
     const synced = await syncToEnd(first.url, { table: 'notes' })
     const live = get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle, live: 'true' })
-    await pool.query("INSERT INTO notes VALUES (2, 'two')")
+    await database.pool.query("INSERT INTO notes VALUES (2, 'two')")
     const [two] = changes(await live)
     expect(two?.key).toBe('"public"."notes"/"2"')
     const offset = (await get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).header('@offset') ?? ''
     await first.stop()
 
-    await pool.query("INSERT INTO notes VALUES (3, 'three')")
-    await pool.query("UPDATE notes SET body = 'uno' WHERE id = 1")
+    await database.pool.query("INSERT INTO notes VALUES (3, 'three')")
+    await database.pool.query("UPDATE notes SET body = 'uno' WHERE id = 1")
     const second = await startTestShapeServer({ database: database.url, dataDir, longPollTimeout: 1000 })
     try {
       // the changes made while it was down arrive through the slot, moments after the start
@@ -80,8 +67,8 @@ describe('shape logs across a restart of the server', () => {
       await expect
         .poll(
           async () => {
-            await pool.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND active_pid IS NOT NULL")
-            return pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'").then(
+            await database.pool.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND active_pid IS NOT NULL")
+            return database.pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'").then(
               () => 'dropped',
               (error: Error) => error.message
             )
@@ -92,7 +79,7 @@ describe('shape logs across a restart of the server', () => {
       await expect.poll(async () => (await get(server.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).status, { timeout: 15_000 }).toBe(409)
       const fresh = await syncToEnd(server.url, { table: 'notes' })
       const live = get(server.url, { table: 'notes', offset: fresh.offset, handle: fresh.handle, live: 'true' })
-      await pool.query("INSERT INTO notes VALUES (4, 'after the slot came back')")
+      await database.pool.query("INSERT INTO notes VALUES (4, 'after the slot came back')")
       expect(changes(await live).map((change) => change.value)).toEqual([{ id: '4', body: 'after the slot came back' }])
     } finally {
       await server.close()

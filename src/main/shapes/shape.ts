@@ -153,6 +153,7 @@ export class Shape {
     const held = this.held
     this.held = []
     for (const transaction of held) this.receive(transaction.xid, transaction.entries)
+    this.wake()
   }
 
   chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {

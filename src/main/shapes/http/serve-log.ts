@@ -63,7 +63,7 @@ type LogAnswer = BytesAnswer | ChunkAnswer
 export async function serveLog(context: LogRequestContext): Promise<void> {
   const { request, service, definition } = context
   if (request.offset.kind === 'start') return answer(context, await startAnswer(context, await service.shapeFor(definition)))
-  if (request.offset.kind === 'now') return answer(context, nowAnswer(context, await service.shapeFor(definition)))
+  if (request.offset.kind === 'now') return answer(context, await nowAnswer(context, await service.shapeFor(definition)))
   const active = service.active(definition.identity)
   if (!active || active.handle !== request.handle) return conflict(context, active ?? (await service.shapeFor(definition)))
   return continueLog(context, active, request.offset.offset)
@@ -76,7 +76,12 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
   return { shape, requested: '-1', chunk, suffix: null, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
 }
 
-function nowAnswer(context: LogRequestContext, shape: Shape): BytesAnswer {
+/**
+ * Waits for the shape's snapshot to be taken: the log holds only what it did not see, so a change committed after an
+ * earlier answer (and before the snapshot) would be lost to this client.
+ */
+async function nowAnswer(context: LogRequestContext, shape: Shape): Promise<BytesAnswer | Shape> {
+  if (!(await shape.waitFor(() => shape.snapshot !== null, SNAPSHOT_WAIT_MS, context.cancellation))) return shape
   const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
   return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: context.catchUpCache, upToDate: true, hasData: false, noChange: true }
 }
