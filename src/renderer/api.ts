@@ -46,13 +46,31 @@ const httpBridge: Bridge = {
     return response.ok ? { ok: true, value: (body as { result: unknown }).result } : { ok: false, status: response.status, body }
   },
   subscribe(listener) {
-    const source = new EventSource('/events', { withCredentials: true })
-    source.onmessage = (event: MessageEvent<string>) => {
-      const { name, payload } = JSON.parse(event.data) as { name: string; payload: unknown }
-      listener(name, payload)
+    eventListeners.add(listener)
+    eventSource ??= openEvents()
+    return () => {
+      eventListeners.delete(listener)
+      if (eventListeners.size > 0) return
+      eventSource?.close()
+      eventSource = null
     }
-    return () => source.close()
   }
+}
+
+/**
+ * One event stream for every subscriber of the page: Chromium gives a host six HTTP/1.1 connections, and a stream per
+ * hook took them all, so the page's calls waited behind its own event streams.
+ */
+const eventListeners = new Set<(name: string, payload: unknown) => void>()
+let eventSource: EventSource | null = null
+
+function openEvents(): EventSource {
+  const source = new EventSource('/events', { withCredentials: true })
+  source.onmessage = (event: MessageEvent<string>) => {
+    const { name, payload } = JSON.parse(event.data) as { name: string; payload: unknown }
+    for (const listener of [...eventListeners]) listener(name, payload)
+  }
+  return source
 }
 
 const bridge = (): Bridge => window.syncscope ?? httpBridge
