@@ -64,7 +64,7 @@ export class ParallelSocketWrites {
   /** Bytes the kernel took for each descriptor, in order. */
   write(fds: readonly number[], bytes: Buffer): number[] {
     const handOver = this.broken || bytes.length > MAX_BYTES ? 0 : Math.min(MAX_SOCKETS, fds.length >>> 1)
-    if (handOver === 0) return fds.map((fd) => writeOnce(fd, bytes))
+    if (handOver === 0 || !this.workerStarted()) return fds.map((fd) => writeOnce(fd, bytes))
     this.fds.set(fds.slice(0, handOver))
     bytes.copy(Buffer.from(this.bytes), 0)
     this.control[2] = handOver
@@ -72,7 +72,6 @@ export class ParallelSocketWrites {
     this.job += 1
     Atomics.store(this.control, 0, this.job)
     Atomics.notify(this.control, 0)
-    this.ensureWorker()
     const mine = fds.slice(handOver).map((fd) => writeOnce(fd, bytes))
     if (Atomics.wait(this.control, 1, this.job - 1, WORKER_DEADLINE_MS) === 'timed-out' && Atomics.load(this.control, 1) !== this.job) {
       this.broken = true
@@ -82,10 +81,17 @@ export class ParallelSocketWrites {
     return [...this.written.subarray(0, handOver), ...mine]
   }
 
-  private ensureWorker(): void {
-    if (this.worker) return
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { control: this.control.buffer, fds: this.fds.buffer, written: this.written.buffer, bytes: this.bytes } })
+  /** Starts the second thread once; false when it cannot run (then every write stays on the event loop). */
+  private workerStarted(): boolean {
+    if (this.worker) return true
+    try {
+      this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { control: this.control.buffer, fds: this.fds.buffer, written: this.written.buffer, bytes: this.bytes } })
+    } catch {
+      this.broken = true
+      return false
+    }
     this.worker.unref() // it waits for work forever: never a reason to keep the process alive
     this.worker.on('error', () => (this.broken = true))
+    return true
   }
 }
