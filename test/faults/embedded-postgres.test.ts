@@ -144,6 +144,20 @@ describe('the embedded Postgres under kill -9', () => {
     expect(await second.exited).toBe(0)
   })
 
+  it('stops its embedded Postgres on SIGTERM even when the signal comes twice (as `timeout` or a supervisor repeats it)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-fault-serve-'))
+    folders.push(dataDir)
+    const served = serve(dataDir)
+    children.push(served.child)
+    await served.url
+    const { pid } = await postmasterOf(dataDir)
+    served.child.kill('SIGTERM')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    served.child.kill('SIGTERM')
+    expect(await served.exited).toBe(0)
+    expect(alive(pid)).toBe(false)
+  })
+
   it('restarts the embedded Postgres after kill -9 of it, and a live client gets every change once', async () => {
     const lines: string[] = []
     const server = await startTestShapeServer({ longPollTimeout: 2000, log: (line) => lines.push(line) })
