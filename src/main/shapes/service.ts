@@ -371,6 +371,7 @@ export class ShapeService {
     const build = this.builds.get(shape)
     build?.abort.abort()
     await build?.done
+    shape.log.close()
     // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
     await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 }).catch((error: unknown) => {
       this.options.log(`files of dropped shape ${shape.handle} not removed: ${(error as Error).message}`)
@@ -546,6 +547,7 @@ export class ShapeService {
     for (const shape of this.shapes.values()) shape.invalidate()
     await Promise.all(unfinished.map((shape) => this.drop(shape)))
     await Promise.all(this.retiring.values())
+    for (const shape of this.shapes.values()) shape.log.close()
     await this.pool.end().catch(() => undefined)
   }
 }
