@@ -1,6 +1,6 @@
 import type { Node } from 'libpg-query'
-import { parseSelect } from '../shapes/where/compile-where'
-import { WhereError } from '../shapes/where/errors'
+import { parseSelect } from '../sql/compile-where'
+import { WhereError } from '../sql/errors'
 import { BodyError } from './request-body'
 import { Refusal } from './runtime'
 import type { CanonicalShape } from './shape-definition'

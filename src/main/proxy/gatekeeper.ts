@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { IdentifierError, parseTableName } from '../shapes/where/identifiers'
-import { WhereError } from '../shapes/where/errors'
+import { IdentifierError, parseTableName } from '../sql/identifiers'
+import { WhereError } from '../sql/errors'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
 import { checkWhereColumns, queryableColumnsOf } from './column-policy'

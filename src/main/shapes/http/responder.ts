@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { ChunkSource, PreparedAnswer } from '../shape'
+import type { ChunkSource, PreparedAnswer } from '../storage/shape'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import { CACHE_CONTROL, type ProtocolHeaderNames, corsHeaders } from './protocol'
 

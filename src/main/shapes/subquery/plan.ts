@@ -1,13 +1,13 @@
 import type { Node } from 'libpg-query'
-import { qualifiedName } from '../row-sql'
-import { TableNotFoundError, type TableInfo } from '../table-info'
-import { WHERE_PREFIX, deparseExpression } from '../where/ast'
-import { lookupColumn } from '../where/column-types'
-import { type CompileContext, compileCondition } from '../where/compile'
-import { parseSelect } from '../where/compile-where'
-import { WhereError, WhereRuntimeError } from '../where/errors'
-import { quoteIdent } from '../where/identifiers'
-import type { RowValues } from '../where/row-values'
+import { qualifiedName } from '../definition/row-sql'
+import { TableNotFoundError, type TableInfo } from '../definition/table-info'
+import { WHERE_PREFIX, deparseExpression } from '../../sql/ast'
+import { lookupColumn } from '../../sql/column-types'
+import { type CompileContext, compileCondition } from '../../sql/compile'
+import { parseSelect } from '../../sql/compile-where'
+import { WhereError, WhereRuntimeError } from '../../sql/errors'
+import { quoteIdent } from '../../sql/identifiers'
+import type { RowValues } from '../../sql/row-values'
 
 /**
  * A where with `IN (SELECT …)` in disjunctive normal form, as the reference's DnfPlan: `positions` are its atoms

@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, wr
 import { open } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { crc32 } from 'node:zlib'
-import { syncPath } from '../fs/atomic-write'
+import { syncPath } from '../../fs/atomic-write'
 import { type LogOffset, SNAPSHOT_END, compareOffsets } from './offset'
 
 /** A shape's files do not hold what they promise (cut, overwritten, garbage): the shape must not be served. */

@@ -1,15 +1,15 @@
 import { createReadStream, statSync } from 'node:fs'
 import { open, readFile, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
-import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
-import type { Cancellation } from './cancellation'
+import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
+import type { Cancellation } from '../live/cancellation'
 import { z } from 'zod'
-import type { ShapeDefinition } from './definition'
-import { ShapeInputSchema } from './definition'
+import type { ShapeDefinition } from '../definition/definition'
+import { ShapeInputSchema } from '../definition/definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
-import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
+import { type HeldChunk, type SnapshotInfo, chunkPath } from '../snapshot/snapshot'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 3
