@@ -1,6 +1,5 @@
 import type { Node } from 'libpg-query'
-import { parseSelect } from '../sql/compile-where'
-import { WhereError } from '../sql/errors'
+import { WhereError, parseSelect } from '../sql'
 import { BodyError } from './request-body'
 import { Refusal } from './runtime'
 import type { CanonicalShape } from './shape-definition'

@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { IdentifierError, parseTableName } from '../sql/identifiers'
-import { WhereError } from '../sql/errors'
+import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
 import { checkWhereColumns, queryableColumnsOf } from './column-policy'

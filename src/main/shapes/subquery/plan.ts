@@ -1,13 +1,7 @@
 import type { Node } from 'libpg-query'
 import { qualifiedName } from '../definition/row-sql'
 import { TableNotFoundError, type TableInfo } from '../definition/table-info'
-import { WHERE_PREFIX, deparseExpression } from '../../sql/ast'
-import { lookupColumn } from '../../sql/column-types'
-import { type CompileContext, compileCondition } from '../../sql/compile'
-import { parseSelect } from '../../sql/compile-where'
-import { WhereError, WhereRuntimeError } from '../../sql/errors'
-import { quoteIdent } from '../../sql/identifiers'
-import type { RowValues } from '../../sql/row-values'
+import { type CompileContext, type RowValues, WHERE_PREFIX, WhereError, WhereRuntimeError, compileCondition, deparseExpression, lookupColumn, parseSelect, quoteIdent } from '../../sql'
 
 /**
  * A where with `IN (SELECT …)` in disjunctive normal form, as the reference's DnfPlan: `positions` are its atoms

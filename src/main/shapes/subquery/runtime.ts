@@ -7,7 +7,7 @@ import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import type { LogEntry } from '../storage/shape-log'
 import { type SnapshotInfo, inSnapshot, snapshotEndMessage } from '../snapshot/snapshot'
-import { quoteIdent } from '../../sql/identifiers'
+import { quoteIdent } from '../../sql'
 import type { Dependency, SubqueryPlan } from './plan'
 import { type Overrides, Views, keyValues, slotHash, valueKey } from './views'
 
