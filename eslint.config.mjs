@@ -3,6 +3,9 @@ import tseslint from 'typescript-eslint'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
 
+const electronOnlyInShell = { name: 'electron', message: 'Only src/main/index.ts and src/main/electron/ know Electron.' }
+const sqlInternals = { regex: '^(\\.\\./)+(src/main/)?sql/(?!index$)', message: 'Import the SQL toolkit from src/main/sql (its index), not its inner files.' }
+
 export default tseslint.config(
   { ignores: ['out/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bin/**'] },
   js.configs.recommended,
@@ -21,13 +24,14 @@ export default tseslint.config(
     plugins: { 'react-hooks': reactHooks },
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'warn' }
   },
+  // each block below sets no-restricted-imports whole (a later block replaces an earlier one's options)
+  { files: ['test/**/*.ts', 'bench/**/*.ts', 'e2e/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [sqlInternals] }] } },
   {
     files: ['src/main/**/*.ts'],
-    ignores: ['src/main/index.ts', 'src/main/electron/**'],
-    rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'electron', message: 'Only src/main/index.ts and src/main/electron/ know Electron.' }] }]
-    }
+    ignores: ['src/main/index.ts', 'src/main/electron/**', 'src/main/sql/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [electronOnlyInShell], patterns: [sqlInternals] }] }
   },
+  { files: ['src/main/sql/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: [electronOnlyInShell] }] } },
   {
     files: ['src/renderer/**/*.{ts,tsx}', 'src/shared/**/*.ts'],
     rules: {

@@ -3,7 +3,7 @@
  * and a baseline of the same shapes forced through the fallback list (evaluated one by one).
  * Run: npx tsx bench/where-route.ts
  */
-import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '../src/main/shapes/where'
+import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '../src/main/sql'
 
 const columns: ColumnTypes = {
   id: { type: 'int8', category: 'number' },

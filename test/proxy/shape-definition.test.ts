@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadParser } from '../../src/main/shapes/where/ast'
+import { loadParser } from '../../src/main/sql'
 import {
   canonicaliseShape,
   parseColumnList,

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { CopyEncoder } from '../../src/main/shapes/copy-encoder'
-import type { ShapeDefinition } from '../../src/main/shapes/definition'
-import { InsertEncoder } from '../../src/main/shapes/messages'
-import { parseCopyLine } from '../../src/main/shapes/row-sql'
-import type { TableColumn, TableInfo } from '../../src/main/shapes/table-info'
+import { CopyEncoder } from '../../src/main/shapes/snapshot/copy-encoder'
+import type { ShapeDefinition } from '../../src/main/shapes/definition/definition'
+import { InsertEncoder } from '../../src/main/shapes/storage/messages'
+import { parseCopyLine } from '../../src/main/shapes/definition/row-sql'
+import type { TableColumn, TableInfo } from '../../src/main/shapes/definition/table-info'
 
 const column = (name: string, type: string, pkIndex: number | null = null): TableColumn => ({ name, type, typeOid: 0, isArray: false, dims: 0, typmod: -1, notNull: false, generated: false, pkIndex })
 

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream'
 import type pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { CopyOut } from '../../src/main/shapes/copy-out'
+import { CopyOut } from '../../src/main/shapes/snapshot/copy-out'
 import { useTestDatabase } from '../support/test-database'
 
 const postgres = useTestDatabase()

@@ -2,7 +2,7 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ShapeDamagedError, ShapeLog } from '../../src/main/shapes/shape-log'
+import { ShapeDamagedError, ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
 /** The checks behind the catch-up reads served straight from log.jsonl (shared in memory, or streamed when too big). */
 describe('checking a range of the main log read from disk', () => {

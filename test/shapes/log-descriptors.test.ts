@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { LogDescriptors, descriptorBudget, openFilesLimit } from '../../src/main/shapes/log-descriptors'
-import { ShapeLog } from '../../src/main/shapes/shape-log'
+import { LogDescriptors, descriptorBudget, openFilesLimit } from '../../src/main/shapes/storage/log-descriptors'
+import { ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
 /** Files under `dir` this process holds open, as /proc/self/fd shows them. */
 function openFilesUnder(dir: string): string[] {

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { formatOffset, readPosition } from '../../src/main/shapes/offset'
-import { ShapeLog } from '../../src/main/shapes/shape-log'
+import { formatOffset, readPosition } from '../../src/main/shapes/storage/offset'
+import { ShapeLog } from '../../src/main/shapes/storage/shape-log'
 import { sseFrames } from '../../src/main/shapes/http/sse'
 
 describe('log positions and SSE framing', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LogTail } from '../../src/main/shapes/log-tail'
+import { LogTail } from '../../src/main/shapes/storage/log-tail'
 
 function random(seed: number): () => number {
   let state = seed

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { sendSource, sourceLength } from '../../src/main/shapes/http/chunk-body'
-import type { FileRange } from '../../src/main/shapes/shape'
-import { SharedChunks } from '../../src/main/shapes/shared-chunks'
+import type { FileRange } from '../../src/main/shapes/storage/shape'
+import { SharedChunks } from '../../src/main/shapes/storage/shared-chunks'
 
 const size = (bytes: number) => () => Promise.resolve(bytes)
 

@@ -1,6 +1,5 @@
 import type { Node } from 'libpg-query'
-import { parseSelect } from '../shapes/where/compile-where'
-import { WhereError } from '../shapes/where/errors'
+import { WhereError, parseSelect } from '../sql'
 import { BodyError } from './request-body'
 import { Refusal } from './runtime'
 import type { CanonicalShape } from './shape-definition'

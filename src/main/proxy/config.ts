@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
 import { readSecretFile } from '../fs/secret-file'
-import { loadParser } from '../shapes/where/ast'
+import { loadParser } from '../sql'
 import { canonicaliseShape, ShapeDefinitionError, type CanonicalShape } from './shape-definition'
 
 /** Signing algorithms offered for tokens the app mints. */

@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { IdentifierError, parseTableName } from '../shapes/where/identifiers'
-import { WhereError } from '../shapes/where/errors'
+import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
 import { checkWhereColumns, queryableColumnsOf } from './column-policy'

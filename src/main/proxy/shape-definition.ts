@@ -1,6 +1,5 @@
 import { z } from 'zod'
-import { IdentifierError, parseTableName } from '../shapes/where/identifiers'
-import { WhereError } from '../shapes/where/errors'
+import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { parseWhere } from './where-tree'
 
 /** The shape a token or a named shape pins: what the proxy, not the client, puts in the upstream URL. */

@@ -1,7 +1,5 @@
 import type { Node } from 'libpg-query'
-import { WHERE_PREFIX, deparseExpression } from '../shapes/where/ast'
-import { parseSelect } from '../shapes/where/compile-where'
-import { WhereError } from '../shapes/where/errors'
+import { WHERE_PREFIX, WhereError, deparseExpression, parseSelect } from '../sql'
 
 /** A where clause read by the Postgres parser: its tree and the one canonical text the tree deparses to. */
 export interface WhereTree {

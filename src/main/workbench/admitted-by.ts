@@ -2,7 +2,7 @@ import type { Node } from 'libpg-query'
 import type pg from 'pg'
 import { deparseSync } from 'pgsql-deparser'
 import type { SubqueryAdmission } from '../../shared/contract/shapes-workbench'
-import { loadParser, parse } from '../shapes/where/ast'
+import { loadParser, parse } from '../sql'
 
 /** Inner rows listed per subquery; one more is read to tell that there are more. */
 export const INNER_ROWS_SHOWN = 20

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs'
 import type { ServerResponse } from 'node:http'
 import { Transform } from 'node:stream'
-import type { ChunkSource, FileRange } from '../shape'
+import type { ChunkSource, FileRange } from '../storage/shape'
 
 const NEWLINE = 10
 const COMMA = 44

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { ChunkSource, PreparedAnswer } from '../shape'
+import type { ChunkSource } from '../storage/shape'
+import type { PreparedAnswer } from '../live/prepared-answers'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import { CACHE_CONTROL, type ProtocolHeaderNames, corsHeaders } from './protocol'
 

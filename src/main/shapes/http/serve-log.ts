@@ -1,11 +1,12 @@
-import type { Cancellation } from '../cancellation'
-import type { ShapeDefinition } from '../definition'
-import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../offset'
+import type { Cancellation } from '../live/cancellation'
+import type { ShapeDefinition } from '../definition/definition'
+import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../storage/offset'
 import type { ShapeService } from '../service'
-import type { ChunkSource, PreparedAnswer, Shape } from '../shape'
-import type { LogSlice } from '../shape-log'
-import { schemaHeader } from '../table-info'
-import { isCallersQueryError } from '../where'
+import type { ChunkSource, Shape } from '../storage/shape'
+import { type PreparedAnswer, preparedAnswer } from '../live/prepared-answers'
+import type { LogSlice } from '../storage/shape-log'
+import { schemaHeader } from '../definition/table-info'
+import { isCallersQueryError } from '../../sql'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
 import type { ShapeRequest } from './shape-request'
@@ -300,12 +301,10 @@ const isShareable = ({ request, r }: LogRequestContext): boolean => request.live
 function sharedAnswer(context: LogRequestContext, result: BytesAnswer): PreparedAnswer {
   const { r, request } = context
   const key = [result.requested, formatOffset(result.offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
-  const existing = result.shape.preparedAnswers.get(key)
-  if (existing) return existing
-  const body = result.body()
-  const prepared = { headers: r.flatHeaders(answerHeaders(context, result), body), body }
-  result.shape.prepareAnswer(key, prepared)
-  return prepared
+  return preparedAnswer(result.shape, key, () => {
+    const body = result.body()
+    return { headers: r.flatHeaders(answerHeaders(context, result), body), body }
+  })
 }
 
 /** A shape that failed or was dropped while the request waited for its snapshot. */

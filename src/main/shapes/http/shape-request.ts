@@ -1,5 +1,5 @@
-import { InvalidRequestError, type ShapeInput, invalid } from '../definition'
-import { type RequestedOffset, parseOffset } from '../offset'
+import { InvalidRequestError, type ShapeInput, invalid } from '../definition/definition'
+import { type RequestedOffset, parseOffset } from '../storage/offset'
 
 export interface ShapeRequest {
   offset: RequestedOffset

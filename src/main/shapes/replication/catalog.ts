@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { quoteIdent } from '../where'
+import { quoteIdent } from '../../sql'
 import { parseLsn } from './lsn'
 
 /** Postgres is not configured, or the role not permitted, for what the consumer must do; the message says how to fix it. */

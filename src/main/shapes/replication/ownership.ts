@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import type pg from 'pg'
-import { quoteIdent } from '../where'
+import { quoteIdent } from '../../sql'
 
 const OWNED_NAME = /syncscope_[0-9a-f]{10}/g
 /** How long a slot of this folder that is still in use (a server killed a moment ago) may take to be let go. */

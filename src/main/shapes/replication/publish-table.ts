@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { quoteIdent } from '../where'
+import { quoteIdent } from '../../sql'
 import { isDuplicateObject, isInsufficientPrivilege, ReplicationSetupError } from './catalog'
 
 const WAIT_LIMIT_MS = 60_000

@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { quoteIdent } from '../where'
+import { quoteIdent } from '../../sql'
 import { formatLsn } from './lsn'
 import { decodeWalSenderMessage, standbyStatusUpdate, type WalSenderMessage } from './walsender'
 

@@ -1,13 +1,7 @@
 import type { Node } from 'libpg-query'
-import { qualifiedName } from '../row-sql'
-import { TableNotFoundError, type TableInfo } from '../table-info'
-import { WHERE_PREFIX, deparseExpression } from '../where/ast'
-import { lookupColumn } from '../where/column-types'
-import { type CompileContext, compileCondition } from '../where/compile'
-import { parseSelect } from '../where/compile-where'
-import { WhereError, WhereRuntimeError } from '../where/errors'
-import { quoteIdent } from '../where/identifiers'
-import type { RowValues } from '../where/row-values'
+import { qualifiedName } from '../definition/row-sql'
+import { TableNotFoundError, type TableInfo } from '../definition/table-info'
+import { type CompileContext, type RowValues, WHERE_PREFIX, WhereError, WhereRuntimeError, compileCondition, deparseExpression, lookupColumn, parseSelect, quoteIdent } from '../../sql'
 
 /**
  * A where with `IN (SELECT …)` in disjunctive normal form, as the reference's DnfPlan: `positions` are its atoms

@@ -1,9 +1,9 @@
 import type pg from 'pg'
-import type { ShapeDefinition } from '../definition'
-import type { Row } from '../messages'
+import type { ShapeDefinition } from '../definition/definition'
+import type { Row } from '../storage/messages'
 import type { ReplicatedTransaction } from '../replication'
-import type { Shape } from '../shape'
-import type { TableInfo } from '../table-info'
+import type { Shape } from '../storage/shape'
+import type { TableInfo } from '../definition/table-info'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import type { Row } from '../messages'
-import { RowValues } from '../where/row-values'
+import type { Row } from '../storage/messages'
+import { RowValues } from '../../sql'
 import { type Dependency, type SubqueryPlan, type WherePlan, plainHolds } from './plan'
 
 /** Values to judge as in (true) or out (false) of a dependency whatever it holds now: the view before a move. */

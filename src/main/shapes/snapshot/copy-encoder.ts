@@ -1,7 +1,7 @@
-import type { ShapeDefinition } from './definition'
+import type { ShapeDefinition } from '../definition/definition'
 import { COPY_ENCODER_WASM } from './copy-encoder-wasm'
-import { InsertEncoder, isBoolColumn } from './messages'
-import { parseCopyLine } from './row-sql'
+import { InsertEncoder, isBoolColumn } from '../storage/messages'
+import { parseCopyLine } from '../definition/row-sql'
 
 const NEWLINE = 10
 const PAGE_BYTES = 65536

@@ -1,15 +1,16 @@
 import { createReadStream, statSync } from 'node:fs'
 import { open, readFile, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
-import { type XidSnapshot, visibleIn, xidSnapshot } from '../../shared/xid-snapshot'
-import type { Cancellation } from './cancellation'
+import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
+import type { Cancellation } from '../live/cancellation'
 import { z } from 'zod'
-import type { ShapeDefinition } from './definition'
-import { ShapeInputSchema } from './definition'
+import type { ShapeDefinition } from '../definition/definition'
+import { ShapeInputSchema } from '../definition/definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
-import { type HeldChunk, type SnapshotInfo, chunkPath } from './snapshot'
+import { type HeldChunk, type SnapshotInfo, chunkPath } from '../snapshot/snapshot'
+import { PENDING, type SnapshotEvent, type SnapshotState, failureOf, nextSnapshotState, readyChunksOf, snapshotChunksOf, snapshotInfoOf } from '../snapshot/lifecycle'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 3
@@ -37,15 +38,6 @@ interface HeldTransaction {
 
 type Wake = () => void
 
-/** A whole 200 answer, headers flattened, ready to be written again (see Responder.sendPrepared). */
-export interface PreparedAnswer {
-  headers: string[]
-  body: Buffer
-  /** The answer as the bytes of a complete HTTP/1.1 response, for the second whose Date it carries. */
-  wire?: { date: string; bytes: Buffer }
-}
-
-const MAX_PREPARED_ANSWERS = 64
 /**
  * Chunk bytes in memory per shape: those being sent to readers (shared by all of them) and snapshot chunks just
  * written, kept for the client following the snapshot so that, a few chunks behind, it still reads none from disk.
@@ -77,16 +69,10 @@ export class ShapeGoneError extends Error {
 
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
-  snapshot: SnapshotInfo | null = null
+  /** Where the snapshot stands (see snapshot/lifecycle); every change of it goes through `move`. */
+  private snapshotState: SnapshotState = PENDING
   /** The snapshot's xids, for telling which replicated transactions it already holds. */
   private visibility: XidSnapshot | null = null
-  /** Complete snapshot chunk files; `snapshotChunks` is set once the last one is written. */
-  readyChunks = 0
-  snapshotChunks: number | null = null
-  failure: Error | null = null
-  invalidated = false
-  /** Answers built for the current log end, shared by identical requests (see serve-log); emptied as the log grows. */
-  readonly preparedAnswers = new Map<string, PreparedAnswer>()
   private held: HeldTransaction[] = []
   private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
   private readonly chunkChecks: ChunkCheck[] = []
@@ -107,11 +93,41 @@ export class Shape {
       if (size !== check.bytes) throw new ShapeDamagedError(meta.handle, `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`)
     })
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
-    shape.snapshotTaken(meta.snapshot)
     shape.chunkChecks.push(...meta.chunks)
-    shape.readyChunks = meta.chunks.length
-    shape.snapshotChunks = meta.chunks.length
+    shape.move({ kind: 'restored', info: meta.snapshot, chunks: meta.chunks.length })
+    shape.visibility = xidSnapshot(meta.snapshot.xmin, meta.snapshot.xmax, meta.snapshot.xipList)
     return shape
+  }
+
+  get snapshotPhase(): SnapshotState['phase'] {
+    return this.snapshotState.phase
+  }
+
+  get snapshot(): SnapshotInfo | null {
+    return snapshotInfoOf(this.snapshotState)
+  }
+
+  /** Complete snapshot chunk files. */
+  get readyChunks(): number {
+    return readyChunksOf(this.snapshotState)
+  }
+
+  /** The snapshot's number of chunks, once the last one is written. */
+  get snapshotChunks(): number | null {
+    return snapshotChunksOf(this.snapshotState)
+  }
+
+  get failure(): Error | null {
+    return failureOf(this.snapshotState)
+  }
+
+  /** Dropped: its clients refetch (409). */
+  get invalidated(): boolean {
+    return this.snapshotState.phase === 'dropped'
+  }
+
+  private move(event: SnapshotEvent): void {
+    this.snapshotState = nextSnapshotState(this.snapshotState, event)
   }
 
   meta(): ShapeMeta | null {
@@ -140,15 +156,12 @@ export class Shape {
     }
     if (visibleIn(this.visibility, xid)) return false
     const added = this.log.append(entries) > 0
-    if (added) {
-      this.preparedAnswers.clear()
-      this.wake()
-    }
+    if (added) this.wake()
     return added
   }
 
   snapshotTaken(info: SnapshotInfo): void {
-    this.snapshot = info
+    this.move({ kind: 'taken', info })
     this.visibility = xidSnapshot(info.xmin, info.xmax, info.xipList)
     const held = this.held
     this.held = []
@@ -159,23 +172,17 @@ export class Shape {
   chunkWritten(chunk: number, last: boolean, body: HeldChunk): void {
     this.chunkChecks[chunk] = { bytes: body.bytes.length, crc: crc32(body.bytes) }
     this.chunks.keep(snapshotKey(chunk), body, KEEP_WRITTEN_CHUNK_MS)
-    this.readyChunks = chunk + 1
-    if (last) this.snapshotChunks = chunk + 1
+    this.move({ kind: 'chunk', chunk, last })
     this.wake()
   }
 
-  prepareAnswer(key: string, answer: PreparedAnswer): void {
-    if (this.preparedAnswers.size >= MAX_PREPARED_ANSWERS) this.preparedAnswers.clear()
-    this.preparedAnswers.set(key, answer)
-  }
-
   fail(error: Error): void {
-    this.failure = error
+    this.move({ kind: 'failed', error })
     this.wake()
   }
 
   invalidate(): void {
-    this.invalidated = true
+    this.move({ kind: 'dropped' })
     this.chunks.forgetAllKept()
     this.wake()
   }

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
+import { startTestPostgres, type TestPostgres } from '../../../test/support/postgres'
 import { type ColumnTypes, type CompiledWhere, columnTypesQuery, compileWhere, createShapeRouter, loadParser, toColumnTypes } from '.'
 
 const SCHEMA = `

@@ -1,5 +1,5 @@
-import type { ShapeDefinition } from './definition'
-import type { TableInfo } from './table-info'
+import type { ShapeDefinition } from '../definition/definition'
+import type { TableInfo } from '../definition/table-info'
 
 export type Row = Readonly<Record<string, string | null>>
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from './where'
-import { type SubqueryPlan, compileSubqueryWhere } from './subquery/plan'
+import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from '../../sql'
+import { type SubqueryPlan, compileSubqueryWhere } from '../subquery/plan'
 import { TableNotFoundError, type TableInfo } from './table-info'
 
 /** What a request says about its shape, before the table is looked up. Persisted with each shape. */

@@ -2,7 +2,7 @@ import { existsSync, fstatSync, ftruncateSync, readSync, writeFileSync, writeSyn
 import { open } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { crc32 } from 'node:zlib'
-import { syncPath } from '../fs/atomic-write'
+import { syncPath } from '../../fs/atomic-write'
 import { type LogDescriptors, logDescriptors } from './log-descriptors'
 import { LogTail } from './log-tail'
 import { type LogOffset, SNAPSHOT_END, compareOffsets } from './offset'

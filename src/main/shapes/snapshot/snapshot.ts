@@ -2,13 +2,13 @@ import { open } from 'node:fs/promises'
 import type { Duplex } from 'node:stream'
 import { join } from 'node:path'
 import type pg from 'pg'
-import type { ShapeDefinition } from './definition'
+import type { ShapeDefinition } from '../definition/definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
 import { type BufferPool, bufferPool } from './buffer-pool'
 import { cancelBackend } from './cancel-query'
 import { CopyOut } from './copy-out'
-import { qualifiedName, selectRowsSql, setDisplaySettingsSql } from './row-sql'
-import { tableIdentity } from './table-check'
+import { qualifiedName, selectRowsSql, setDisplaySettingsSql } from '../definition/row-sql'
+import { tableIdentity } from '../definition/table-check'
 
 /** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
 export interface SnapshotInfo {

@@ -1,4 +1,4 @@
-import { quoteIdent } from './where'
+import { quoteIdent } from '../../sql'
 import type { TableInfo } from './table-info'
 
 /** Session settings under which Postgres formats every value, on snapshot and replication connections alike. */

@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { z } from 'zod'
-import { type ColumnTypes, toColumnTypes } from './where'
+import { type ColumnTypes, toColumnTypes } from '../../sql'
 
 /** One column of a shaped table, as the schema header and the SQL builders need it. */
 export interface TableColumn {

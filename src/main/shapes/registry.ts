@@ -1,0 +1,209 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { mkdir, readdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type ShapeRouter, createShapeRouter, isCallersQueryError } from '../sql'
+import { tableKey } from './definition/catalog'
+import { type ShapeDefinition, identityHash, invalid } from './definition/definition'
+import type { TableInfo } from './definition/table-info'
+import type { ReplicationStream } from './replication'
+import type { SnapshotBuilder } from './snapshot/builder'
+import { parseJson } from './storage/json-file'
+import { Shape, ShapeMetaSchema } from './storage/shape'
+import { ShapeLog } from './storage/shape-log'
+import { type SubqueryRegistry, definitionTables } from './subquery/registry'
+
+/** The service is stopping (the server shuts down or the database is switched): the request may be retried. */
+export class ServiceStoppingError extends Error {
+  override readonly name = 'ServiceStoppingError'
+  constructor() {
+    super('The shape server is stopping, please retry')
+  }
+}
+
+export interface ShapeRegistryOptions {
+  shapesDir: string
+  chunkBytes: number
+  log(line: string): void
+  subqueries: SubqueryRegistry
+  snapshots: SnapshotBuilder
+  /** The replication stream, which adds a shape's tables to the publication; null once stopped. */
+  replication(): ReplicationStream | null
+  resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition>
+}
+
+/**
+ * The shapes of one database by identity and handle (the reference's ShapeCache): creates them (their snapshot
+ * started), drops them (their files removed once nothing writes them), restores them from disk on start. Each active
+ * shape is in the router (or the subquery registry), which the collector routes transactions with.
+ */
+export class ShapeRegistry {
+  private readonly shapes = new Map<string, Shape>()
+  private readonly byHandle = new Map<string, Shape>()
+  private readonly creating = new Map<string, Promise<Shape>>()
+  readonly router: ShapeRouter<Shape> = createShapeRouter<Shape>()
+  /** Oids of the tables known to be in the publication (a dropped and recreated table has a new oid and joins again). */
+  private readonly publishedTables = new Set<number>()
+  /** Dropped shapes whose files are still being removed, by handle. */
+  private readonly retiring = new Map<string, Promise<void>>()
+  private counter = 0
+  private stopping = false
+
+  constructor(private readonly options: ShapeRegistryOptions) {}
+
+  get size(): number {
+    return this.shapes.size
+  }
+
+  all(): Shape[] {
+    return [...this.shapes.values()]
+  }
+
+  active(identity: string): Shape | undefined {
+    return this.shapes.get(identity)
+  }
+
+  byHandleOf(handle: string): Shape | undefined {
+    return this.byHandle.get(handle)
+  }
+
+  /** Whether a shape of this handle was dropped and its files are still being removed. */
+  isRetiring(handle: string): boolean {
+    return this.retiring.has(handle)
+  }
+
+  /** The active shape for a definition, created (with its snapshot started) when there is none. */
+  async shapeFor(definition: ShapeDefinition): Promise<Shape> {
+    if (this.stopping) throw new ServiceStoppingError()
+    const existing = this.shapes.get(definition.identity)
+    if (existing) return existing
+    let creating = this.creating.get(definition.identity)
+    if (!creating) {
+      creating = this.create(definition).finally(() => this.creating.delete(definition.identity))
+      this.creating.set(definition.identity, creating)
+    }
+    return creating
+  }
+
+  private async publish(table: TableInfo): Promise<void> {
+    if (this.publishedTables.has(table.oid)) return
+    const replication = this.options.replication()
+    if (!replication) throw new ServiceStoppingError()
+    await replication.ensureTable(table.schema, table.name)
+    this.publishedTables.add(table.oid)
+  }
+
+  /** The slot was replaced: no table is in its publication yet. */
+  forgetPublishedTables(): void {
+    this.publishedTables.clear()
+  }
+
+  private newHandle(definition: ShapeDefinition): string {
+    this.counter = (this.counter + 1) % 1000
+    return `${identityHash(definition.identity)}-${Date.now() * 1000 + this.counter}`
+  }
+
+  private async create(definition: ShapeDefinition): Promise<Shape> {
+    for (const table of definitionTables(definition)) {
+      await this.publish(table).catch((error: unknown) => {
+        // e.g. a temporary or unlogged table, which logical replication cannot follow
+        if (isCallersQueryError(error)) throw invalid(table === definition.table ? 'table' : 'where', error.message)
+        throw error
+      })
+    }
+    const handle = this.newHandle(definition)
+    const dir = join(this.options.shapesDir, handle)
+    await mkdir(dir, { recursive: true })
+    if (this.stopping) {
+      await rm(dir, { recursive: true, force: true })
+      throw new ServiceStoppingError()
+    }
+    const shape = new Shape(handle, definition, dir, ShapeLog.create(dir, this.options.chunkBytes), new Date().toISOString())
+    this.register(shape)
+    this.options.snapshots.start(shape, this.options.subqueries.runtime(shape.handle))
+    return shape
+  }
+
+  private register(shape: Shape): void {
+    const { definition } = shape
+    this.shapes.set(definition.identity, shape)
+    this.byHandle.set(shape.handle, shape)
+    if (definition.subquery) this.options.subqueries.add(shape)
+    else this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
+  }
+
+  /**
+   * Removes a shape for good: its clients get 409 must-refetch on their next request. Its snapshot, if still being
+   * built, is cancelled; its files are removed once nothing writes them. Resolves when they are gone.
+   */
+  async drop(shape: Shape): Promise<void> {
+    if (this.byHandle.get(shape.handle) !== shape) return this.retiring.get(shape.handle)
+    this.byHandle.delete(shape.handle)
+    if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
+    this.router.remove(shape.handle)
+    this.options.subqueries.remove(shape.handle)
+    shape.invalidate()
+    const removal = this.removeFiles(shape).finally(() => this.retiring.delete(shape.handle))
+    this.retiring.set(shape.handle, removal)
+    return removal
+  }
+
+  private async removeFiles(shape: Shape): Promise<void> {
+    await this.options.snapshots.cancel(shape)
+    shape.log.close()
+    // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
+    await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 }).catch((error: unknown) => {
+      this.options.log(`files of dropped shape ${shape.handle} not removed: ${(error as Error).message}`)
+    })
+  }
+
+  /** Drops every shape built on the table; resolves once their files are removed. */
+  async dropTable(schema: string, name: string): Promise<void> {
+    const doomed = this.all().filter((shape) => definitionTables(shape.definition).some((table) => table.schema === schema && table.name === name))
+    await Promise.all(doomed.map((shape) => this.drop(shape)))
+  }
+
+  async restore(durableLsn: bigint): Promise<void> {
+    const { shapesDir } = this.options
+    await mkdir(shapesDir, { recursive: true })
+    for (const handle of await readdir(shapesDir)) {
+      const dir = join(shapesDir, handle)
+      const restored = await this.restoreShape(dir, durableLsn).catch((error: unknown) => {
+        this.options.log(`shape ${handle} not restored: ${(error as Error).message}`)
+        return null
+      })
+      if (restored) this.register(restored)
+      else await rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  private async restoreShape(dir: string, durableLsn: bigint): Promise<Shape | null> {
+    const metaPath = join(dir, 'meta.json')
+    if (!existsSync(metaPath)) return null
+    const meta = ShapeMetaSchema.safeParse(parseJson(readFileSync(metaPath, 'utf8')))
+    if (!meta.success) throw new Error('meta.json is damaged or of an older format')
+    const definition = await this.options.resolve(meta.data.input)
+    if (definition.table.fingerprint !== meta.data.tableFingerprint || this.shapes.has(definition.identity)) return null
+    // as the reference (1.7.10): a subquery shape's dependency views live in memory only, so it is refetched (409)
+    if (definition.subquery) throw new Error('a shape with subqueries does not survive a restart: its clients refetch it')
+    const shape = Shape.restore(meta.data, definition, dir, this.options.chunkBytes, durableLsn)
+    this.publishedTables.add(definition.table.oid)
+    return shape
+  }
+
+  /**
+   * Takes every shape out of service and removes those whose snapshot is unfinished (complete ones stay for the next
+   * start); resolves once no file is written any more. Called after refuseNew.
+   */
+  async stop(): Promise<void> {
+    const unfinished = this.options.snapshots.building()
+    for (const shape of this.shapes.values()) shape.invalidate()
+    await Promise.all(unfinished.map((shape) => this.drop(shape)))
+    await Promise.all(this.retiring.values())
+    for (const shape of this.shapes.values()) shape.log.close()
+  }
+
+  /** New shapes are refused from now on (the service stops). */
+  refuseNew(): void {
+    this.stopping = true
+  }
+}

@@ -1,0 +1,221 @@
+import type { ShapeRouter } from '../../sql'
+import { tableKey } from '../definition/catalog'
+import { columnsFingerprint } from '../definition/table-info'
+import { type RowChange, type ShapeMessage, messagesFor } from '../storage/messages'
+import type { Shape } from '../storage/shape'
+import { type SubqueryRegistry, definitionTables } from '../subquery/registry'
+import { type AppliedState, saveState } from './applied-state'
+import { TimeSlices } from './time-slices'
+import type { RelationInfo, ReplicatedTransaction, ReplicationStream } from './types'
+
+/** Pause before making logs durable again after that failed (e.g. a full disk). */
+const FLUSH_RETRY_MS = 1_000
+/** Log files synced at once while a group of transactions is made durable. */
+const SYNC_PARALLEL = 8
+/** Routing a large transaction lets the event loop run after this much work, so that no request waits behind it. */
+const ROUTING_SLICE_MS = 10
+
+export interface CollectorOptions {
+  /** The folder of state.json. */
+  dir: string
+  state: AppliedState
+  log(line: string): void
+  router: ShapeRouter<Shape>
+  subqueries: SubqueryRegistry
+  /** The active shapes. */
+  shapes(): Shape[]
+  /** The table changed (or was truncated): the shapes built on it are dropped; resolves once they are. */
+  tableChanged(schema: string, name: string): Promise<void>
+  /** Where acknowledgements go; null once stopped. */
+  replication(): ReplicationStream | null
+}
+
+/**
+ * Routes committed transactions into the logs of the shapes they touch (the reference's ShapeLogCollector), and is
+ * the one place that decides which commit is acknowledged to Postgres: the last one whose appends, and then
+ * state.json, are durable.
+ */
+export class Collector {
+  private state: AppliedState
+  /** The transaction being routed, which stop() lets finish. */
+  private applying: Promise<void> = Promise.resolve()
+  private lastLsn: bigint
+  /** Shapes whose logs grew since they were last made durable. */
+  private readonly unsynced = new Set<Shape>()
+  /** What the next flush records as applied in state.json: the last applied commit, null after a lost slot. */
+  private recordedLsn: bigint | null
+  private flushing: Promise<void> | null = null
+  private flushAgain = false
+  private flushRetry: NodeJS.Timeout | null = null
+  private stopped = false
+  /** Why the last transaction could not be applied, or the last flush failed; cleared by the next success. */
+  private applyFailure: string | null = null
+  private flushFailure: string | null = null
+
+  constructor(private readonly options: CollectorOptions) {
+    this.state = options.state
+    this.recordedLsn = this.appliedLsn
+    this.lastLsn = this.appliedLsn ?? 0n
+  }
+
+  /** The last commit state.json records as durably applied; null when none is. */
+  get appliedLsn(): bigint | null {
+    return this.state.appliedLsn === null ? null : BigInt(this.state.appliedLsn)
+  }
+
+  /** The last commit LSN the server has processed: `global_last_seen_lsn`. */
+  get globalLsn(): bigint {
+    return this.lastLsn
+  }
+
+  /** Why the logs cannot be written or made durable; null when they can. */
+  get failure(): string | null {
+    return this.applyFailure ?? this.flushFailure
+  }
+
+  /** Where the stream starts when nothing was applied yet (nor meanwhile). */
+  startAt(lsn: bigint): void {
+    if (this.lastLsn === 0n) this.lastLsn = lsn
+  }
+
+  /** A shape's log grew outside a transaction's routing (a subquery shape's move): it is made durable with the next. */
+  appended(shape: Shape): void {
+    this.unsynced.add(shape)
+    this.scheduleFlush()
+  }
+
+  /** The replication stream's handler: resolves once the transaction is in the logs (not yet durable). */
+  onTransaction(tx: ReplicatedTransaction): Promise<void> {
+    this.applying = this.applyTransaction(tx)
+    return this.applying
+  }
+
+  /** A new slot, maybe of a replaced cluster whose LSNs are lower: nothing applied so far counts any more. */
+  async restartAt(lsn: bigint): Promise<void> {
+    this.lastLsn = lsn
+    this.recordedLsn = null
+    await this.flushNow()
+  }
+
+  /**
+   * Routes one committed transaction into the logs of the shapes it touches; a large one is routed in time slices
+   * with the event loop free in between. The replication stream hands over the next transaction only once this promise
+   * resolves, and acknowledges it to Postgres once a flush has made those logs and then state.json durable (see flush).
+   */
+  private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
+    try {
+      await this.routeTransaction(tx)
+    } catch (error) {
+      const failure = `shape logs cannot be written (${(error as Error).message}): nothing after LSN ${this.lastLsn} is acknowledged; retrying until it works (is the disk of ${this.options.dir} full?)`
+      if (failure !== this.applyFailure) this.options.log(failure)
+      this.applyFailure = failure
+      throw error
+    }
+    if (this.applyFailure) this.options.log('shape logs are written again: replication goes on')
+    this.applyFailure = null
+    this.lastLsn = tx.commitLsn
+    this.recordedLsn = tx.commitLsn
+    this.scheduleFlush()
+  }
+
+  private async routeTransaction(tx: ReplicatedTransaction): Promise<void> {
+    const byShape = new Map<Shape, ShapeMessage[]>()
+    const context = { xid: tx.xid, lsn: tx.commitLsn }
+    const slices = new TimeSlices(ROUTING_SLICE_MS)
+    let op = 0
+    for (const change of tx.changes) {
+      if (change.kind === 'relation') await this.relationSeen(change.relation)
+      else if (change.kind === 'truncate') for (const relation of change.relations) await this.options.tableChanged(relation.schema, relation.table)
+      else {
+        this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
+        op += 2
+      }
+      await slices.yieldIfDue()
+    }
+    // Each shape takes its part of the transaction in one append; a shape dropped meanwhile takes nothing.
+    for (const [shape, messages] of byShape) {
+      const last = messages[messages.length - 1]
+      if (last) last.message.headers.last = true
+      this.unsynced.add(shape)
+      shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
+      await slices.yieldIfDue()
+    }
+    await this.options.subqueries.apply(tx)
+  }
+
+  private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
+    const routed = this.options.router.routeChange(table, change.kind === 'insert' ? null : change.old, change.kind === 'delete' ? null : change.new)
+    for (const { value: shape, ...matches } of routed) {
+      const messages = messagesFor(shape.definition, change, matches, context, op)
+      if (messages.length === 0) continue
+      const list = byShape.get(shape)
+      if (list) list.push(...messages)
+      else byShape.set(shape, messages)
+    }
+  }
+
+  /** A Relation message: shapes of the table built on other columns, or on an earlier table of that name, are stale. */
+  private async relationSeen(relation: RelationInfo): Promise<void> {
+    const key = tableKey(relation.schema, relation.table)
+    const fingerprint = columnsFingerprint(relation.columns)
+    const stale = this.options.shapes().some(({ definition }) =>
+      definitionTables(definition).some((table) => tableKey(table.schema, table.name) === key && (table.fingerprint !== fingerprint || table.oid !== relation.oid))
+    )
+    if (stale) await this.options.tableChanged(relation.schema, relation.table)
+  }
+
+  /**
+   * Group commit: the logs that grew are synced, then state.json records the last applied commit, then that commit is
+   * reported durable (and so acknowledged to Postgres). Transactions applied meanwhile wait for the next flush, which
+   * follows at once; nothing here blocks the event loop or the delivery of changes to clients.
+   */
+  private scheduleFlush(): void {
+    if (this.flushing) {
+      this.flushAgain = true
+      return
+    }
+    this.flushing = this.flush().finally(() => {
+      this.flushing = null
+      if (this.flushAgain && !this.stopped) {
+        this.flushAgain = false
+        this.scheduleFlush()
+      }
+    })
+  }
+
+  private async flush(): Promise<void> {
+    const recorded = this.recordedLsn
+    const shapes = [...this.unsynced]
+    this.unsynced.clear()
+    try {
+      for (let at = 0; at < shapes.length; at += SYNC_PARALLEL) await Promise.all(shapes.slice(at, at + SYNC_PARALLEL).map((shape) => shape.log.sync()))
+      const state = { ...this.state, appliedLsn: recorded === null ? null : recorded.toString() }
+      await saveState(this.options.dir, state)
+      this.state = state
+    } catch (error) {
+      for (const shape of shapes) if (!shape.invalidated) this.unsynced.add(shape)
+      const failure = `shape logs cannot be made durable (${(error as Error).message}): nothing after LSN ${this.state.appliedLsn ?? 0} is acknowledged; retrying`
+      if (failure !== this.flushFailure) this.options.log(failure)
+      this.flushFailure = failure
+      if (!this.stopped) this.flushRetry ??= setTimeout(() => ((this.flushRetry = null), this.scheduleFlush()), FLUSH_RETRY_MS)
+      return
+    }
+    this.flushFailure = null
+    if (recorded !== null) this.options.replication()?.durableThrough(recorded)
+  }
+
+  /** Waits for the flush under way, then flushes what is left. */
+  private async flushNow(): Promise<void> {
+    await this.flushing
+    this.scheduleFlush()
+    await this.flushing
+  }
+
+  /** Once the stream stopped handing over transactions: lets the one being routed finish and makes all durable. */
+  async stop(): Promise<void> {
+    await this.applying.catch(() => undefined)
+    await this.flushNow().catch(() => undefined)
+    this.stopped = true
+    if (this.flushRetry) clearTimeout(this.flushRetry)
+  }
+}
