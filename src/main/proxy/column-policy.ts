@@ -2,7 +2,7 @@ import type { Node } from 'libpg-query'
 import { parseSelect } from '../shapes/where/compile-where'
 import { WhereError } from '../shapes/where/errors'
 import { BodyError } from './request-body'
-import { Refusal } from './runtime'
+import { Refusal } from './refusal'
 import type { CanonicalShape } from './shape-definition'
 import { parseWhere } from './where-tree'
 
