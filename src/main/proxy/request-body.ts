@@ -1,9 +1,11 @@
 /** Request bodies the proxy reads before deciding: the POST subset body and the gatekeeper's shape request. */
 
+import { SUBSET_FIELDS } from '../../shared/protocol'
+
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The only keys a subset body may hold; anything else (`table`, `columns`, `secret`…) would let a body redefine the shape upstream. */
-export const SUBSET_BODY_KEYS = new Set(['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr'])
+export const SUBSET_BODY_KEYS: ReadonlySet<string> = new Set(SUBSET_FIELDS)
 
 export class BodyError extends Error {
   override readonly name = 'BodyError'

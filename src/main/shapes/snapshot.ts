@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises'
 import type { Duplex } from 'node:stream'
 import { join } from 'node:path'
 import type pg from 'pg'
+import { CONTROL, parseLsn } from '../../shared/protocol'
 import type { ShapeDefinition } from './definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
 import { type BufferPool, bufferPool } from './buffer-pool'
@@ -45,12 +46,11 @@ export function parseSnapshot(text: string, lsn: string): SnapshotInfo {
 
 /** `16/B374D848` → decimal string of the 64-bit position. */
 export function lsnToDecimal(lsn: string): string {
-  const [high = '0', low = '0'] = lsn.split('/')
-  return ((BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)).toString()
+  return parseLsn(lsn).toString()
 }
 
 export function snapshotEndMessage(info: SnapshotInfo): string {
-  return JSON.stringify({ headers: { control: 'snapshot-end', xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
+  return JSON.stringify({ headers: { control: CONTROL.snapshotEnd, xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
 }
 
 /**

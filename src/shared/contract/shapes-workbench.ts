@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { HeaderBrandSchema } from '../protocol'
 import { ShapeDefinitionSchema } from '../shape-client/definition'
 import { call } from './define'
 
@@ -49,7 +50,7 @@ export type SavedShape = z.infer<typeof SavedShapeSchema>
 export const LocalShapeServerSchema = z.object({
   /** The app's own shape endpoint; null when its port was picked at start-up (the UI's own origin serves it). */
   url: z.string().nullable(),
-  headerBrand: z.enum(['service', 'electric']),
+  headerBrand: HeaderBrandSchema,
   /** The local server was started with --secret: requests need `secret` (the value is never sent here). */
   secretRequired: z.boolean(),
   longPollTimeoutMs: z.number().int(),

@@ -1,3 +1,4 @@
+import { CONTROL, isReservedParam, OFFSET_NOW, OFFSET_START, offsetAfterLsn } from '../protocol'
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
 import { errorForStatus, ShapeStreamError } from './errors'
 import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ChangeMessage, type ControlMessage, type Message } from './messages'
@@ -63,10 +64,6 @@ export interface MessageBatch {
   requestId: number
 }
 
-/** Query parameters the stream owns; giving them as options is refused. */
-const RESERVED_PARAMS = ['offset', 'handle', 'live', 'live_sse', 'cursor', 'cache-buster', 'log']
-const isReservedParam = (name: string) => RESERVED_PARAMS.includes(name) || name.startsWith('subset__')
-
 /** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */
 const MAX_SUBSET_REFETCHES = 5
 
@@ -108,8 +105,8 @@ export class ShapeStream {
     if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new Error(`not an http(s) URL: ${options.url}`)
     const reserved = Object.keys(options.params).filter(isReservedParam)
     if (reserved.length > 0) throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
-    const offset = options.offset ?? '-1'
-    if (offset !== '-1' && offset !== 'now' && !options.handle) throw new Error(`offset ${offset} needs a handle`)
+    const offset = options.offset ?? OFFSET_START
+    if (offset !== OFFSET_START && offset !== OFFSET_NOW && !options.handle) throw new Error(`offset ${offset} needs a handle`)
     this.recorder = options.recorder ?? new ShapeRecorder()
     this.headers = { ...options.headers }
     this.params = { ...options.params }
@@ -290,14 +287,14 @@ export class ShapeStream {
     this.snapshotFilter.reset()
     this.setState({
       handle,
-      offset: '-1',
+      offset: OFFSET_START,
       cursor: null,
       schema: null,
       upToDate: false,
       sseFellBack: false,
       liveMode: this.options.live ?? 'long-poll'
     })
-    const refetch: ControlMessage = { headers: { control: 'must-refetch' } }
+    const refetch: ControlMessage = { headers: { control: CONTROL.mustRefetch } }
     this.deliver({ messages: messages.some(isMustRefetch) ? messages : [refetch], requestId })
   }
 
@@ -357,7 +354,7 @@ export class ShapeStream {
   protocolParams(): Record<string, string> {
     const { offset, handle } = this.state
     const params: Record<string, string> = { offset, log: this.options.log ?? 'full' }
-    if (handle && offset !== '-1' && offset !== 'now') params.handle = handle
+    if (handle && offset !== OFFSET_START && offset !== OFFSET_NOW) params.handle = handle
     return params
   }
 
@@ -403,7 +400,7 @@ export class ShapeStream {
     if (!response.ok) return { kind: 'http-error', error: errorForStatus(url, response.status, text, responseHeaders), retryAfter: response.headers.get('retry-after') }
     if (response.status === 204) {
       // Older servers' empty live answer: caught up, nothing new (the official client still accepts it).
-      const upToDate: ControlMessage = { headers: { control: 'up-to-date' } }
+      const upToDate: ControlMessage = { headers: { control: CONTROL.upToDate } }
       return { kind: 'messages', messages: [upToDate], headers: protocol, requestId }
     }
     const checked = this.requireHeaders(url, protocol, live)
@@ -485,7 +482,7 @@ export class ShapeStream {
   /** SSE responses keep their headers for the whole stream: the resume point comes from each up-to-date's LSN. */
   private advanceFromSse(upToDate: Message): void {
     const lsn = 'control' in upToDate.headers ? upToDate.headers.global_last_seen_lsn : undefined
-    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, `${lsn}_0`) : this.state.offset })
+    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, offsetAfterLsn(lsn)) : this.state.offset })
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { HeaderBrand } from '../protocol'
 
 /** A shape as a person composes it; turned into query parameters by `shapeParams`. */
 export const ShapeDefinitionSchema = z.object({
@@ -50,7 +51,7 @@ export function curlCommand(definition: ShapeDefinition, target: ShapeRequestTar
 export function electricClientCode(
   definition: ShapeDefinition,
   target: ShapeRequestTarget,
-  options: { offset: '-1' | 'now'; live: 'off' | 'long-poll' | 'sse'; headerBrand?: 'service' | 'electric' }
+  options: { offset: '-1' | 'now'; live: 'off' | 'long-poll' | 'sse'; headerBrand?: HeaderBrand }
 ): string {
   const params: Record<string, unknown> = { table: definition.table, ...target.params }
   if (definition.columns.length > 0) params.columns = definition.columns

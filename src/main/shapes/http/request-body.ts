@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { isSubsetParam, SUBSET_FIELDS, subsetParam, type SubsetField } from '../../../shared/protocol'
 
 /** POST bodies above this are refused with 413 (the reference's limit). */
 export const MAX_BODY_BYTES = 8_000_000
@@ -43,19 +44,17 @@ export interface RawSubset {
   paramsAsJson: boolean
 }
 
-const BODY_SUBSET_KEYS = ['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr']
-
 function fromQuery(query: URLSearchParams): RawSubset | null {
-  const keys = [...query.keys()].filter((key) => key.startsWith('subset__') || key.startsWith('subset['))
+  const keys = [...query.keys()].filter(isSubsetParam)
   if (keys.length === 0) return null
-  const get = (name: string) => query.get(`subset__${name}`) ?? query.get(`subset[${name}]`) ?? undefined
+  const get = (name: SubsetField) => query.get(subsetParam(name)) ?? query.get(`subset[${name}]`) ?? undefined
   return { where: get('where'), params: get('params'), limit: get('limit'), offset: get('offset'), orderBy: get('order_by'), paramsAsJson: true }
 }
 
 function fromBody(body: Record<string, unknown>): RawSubset | null {
   const nested = body.subset
   const source = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? (nested as Record<string, unknown>) : body
-  if (source === body && !BODY_SUBSET_KEYS.some((key) => Object.hasOwn(body, key))) return null
+  if (source === body && !SUBSET_FIELDS.some((key) => Object.hasOwn(body, key))) return null
   return { where: source.where, params: source.params, limit: source.limit, offset: source.offset, orderBy: source.order_by, paramsAsJson: false }
 }
 

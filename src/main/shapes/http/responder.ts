@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ChunkSource, PreparedAnswer } from '../shape'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
-import { CACHE_CONTROL, type ProtocolHeaderNames, corsHeaders } from './protocol'
+import type { ProtocolHeaderNames } from '../../../shared/protocol'
+import { CACHE_CONTROL, corsHeaders } from './protocol'
 
 export type HeaderMap = Record<string, string>
 

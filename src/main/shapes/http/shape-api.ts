@@ -6,7 +6,8 @@ import { ServiceStoppingError, type ShapeService } from '../service'
 import { ShapeGoneError } from '../shape'
 import { ShapeDamagedError } from '../shape-log'
 import { TableNotFoundError } from '../table-info'
-import { type CacheSettings, type HeaderBrand, catchUpCacheControl, preflightHeaders, protocolHeaderNames } from './protocol'
+import { type HeaderBrand, protocolHeaderNames, SUBSET_FIELDS } from '../../../shared/protocol'
+import { type CacheSettings, catchUpCacheControl, preflightHeaders } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
 import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
@@ -109,7 +110,7 @@ async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedE
 function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSearchParams {
   const merged = new URLSearchParams(query)
   for (const [key, value] of Object.entries(body)) {
-    if (['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr', 'subset'].includes(key)) continue
+    if ((SUBSET_FIELDS as readonly string[]).includes(key) || key === 'subset') continue
     if (!merged.has(key) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) merged.set(key, String(value))
   }
   return merged
