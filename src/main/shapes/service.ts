@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { z } from 'zod'
 import { syncPath, writeDurably } from '../fs/atomic-write'
-import { type ShapeDefinition, identityHash, invalid, resolveDefinition } from './definition'
+import { type ResolvedShape, identityHash, invalid, resolveDefinition } from './definition'
 import { type RowChange, type ShapeMessage, messagesFor } from './messages'
 import { startReplication, type ReplicatedTransaction, type ReplicationStream, type RelationInfo } from './replication'
 import { dropOwnedReplication, folderSlotName, slotNamesIn } from './replication/ownership'
@@ -79,7 +79,7 @@ export class ShapeService {
   private readonly metaWrites = new Set<Promise<void>>()
   private stopping = false
   /** Resolved definitions by request input, oldest first. */
-  private readonly definitions = new Map<string, ShapeDefinition>()
+  private readonly definitions = new Map<string, ResolvedShape>()
   private replication: ReplicationStream | null = null
   /** The transaction being routed, which stop() lets finish. */
   private applying: Promise<void> = Promise.resolve()
@@ -218,7 +218,7 @@ export class ShapeService {
   }
 
   /** Resolves a request's shape; the compiled definition is reused while its table is unchanged. */
-  async resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition> {
+  async resolve(input: ResolvedShape['input']): Promise<ResolvedShape> {
     const key = JSON.stringify(input)
     const cached = this.definitions.get(key)
     if (cached) {
@@ -232,7 +232,7 @@ export class ShapeService {
   }
 
   /** The active shape for a definition, created (with its snapshot started) when there is none. */
-  async shapeFor(definition: ShapeDefinition): Promise<Shape> {
+  async shapeFor(definition: ResolvedShape): Promise<Shape> {
     if (this.stopping) throw new ServiceStoppingError()
     const existing = this.shapes.get(definition.identity)
     if (existing) return existing
@@ -255,12 +255,12 @@ export class ShapeService {
     return this.replication
   }
 
-  private newHandle(definition: ShapeDefinition): string {
+  private newHandle(definition: ResolvedShape): string {
     this.counter = (this.counter + 1) % 1000
     return `${identityHash(definition.identity)}-${Date.now() * 1000 + this.counter}`
   }
 
-  private async create(definition: ShapeDefinition): Promise<Shape> {
+  private async create(definition: ResolvedShape): Promise<Shape> {
     for (const table of definitionTables(definition)) {
       await this.publish(table).catch((error: unknown) => {
         // e.g. a temporary or unlogged table, which logical replication cannot follow

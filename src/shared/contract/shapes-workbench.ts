@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { HeaderBrandSchema } from '../protocol'
-import { ShapeDefinitionSchema } from '../shape-client/definition'
+import { ShapeDraftSchema } from '../shape-client/definition'
 import { call } from './define'
 
 export const NameValueSchema = z.object({
@@ -35,7 +35,7 @@ export const ShapeTargetSchema = z.discriminatedUnion('kind', [
 export type ShapeTarget = z.infer<typeof ShapeTargetSchema>
 
 export const WorkbenchSettingsSchema = z.object({
-  definition: ShapeDefinitionSchema,
+  definition: ShapeDraftSchema,
   live: z.enum(['off', 'long-poll', 'sse']).default('long-poll'),
   offset: z.enum(['-1', 'now']).default('-1'),
   target: ShapeTargetSchema.default({ kind: 'local' })

@@ -1,5 +1,5 @@
 import type { Cancellation } from '../cancellation'
-import type { ShapeDefinition } from '../definition'
+import type { ResolvedShape } from '../definition'
 import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../offset'
 import type { ShapeService } from '../service'
 import type { ChunkSource, PreparedAnswer, Shape } from '../shape'
@@ -25,7 +25,7 @@ export interface LogRequestContext {
   r: Responder
   service: ShapeService
   request: ShapeRequest
-  definition: ShapeDefinition
+  definition: ResolvedShape
   live: LiveSettings
   /** POSTs are never cached. */
   noCache: boolean

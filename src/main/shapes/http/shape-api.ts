@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../cancellation'
-import { InvalidRequestError, type ShapeDefinition } from '../definition'
+import { InvalidRequestError, type ResolvedShape } from '../definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
 import { ShapeGoneError } from '../shape'
 import { ShapeDamagedError } from '../shape-log'
@@ -75,7 +75,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', options.unavailable() ? 60 : 1)
     const cancellation = new Cancellation()
     res.on('close', () => cancellation.cancel())
-    let input: ShapeDefinition['input'] | null = null
+    let input: ResolvedShape['input'] | null = null
     try {
       if (method === 'DELETE') return await deleteShape(r, service, url.searchParams)
       const body: BodyResult = method === 'POST' ? await readJsonBody(req) : { ok: true, value: null }
@@ -96,7 +96,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
 }
 
 /** A shape found damaged while it was read is dropped; the request gets 409 pointing at a fresh one. */
-async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ShapeDefinition['input'] | null): Promise<void> {
+async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ResolvedShape['input'] | null): Promise<void> {
   await service.dropDamaged(error)
   if (r.res.headersSent) {
     r.res.end()
