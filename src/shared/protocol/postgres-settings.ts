@@ -3,9 +3,9 @@
  * protocol sends values as Postgres's text output, so these fix what that text looks like.
  */
 export const DISPLAY_SETTINGS: ReadonlyArray<readonly [string, string]> = [
-  ['bytea_output', 'hex'],
   ['DateStyle', 'ISO, DMY'],
   ['TimeZone', 'UTC'],
   ['extra_float_digits', '1'],
+  ['bytea_output', 'hex'],
   ['IntervalStyle', 'iso_8601']
 ]

@@ -5,10 +5,11 @@ import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type Chan
 import { laterOffset, type Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
-import { readProtocolHeaders, ShapeSchemaSchema, type HeaderBrand, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
+import { readProtocolHeaders, ShapeSchemaSchema, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
 import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
 import { resolveRecord, type ResolvableRecord } from './resolve'
 import { SseParser } from './sse'
+import { initialStreamState, requestPhase, transition, withFields, type ShapeStreamState, type StreamFields, type StreamPhase } from './stream-state'
 
 /** What onError may answer: new headers/params (merged) or `{}` to retry, nothing to stop. */
 export type OnErrorResult = void | undefined | { headers?: ResolvableRecord; params?: ResolvableRecord }
@@ -40,23 +41,6 @@ export interface ShapeStreamOptions {
   /** How `requestSnapshot` sends subsets unless told otherwise: a JSON body (default) or legacy `subset__*` parameters. */
   subsetMethod?: SubsetMethod
   random?: () => number
-}
-
-export type StreamPhase = 'idle' | 'syncing' | 'live' | 'up-to-date' | 'retrying' | 'stopped' | 'failed'
-
-export interface ShapeStreamState {
-  phase: StreamPhase
-  brand: HeaderBrand | null
-  handle: string | null
-  offset: Offset
-  cursor: string | null
-  schema: ShapeSchema | null
-  /** Whether the last response reached the end of the log. */
-  upToDate: boolean
-  /** The live mode actually in use: `long-poll` after an SSE fallback. */
-  liveMode: LiveMode
-  sseFellBack: boolean
-  error: ShapeStreamError | null
 }
 
 export interface MessageBatch {
@@ -110,8 +94,7 @@ export class ShapeStream {
     this.recorder = options.recorder ?? new ShapeRecorder()
     this.headers = { ...options.headers }
     this.params = { ...options.params }
-    this.state = {
-      phase: 'idle',
+    this.state = initialStreamState({
       brand: null,
       handle: options.handle ?? null,
       offset,
@@ -121,7 +104,7 @@ export class ShapeStream {
       liveMode: options.live ?? 'long-poll',
       sseFellBack: false,
       error: null
-    }
+    })
   }
 
   get current(): ShapeStreamState {
@@ -150,7 +133,7 @@ export class ShapeStream {
       if (error instanceof Aborted || this.controller.signal.aborted) return
       const failure = error instanceof ShapeStreamError ? error : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
       this.recorder.note('error', `stream failed: ${failure.message}`)
-      this.setState({ phase: 'failed', error: failure })
+      this.moveTo('failed', { error: failure })
     })
     return this.running
   }
@@ -158,11 +141,21 @@ export class ShapeStream {
   stop(): void {
     if (this.controller.signal.aborted) return
     this.controller.abort(new Aborted('stopped'))
-    this.setState({ phase: 'stopped' })
+    this.moveTo('stopped')
   }
 
-  private setState(patch: Partial<ShapeStreamState>): void {
-    this.state = { ...this.state, ...patch }
+  /** Moves to another phase, as the transition table allows (a refused move throws, and the stream fails). */
+  private moveTo(phase: StreamPhase, fields?: Partial<StreamFields>): void {
+    this.publishState(transition(this.state, phase, fields))
+  }
+
+  /** Records what a response, a restart or a fallback changed, in the same phase. */
+  private setState(fields: Partial<StreamFields>): void {
+    this.publishState(withFields(this.state, fields))
+  }
+
+  private publishState(state: ShapeStreamState): void {
+    this.state = state
     for (const listener of this.stateListeners) listener(this.state)
   }
 
@@ -225,8 +218,8 @@ export class ShapeStream {
     let onErrorRetries = 0
     for (;;) {
       const live = this.nextLiveMode()
-      if (live === null) return this.setState({ phase: 'up-to-date' })
-      this.setState({ phase: live === 'off' ? 'syncing' : 'live' })
+      if (live === null) return this.moveTo('up-to-date')
+      this.moveTo(requestPhase(live, this.state.sseFellBack))
       const generation = this.generation
       const attempt = await this.attempt(live).catch((error: unknown) => {
         if (this.controller.signal.aborted) throw new Aborted('stopped')
@@ -273,7 +266,7 @@ export class ShapeStream {
     const floor = retryAfterMs(retryAfter) ?? 0
     const wait = Math.max(floor, backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random))
     if (announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
-    this.setState({ phase: 'retrying' })
+    this.moveTo('retrying')
     await sleep(wait, this.controller.signal)
   }
 
