@@ -5,6 +5,7 @@ import type { EventBus } from '../events'
 import type { Dispatch } from '../rpc/dispatcher'
 import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKIE, type GuardVerdict } from './guard'
 import { serveStatic } from './static-files'
+import { parseJsonBody, readRequestBytes, RequestBodyError } from '../net/request-body'
 
 /** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
 export interface PublicRoute {
@@ -50,19 +51,11 @@ function refuse(res: ServerResponse, verdict: Exclude<GuardVerdict, { ok: true }
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, message: `request body is larger than ${MAX_BODY_BYTES} bytes` }
-    chunks.push(chunk)
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
-  if (text.trim() === '') return { ok: true, value: {} }
   try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false, status: 400, message: 'request body is not valid JSON' }
+    return { ok: true, value: parseJsonBody(await readRequestBytes(req, MAX_BODY_BYTES)) ?? {} }
+  } catch (error) {
+    if (error instanceof RequestBodyError) return { ok: false, status: error.status, message: error.message }
+    throw error
   }
 }
 

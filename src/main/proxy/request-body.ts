@@ -1,6 +1,7 @@
 /** Request bodies the proxy reads before deciding: the POST subset body and the gatekeeper's shape request. */
 
 import { SUBSET_FIELDS } from '../../shared/protocol'
+import { parseJsonObjectBody, RequestBodyError } from '../net/request-body'
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
@@ -29,16 +30,12 @@ export async function readBodyBytes(request: Request): Promise<Uint8Array> {
 
 /** Parses a JSON object body; an empty body is `{}`. */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
-  const text = new TextDecoder().decode(bytes)
-  if (text.trim() === '') return {}
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return parseJsonObjectBody(bytes) ?? {}
   } catch (error) {
-    throw new BodyError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`)
+    if (!(error instanceof RequestBodyError)) throw error
+    throw new BodyError(error.status, error.code, error.details ? `${error.message}: ${error.details}` : error.message)
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new BodyError(400, 'invalid_body', 'the request body must be a JSON object')
-  return value as Record<string, unknown>
 }
 
 /** Checks a subset body and returns its bytes unchanged, for forwarding. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { parseJsonObjectBody, readRequestBytes, RequestBodyError } from '../../net/request-body'
 import { isSubsetParam, SUBSET_FIELDS, subsetParam, type SubsetField } from '../../../shared/protocol'
 
 /** POST bodies above this are refused with 413 (the reference's limit). */
@@ -7,30 +8,14 @@ export const MAX_BODY_BYTES = 8_000_000
 export type BodyResult = { ok: true; value: Record<string, unknown> | null } | { ok: false; status: number; error: { error: string; details?: string } }
 
 export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > MAX_BODY_BYTES) return tooLarge(req)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return tooLarge(req)
-    chunks.push(chunk)
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
-  if (text.trim() === '') return { ok: true, value: null }
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return { ok: true, value: parseJsonObjectBody(await readRequestBytes(req, MAX_BODY_BYTES)) }
   } catch (error) {
-    return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: (error as Error).message } }
+    if (!(error instanceof RequestBodyError)) throw error
+    if (error.code === 'body_too_large') return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
+    if (error.code === 'invalid_json') return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: error.details ?? '' } }
+    return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
-  return { ok: true, value: value as Record<string, unknown> }
-}
-
-function tooLarge(req: IncomingMessage): BodyResult {
-  req.resume()
-  return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
 }
 
 /** A subset request as given, before validation: from a POST body or legacy `subset__*` query parameters. */
