@@ -6,6 +6,7 @@ import type { Dispatch } from '../rpc/dispatcher'
 import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKIE, type GuardVerdict } from './guard'
 import { serveStatic } from './static-files'
 import { parseJsonBody, readRequestBytes, RequestBodyError } from '../net/request-body'
+import { routingPath } from '../net/request-path'
 
 /** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
 export interface PublicRoute {
@@ -57,17 +58,6 @@ async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; value: un
     if (error instanceof RequestBodyError) return { ok: false, status: error.status, message: error.message }
     throw error
   }
-}
-
-/** Percent-decoded with repeated slashes folded, so `/v1//shape` and `/%761/shape` reach the route `/v1/` serves. */
-function routingPathOf(pathname: string): string {
-  let decoded = pathname
-  try {
-    decoded = decodeURIComponent(pathname)
-  } catch {
-    // a malformed escape stays as written and matches no public route
-  }
-  return decoded.replace(/\/{2,}/g, '/')
 }
 
 export async function startHeadlessServer(options: HeadlessServerOptions): Promise<HeadlessServer> {
@@ -125,8 +115,8 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(`http://localhost${req.url ?? '/'}`)
-    const routingPath = routingPathOf(url.pathname)
-    const publicRoute = options.publicRoutes.find((candidate) => routingPath.startsWith(candidate.prefix))
+    const path = routingPath(url.pathname)
+    const publicRoute = options.publicRoutes.find((candidate) => path.startsWith(candidate.prefix))
     if (publicRoute) return publicRoute.handle(req, res)
     if (options.rendererDir === null) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
     return handleApp(req, res, url)

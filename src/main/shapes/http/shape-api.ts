@@ -7,6 +7,7 @@ import { ShapeGoneError } from '../shape'
 import { ShapeDamagedError } from '../shape-log'
 import { TableNotFoundError } from '../table-info'
 import { type HeaderBrand, protocolHeaderNames, SUBSET_FIELDS } from '../../../shared/protocol'
+import { routingPath } from '../../net/request-path'
 import { type CacheSettings, catchUpCacheControl, preflightHeaders } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
@@ -35,18 +36,6 @@ export interface ShapeApiOptions {
 /** Longer request targets get 414 (legacy GET subsets with big filters: use POST). */
 export const MAX_URL_LENGTH = 8192
 
-/** `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form. */
-export function normalisePath(pathname: string): string {
-  let decoded = pathname
-  try {
-    decoded = decodeURIComponent(pathname)
-  } catch {
-    // a malformed escape matches no route
-  }
-  const folded = decoded.replace(/\/{2,}/g, '/')
-  return folded.length > 1 ? folded.replace(/\/+$/, '') : folded
-}
-
 function secretMatches(query: URLSearchParams, secret: string): boolean {
   return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
 }
@@ -58,7 +47,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
   return async (req, res) => {
     // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
     const url = new URL(`http://localhost${req.url ?? '/'}`)
-    const path = normalisePath(url.pathname)
+    // `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form.
+    const path = routingPath(url.pathname, { trailingSlash: 'drop' })
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
     const gate = checkHostAndOrigin(req, options.hosts, hasTokenHeader(req, options.appToken) ? () => true : options.originAllowed)
