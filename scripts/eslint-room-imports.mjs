@@ -2,23 +2,25 @@
 // it may import src/shared, itself and the rooms ROOM_IMPORTS lists for it. The files directly in src/main (app, core,
 // rooms, cli, index, …) wire the rooms together and may import any of them. Keep ROOM_IMPORTS in step with
 // docs/architecture.md.
+import { statSync } from 'node:fs'
 import { dirname, relative, resolve, sep } from 'node:path'
 
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
   checker: [],
   cli: ['checker', 'doctor', 'fs', 'mcp', 'shapes', '@data-dir'],
-  db: ['fs', 'net', '@data-dir', '@resources'],
+  db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
   doctor: ['checker', 'fs', 'headless'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@events'],
   fs: [],
-  headless: ['rpc', '@events'],
+  headless: ['net', 'rpc', '@events'],
   mcp: ['fs', '@rooms'],
   net: [],
-  proxy: ['fs', 'headless', 'shapes', '@resources', '@rooms'],
+  proxy: ['fs', 'headless', 'net', 'shapes', 'sql', '@resources', '@rooms'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],
-  shapes: ['db', 'fs', 'headless', '@rooms'],
-  workbench: ['fs', 'shapes']
+  shapes: ['db', 'fs', 'headless', 'net', 'sql', '@rooms'],
+  sql: [],
+  workbench: ['fs', 'shapes', 'sql']
 }
 
 /** The room of a path under src/main: its folder, or `@file` for a file directly in src/main; null elsewhere. */
@@ -26,7 +28,16 @@ function roomOf(mainDir, path) {
   const inside = relative(mainDir, path)
   if (inside.startsWith('..') || inside === '') return null
   const [first, ...rest] = inside.split(sep)
-  return rest.length === 0 ? `@${first.replace(/\.tsx?$/, '')}` : first
+  return rest.length === 0 && !isFolder(path) ? `@${first.replace(/\.tsx?$/, '')}` : first
+}
+
+/** Whether an import resolves to a folder (its index), such as `'../sql'`. */
+function isFolder(path) {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 export const roomImports = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { proxyStreamTarget, type FetchUserToken } from '../../src/renderer/features/shapes/proxy-target'
 import type { UserToken } from '../../src/shared/contract/proxy'
-import { Shape, type ShapeDefinition } from '../../src/shared/shape-client'
+import { Shape, type ShapeDraft } from '../../src/shared/shape-client'
 import { GRACE, startProxyStack, until, type ProxyStack } from './support'
 
 /** The Shape workbench's proxy target (its token source and gatekeeper step) with the shape client, against a real proxy. */
@@ -11,7 +11,7 @@ beforeAll(async () => {
 })
 afterAll(() => stack?.close())
 
-const DEFINITION: ShapeDefinition = { table: 'issues', columns: [], where: '', params: [], replica: 'default', log: 'full' }
+const DEFINITION: ShapeDraft = { table: 'issues', columns: [], where: '', params: [], replica: 'default', log: 'full' }
 
 /** Tokens as main hands them out (`proxy.userToken`), counting the calls. */
 function tokenCounter(first?: UserToken): { fetchToken: FetchUserToken; calls: () => number } {
@@ -52,7 +52,7 @@ describe('the workbench proxy target', () => {
   it('goes through the gatekeeper for the composed shape, and back to it when the shape token expires mid-stream', async () => {
     const notes: string[] = []
     const tokens = tokenCounter()
-    const definition: ShapeDefinition = { ...DEFINITION, columns: ['id', 'owner_id', 'title'], where: 'priority >= $1', params: ['0'] }
+    const definition: ShapeDraft = { ...DEFINITION, columns: ['id', 'owner_id', 'title'], where: 'priority >= $1', params: ['0'] }
     const target = await proxyStreamTarget(stack.proxy, { kind: 'proxy', route: 'gatekeeper', shapeName: '', userId: GRACE }, definition, { fetchToken: tokens.fetchToken, note: (text) => notes.push(text) })
     expect(target.url).toBe(`${stack.proxy.url}/proxy/v1/shape`)
     expect(target.params).toMatchObject({ table: 'issues', columns: '"id","owner_id","title"', where: 'owner_id = $1 AND priority >= $2', 'params[1]': GRACE, 'params[2]': '0' })

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { curlCommand, electricClientCode, ShapeDefinitionSchema, shapeParams } from '../../src/shared/shape-client/definition'
+import { curlCommand, electricClientCode, ShapeDraftSchema, shapeParams } from '../../src/shared/shape-client/definition'
 import { maskHeaders, maskUrl, ShapeRecorder } from '../../src/shared/shape-client/recorder'
 
-const definition = ShapeDefinitionSchema.parse({ table: 'issues', columns: ['id', 'title'], where: 'priority <= $1', params: ['2'], replica: 'full' })
+const definition = ShapeDraftSchema.parse({ table: 'issues', columns: ['id', 'title'], where: 'priority <= $1', params: ['2'], replica: 'full' })
 const target = { url: 'http://127.0.0.1:3000/v1/shape', headers: { authorization: "Bearer it's" }, params: { secret: 's3' } }
 
 describe('shape definitions', () => {
   it('become the query parameters the official client sends', () => {
     expect(shapeParams(definition)).toEqual({ table: 'issues', columns: '"id","title"', where: 'priority <= $1', 'params[1]': '2', replica: 'full' })
-    expect(shapeParams(ShapeDefinitionSchema.parse({ table: 'users' }))).toEqual({ table: 'users' })
+    expect(shapeParams(ShapeDraftSchema.parse({ table: 'users' }))).toEqual({ table: 'users' })
   })
 
   it('copy as curl, shell-quoted', () => {

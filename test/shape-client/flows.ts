@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Shape, type ShapeStreamOptions } from '../../src/shared/shape-client'
-import { shapeParams, ShapeDefinitionSchema, type ShapeDefinition } from '../../src/shared/shape-client/definition'
+import { shapeParams, ShapeDraftSchema, type ShapeDraft } from '../../src/shared/shape-client/definition'
 import { isChangeMessage, type Message } from '../../src/shared/shape-client/messages'
 import type { HeaderBrand } from '../../src/shared/shape-client/protocol-headers'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -23,8 +23,8 @@ export function describeFlows(brand: HeaderBrand): void {
       await server?.close()
     })
 
-    const open = (definition: Partial<ShapeDefinition> & { table: string }, options: Partial<ShapeStreamOptions> = {}) => {
-      const parsed = ShapeDefinitionSchema.parse(definition)
+    const open = (definition: Partial<ShapeDraft> & { table: string }, options: Partial<ShapeStreamOptions> = {}) => {
+      const parsed = ShapeDraftSchema.parse(definition)
       const shape = new Shape({ url: `${server.url}/v1/shape`, params: shapeParams(parsed), log: parsed.log, backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 }, ...options })
       shapes.push(shape)
       void shape.start()
@@ -146,7 +146,7 @@ export function describeFlows(brand: HeaderBrand): void {
         const oldHandle = shape.stream.current.handle ?? ''
         const resets: number[] = []
         shape.subscribe((changes) => changes.forEach((change) => change.kind === 'reset' && resets.push(Date.now())))
-        const query = new URLSearchParams({ ...shapeParams(ShapeDefinitionSchema.parse({ table: 'projects', where })), handle: oldHandle })
+        const query = new URLSearchParams({ ...shapeParams(ShapeDraftSchema.parse({ table: 'projects', where })), handle: oldHandle })
         const deleted = await fetch(`${server.url}/v1/shape?${query}`, { method: 'DELETE' })
         expect(deleted.status).toBe(202)
         await sql(`UPDATE projects SET name = 'After refetch' WHERE id = ${changed}`)

@@ -10,6 +10,6 @@ describe('ShapeStream options', () => {
     )
     expect(() => new ShapeStream({ url: 'http://127.0.0.1:1/v1/shape', params: { table: 't', subset__where: 'true' } })).toThrow('not as params: subset__where')
     expect(() => new ShapeStream({ url: 'http://127.0.0.1:1/v1/shape', params: { table: 't' }, offset: '0_0' })).toThrow('offset 0_0 needs a handle')
-    expect(new ShapeStream({ url: 'http://127.0.0.1:1/v1/shape', params: { table: 't' }, offset: 'now' }).current).toMatchObject({ phase: 'idle', offset: 'now', liveMode: 'long-poll' })
+    expect(new ShapeStream({ url: 'http://127.0.0.1:1/v1/shape', params: { table: 't' }, offset: 'now' }).current).toMatchObject({ phase: 'initial', offset: 'now', liveMode: 'long-poll' })
   })
 })

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { CopyEncoder } from '../../src/main/shapes/snapshot/copy-encoder'
-import type { ShapeDefinition } from '../../src/main/shapes/definition/definition'
+import type { ResolvedShape } from '../../src/main/shapes/definition/definition'
 import { InsertEncoder } from '../../src/main/shapes/storage/messages'
 import { parseCopyLine } from '../../src/main/shapes/definition/row-sql'
 import type { TableColumn, TableInfo } from '../../src/main/shapes/definition/table-info'
@@ -9,10 +9,10 @@ import type { TableColumn, TableInfo } from '../../src/main/shapes/definition/ta
 const column = (name: string, type: string, pkIndex: number | null = null): TableColumn => ({ name, type, typeOid: 0, isArray: false, dims: 0, typmod: -1, notNull: false, generated: false, pkIndex })
 
 /** A table `"we/ird"."t.a""b"` keyed by (`k/1`, `k2`), with a text, a boolean and a text[] column. */
-function definition(): ShapeDefinition {
+function definition(): ResolvedShape {
   const columns = [column('k/1', 'text', 0), column('note', 'text'), column('done', 'bool'), { ...column('tags', 'text'), isArray: true, dims: 1 }, column('k2', 'int4', 1)]
   const table: TableInfo = { oid: 1, schema: 'we/ird', name: 't.a"b', columns, keyColumns: ['k/1', 'k2'], hasPrimaryKey: true, columnTypes: {} as TableInfo['columnTypes'], fingerprint: 'f' }
-  return { input: {} as ShapeDefinition['input'], table, columns: ['k/1', 'note', 'done', 'tags', 'k2'], queryable: null, where: null, replica: 'default', log: 'full', identity: 'i' }
+  return { input: {} as ResolvedShape['input'], table, columns: ['k/1', 'note', 'done', 'tags', 'k2'], queryable: null, where: null, replica: 'default', log: 'full', identity: 'i' }
 }
 
 const LINES = [

@@ -1,5 +1,5 @@
 import type { Evidence, Finding } from '../../shared/findings'
-import type { HeaderBrand } from '../../shared/shape-client/protocol-headers'
+import { headerName, type HeaderBrand, type ProtocolHeader } from '../../shared/protocol'
 import { open, send, type OpenStream, type Probe, type ProbeRequest } from './probe'
 import { RULES, type FindingId } from './rules'
 import type { WriteTable } from './write-table'
@@ -89,8 +89,8 @@ export class CheckContext {
   }
 
   /** A protocol header of the response under the brand checked. */
-  header(probe: { headers: Headers }, name: string): string | null {
-    return probe.headers.get(`${this.brand}-${name}`)
+  header(probe: { headers: Headers }, name: ProtocolHeader): string | null {
+    return probe.headers.get(headerName(this.brand, name))
   }
 
   /** Runs `task` once per key and shares its result between checks. */

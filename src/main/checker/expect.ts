@@ -1,6 +1,6 @@
 import { parseCacheControl } from '../../shared/shape-client/cache'
 import { MessageArraySchema, type Message, isControlMessage } from '../../shared/shape-client/messages'
-import { HEADER_BRANDS } from '../../shared/shape-client/protocol-headers'
+import { CONTROL, HEADER_BRANDS, headerName, type ProtocolHeader } from '../../shared/protocol'
 import type { CheckContext, Outcome } from './context'
 import type { OpenStream, Probe } from './probe'
 
@@ -10,17 +10,17 @@ type HeaderKind = 'log' | 'live' | 'subset'
 
 /** The protocol headers a 200 of this kind must carry; reports the missing ones (or a response of the other brand). */
 export function expectProtocolHeaders(ctx: CheckContext, outcome: Outcome, probe: Probe | OpenStream, kind: HeaderKind): boolean {
-  const needed = ['handle', 'offset', ...(kind === 'live' ? ['cursor'] : ['schema'])]
+  const needed: ProtocolHeader[] = ['handle', 'offset', kind === 'live' ? 'cursor' : 'schema']
   const response = 'response' in probe ? probe.response : probe
-  const missing = needed.filter((name) => !response.headers.has(`${ctx.brand}-${name}`))
+  const missing = needed.filter((name) => !response.headers.has(headerName(ctx.brand, name)))
   if (missing.length === 0) return true
-  const other = HEADER_BRANDS.find((brand) => brand !== ctx.brand && response.headers.has(`${brand}-offset`))
+  const other = HEADER_BRANDS.find((brand) => brand !== ctx.brand && response.headers.has(headerName(brand, 'offset')))
   if (other) {
     outcome.add('headers.brand-mismatch', `The response names its protocol headers \`${other}-*\`, not \`${ctx.brand}-*\`: run with --header-brand ${other}, or serve the brand your client reads.`, probe)
   } else if (missing.includes('cursor') && missing.length === 1) {
-    outcome.add('cursor.missing', `The live answer has no \`${ctx.brand}-cursor\` header.`, probe)
+    outcome.add('cursor.missing', `The live answer has no \`${headerName(ctx.brand, 'cursor')}\` header.`, probe)
   } else {
-    outcome.add('headers.missing', `A ${response.status} ${kind === 'live' ? 'live answer' : 'response'} lacks ${missing.map((name) => `\`${ctx.brand}-${name}\``).join(', ')}.`, probe)
+    outcome.add('headers.missing', `A ${response.status} ${kind === 'live' ? 'live answer' : 'response'} lacks ${missing.map((name) => `\`${headerName(ctx.brand, name)}\``).join(', ')}.`, probe)
   }
   return false
 }
@@ -46,7 +46,7 @@ export function expectAnswerFor(outcome: Outcome, probe: Probe, offset: string, 
 }
 
 export const controlsOf = (messages: readonly Message[]): string[] => messages.flatMap((message) => (isControlMessage(message) ? [message.headers.control] : []))
-export const endsUpToDate = (messages: readonly Message[]): boolean => controlsOf(messages).at(-1) === 'up-to-date'
+export const endsUpToDate = (messages: readonly Message[]): boolean => controlsOf(messages).at(-1) === CONTROL.upToDate
 
 function directives(probe: { headers: Headers }) {
   const list = parseCacheControl(probe.headers.get('cache-control'))

@@ -1,3 +1,4 @@
+import { headerName } from '../../shared/protocol'
 import { isChangeMessage, type Message } from '../../shared/shape-client/messages'
 import { compareOffsets } from '../../shared/shape-client/offsets'
 import { ShapeSchemaSchema, type ShapeSchema } from '../../shared/shape-client/protocol-headers'
@@ -54,7 +55,7 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
       const offset = ctx.header(probe, 'offset') as string
       const upToDate = endsUpToDate(batch)
       if (upToDate !== (ctx.header(probe, 'up-to-date') !== null) && probe !== probes[0]) {
-        outcome.add('sync.up-to-date-header', upToDate ? `The body ends with up-to-date but \`${ctx.brand}-up-to-date\` is absent.` : `\`${ctx.brand}-up-to-date\` is set on a body that does not end with up-to-date.`, probe)
+        outcome.add('sync.up-to-date-header', upToDate ? `The body ends with up-to-date but \`${headerName(ctx.brand, 'up-to-date')}\` is absent.` : `\`${headerName(ctx.brand, 'up-to-date')}\` is set on a body that does not end with up-to-date.`, probe)
       }
       if (upToDate) {
         checkSnapshot(outcome, messages, probes)

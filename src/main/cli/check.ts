@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
+import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import type { CheckerOptions } from '../checker/context'
 import { formatJunit, formatReport } from '../checker/format'
 import { CHECKS, CheckerUsageError, runConformance } from '../checker/run'
@@ -30,7 +31,7 @@ export const CheckOptionsSchema = z.object({
     .string({ error: 'the shape endpoint URL is missing' })
     .url('the endpoint must be an http(s) URL')
     .refine((url) => /^https?:$/.test(new URL(url).protocol), 'the endpoint must be an http(s) URL'),
-  headerBrand: z.enum(['service', 'electric'], { error: '--header-brand must be `service` or `electric`' }).default('service'),
+  headerBrand: z.enum(HeaderBrandSchema.options, { error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}` }).default(DEFAULT_HEADER_BRAND),
   table: z.string().min(1, '--table must not be empty').nullable().default(null),
   writeSql: z
     .string()

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
+import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
@@ -47,7 +48,7 @@ export const ServeOptionsSchema = z
     dataDir: z.string().min(1).default(() => defaultDataDir()),
     workspace: z.string().min(1).default(() => process.cwd()),
     ui: z.boolean().default(false),
-    headerBrand: z.enum(['service', 'electric'], { error: '--header-brand must be `service` or `electric`' }).default('service'),
+    headerBrand: z.enum(HeaderBrandSchema.options, { error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}` }).default(DEFAULT_HEADER_BRAND),
     secret: z.string().min(1, '--secret must not be empty').optional(),
     corsOrigins: z.array(corsOriginSchema).default([]),
     allowedHosts: z.array(allowedHostSchema).default([]),

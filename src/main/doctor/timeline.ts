@@ -1,7 +1,7 @@
 import type { CacheStatus, TimelineEntry } from '../../shared/contract/doctor'
 import { isCredentialParam } from '../../shared/shape-client/credentials'
 import { MessageSchema, type Message } from '../../shared/shape-client/messages'
-import { HEADER_BRANDS, type HeaderBrand } from '../../shared/shape-client/protocol-headers'
+import { CONTROL, detectBrand, POSITION_PARAMS, headerName, type HeaderBrand, type ProtocolHeader } from '../../shared/protocol'
 import { maskUrl } from '../../shared/shape-client/recorder'
 import { SseParser } from '../../shared/shape-client/sse'
 import type { RawExchange } from './input'
@@ -18,13 +18,13 @@ export interface ShapeExchange {
 }
 
 /** Query parameters that move along a shape's log rather than name the shape. */
-const POSITION_PARAMS = new Set(['offset', 'handle', 'cursor', 'live', 'live_sse', 'cache-buster', 'expired_handle', 'log', 'experimental_live_sse'])
+const POSITION_PARAM_SET: ReadonlySet<string> = new Set(POSITION_PARAMS)
 
 const header = (headers: RawExchange['responseHeaders'], name: string): string | null =>
   headers.find(([key]) => key.toLowerCase() === name)?.[1] ?? null
 
 function brandOf(exchange: RawExchange): HeaderBrand | null {
-  return HEADER_BRANDS.find((brand) => header(exchange.responseHeaders, `${brand}-handle`) !== null || header(exchange.responseHeaders, `${brand}-offset`) !== null) ?? null
+  return detectBrand((name) => header(exchange.responseHeaders, name) !== null)
 }
 
 /** A request of the Shape API: its answer carries protocol headers, or it asks for a log position. */
@@ -78,7 +78,7 @@ function messagesOf(exchange: RawExchange, sse: boolean): { messages: Message[];
 
 /** The masked URL without the parameters that move along the log: which shape a request is for. */
 function shapeOf(url: URL): string {
-  const params = [...url.searchParams].filter(([name]) => !POSITION_PARAMS.has(name) && !isCredentialParam(name)).sort(([a], [b]) => a.localeCompare(b))
+  const params = [...url.searchParams].filter(([name]) => !POSITION_PARAM_SET.has(name) && !isCredentialParam(name)).sort(([a], [b]) => a.localeCompare(b))
   return `${url.origin}${url.pathname}${params.length > 0 ? `?${new URLSearchParams(params).toString()}` : ''}`
 }
 
@@ -91,7 +91,7 @@ export function buildTimeline(exchanges: readonly RawExchange[]): ShapeExchange[
     const param = (name: string) => url.searchParams.get(name)
     const live = param('live') === 'true' ? (param('live_sse') === 'true' || header(raw.requestHeaders, 'accept') === 'text/event-stream' ? 'sse' : 'long-poll') : 'off'
     const brand = brandOf(raw)
-    const get = (name: string) => (brand ? header(raw.responseHeaders, `${brand}-${name}`) : null)
+    const get = (name: ProtocolHeader) => (brand ? header(raw.responseHeaders, headerName(brand, name)) : null)
     const contentType = header(raw.responseHeaders, 'content-type') ?? ''
     const { messages, unreadable } = raw.status !== null && raw.status < 300 || raw.status === 409 ? messagesOf(raw, live === 'sse' || contentType.includes('event-stream')) : { messages: [], unreadable: false }
     const controls = messages.flatMap((message) => ('control' in message.headers ? [message.headers.control] : []))
@@ -114,8 +114,8 @@ export function buildTimeline(exchanges: readonly RawExchange[]): ShapeExchange[
           handle: get('handle'),
           offset: get('offset'),
           cursor: get('cursor'),
-          upToDate: get('up-to-date') !== null || controls.includes('up-to-date'),
-          mustRefetch: raw.status === 409 || controls.includes('must-refetch'),
+          upToDate: get('up-to-date') !== null || controls.includes(CONTROL.upToDate),
+          mustRefetch: raw.status === 409 || controls.includes(CONTROL.mustRefetch),
           changes: changes.length
         },
         cache: cacheStatusOf(raw),

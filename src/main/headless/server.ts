@@ -5,6 +5,8 @@ import type { EventBus } from '../events'
 import type { Dispatch } from '../rpc/dispatcher'
 import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKIE, type GuardVerdict } from './guard'
 import { serveStatic } from './static-files'
+import { parseJsonBody, readRequestBytes, RequestBodyError } from '../net/request-body'
+import { routingPath } from '../net/request-path'
 
 /** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
 export interface PublicRoute {
@@ -50,31 +52,12 @@ function refuse(res: ServerResponse, verdict: Exclude<GuardVerdict, { ok: true }
 }
 
 async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, message: `request body is larger than ${MAX_BODY_BYTES} bytes` }
-    chunks.push(chunk)
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
-  if (text.trim() === '') return { ok: true, value: {} }
   try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false, status: 400, message: 'request body is not valid JSON' }
+    return { ok: true, value: parseJsonBody(await readRequestBytes(req, MAX_BODY_BYTES)) ?? {} }
+  } catch (error) {
+    if (error instanceof RequestBodyError) return { ok: false, status: error.status, message: error.message }
+    throw error
   }
-}
-
-/** Percent-decoded with repeated slashes folded, so `/v1//shape` and `/%761/shape` reach the route `/v1/` serves. */
-function routingPathOf(pathname: string): string {
-  let decoded = pathname
-  try {
-    decoded = decodeURIComponent(pathname)
-  } catch {
-    // a malformed escape stays as written and matches no public route
-  }
-  return decoded.replace(/\/{2,}/g, '/')
 }
 
 export async function startHeadlessServer(options: HeadlessServerOptions): Promise<HeadlessServer> {
@@ -132,8 +115,8 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(`http://localhost${req.url ?? '/'}`)
-    const routingPath = routingPathOf(url.pathname)
-    const publicRoute = options.publicRoutes.find((candidate) => routingPath.startsWith(candidate.prefix))
+    const path = routingPath(url.pathname)
+    const publicRoute = options.publicRoutes.find((candidate) => path.startsWith(candidate.prefix))
     if (publicRoute) return publicRoute.handle(req, res)
     if (options.rendererDir === null) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
     return handleApp(req, res, url)

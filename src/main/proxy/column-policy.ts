@@ -1,4 +1,5 @@
 import type { Node } from 'libpg-query'
+import { subsetParam } from '../../shared/protocol'
 import { WhereError, parseSelect } from '../sql'
 import { BodyError } from './request-body'
 import { Refusal } from './refusal'
@@ -104,7 +105,7 @@ export function checkSubsetColumns(shape: CanonicalShape, protocol: Array<[strin
   const query = new Map(protocol)
   const exprOf = (key: string) => (query.has(key) ? parsedJson(query.get(key) as string, key) : undefined)
   checkSubsetParts(
-    { where: query.get('subset__where'), orderBy: query.get('subset__order_by'), whereExpr: exprOf('subset__where_expr'), orderByExpr: exprOf('subset__order_by_expr') },
+    { where: query.get(subsetParam('where')), orderBy: query.get(subsetParam('order_by')), whereExpr: exprOf(subsetParam('where_expr')), orderByExpr: exprOf(subsetParam('order_by_expr')) },
     allowed,
     'query'
   )

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
+import { HeaderBrandSchema } from '../../shared/protocol'
 import { readSecretFile } from '../fs/secret-file'
 import { loadParser } from '../sql'
 import { canonicaliseShape, ShapeDefinitionError, type CanonicalShape } from './shape-definition'
@@ -71,7 +72,7 @@ export const ProxyConfigSchema = z
         /** Extra server-owned query parameters, e.g. `source_id` of a hosted service. */
         params: z.record(z.string().min(1), z.string()).default({}),
         /** The header names the upstream speaks; default: the local server's brand, else `service`. */
-        headerBrand: z.enum(['service', 'electric']).optional()
+        headerBrand: HeaderBrandSchema.optional()
       })
       .strict()
       .default({ url: 'local', params: {} }),

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostAllowed } from '../headless/guard'
+import { readRequestBytes, RequestBodyError } from '../net/request-body'
 import { MAX_BODY_BYTES } from './request-body'
 
 export type FetchHandler = (request: Request) => Promise<Response>
@@ -14,17 +15,6 @@ export interface NodeFetchServer {
 function sendError(res: ServerResponse, status: number, code: string, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
   res.end(JSON.stringify({ error: { code, message } }))
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return null
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks)
 }
 
 function toHeaders(req: IncomingMessage): Headers {
@@ -80,8 +70,10 @@ export async function serveFetchHandler(
     })
     void (async () => {
       const method = req.method ?? 'GET'
-      const body = method === 'GET' || method === 'HEAD' ? null : await readBody(req)
-      if (body === null && method !== 'GET' && method !== 'HEAD') return sendError(res, 413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
+      const read = method === 'GET' || method === 'HEAD' ? null : await readRequestBytes(req, MAX_BODY_BYTES).catch((error: unknown) => error)
+      if (read instanceof RequestBodyError) return sendError(res, read.status, read.code, read.message)
+      if (read !== null && !Buffer.isBuffer(read)) throw read
+      const body = read
       const target = req.url ?? ''
       // the Host header never takes part in routing: the path is read from the request line alone
       if (!target.startsWith('/')) return sendError(res, 400, 'invalid_request_target', 'the request target must be a path')

@@ -1,9 +1,12 @@
 /** Request bodies the proxy reads before deciding: the POST subset body and the gatekeeper's shape request. */
 
+import { SUBSET_FIELDS } from '../../shared/protocol'
+import { parseJsonObjectBody, RequestBodyError } from '../net/request-body'
+
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The only keys a subset body may hold; anything else (`table`, `columns`, `secret`…) would let a body redefine the shape upstream. */
-export const SUBSET_BODY_KEYS = new Set(['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr'])
+export const SUBSET_BODY_KEYS: ReadonlySet<string> = new Set(SUBSET_FIELDS)
 
 export class BodyError extends Error {
   override readonly name = 'BodyError'
@@ -27,16 +30,12 @@ export async function readBodyBytes(request: Request): Promise<Uint8Array> {
 
 /** Parses a JSON object body; an empty body is `{}`. */
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
-  const text = new TextDecoder().decode(bytes)
-  if (text.trim() === '') return {}
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return parseJsonObjectBody(bytes) ?? {}
   } catch (error) {
-    throw new BodyError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`)
+    if (!(error instanceof RequestBodyError)) throw error
+    throw new BodyError(error.status, error.code, error.details ? `${error.message}: ${error.details}` : error.message)
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new BodyError(400, 'invalid_body', 'the request body must be a JSON object')
-  return value as Record<string, unknown>
 }
 
 /** Checks a subset body and returns its bytes unchanged, for forwarding. */

@@ -3,25 +3,10 @@
  * upstream could read differently (duplicates, case variants, deep-object forms), and rebuilds the upstream URL.
  */
 
+import { RESERVED_PARAMS, SUBSET_PARAM_PREFIX } from '../../shared/protocol'
+
 /** Protocol parameters a client may set (the pass-through list of the reference client). */
-export const PROTOCOL_PARAMS = new Set([
-  'offset',
-  'handle',
-  'live',
-  'live_sse',
-  'experimental_live_sse',
-  'cursor',
-  'expired_handle',
-  'log',
-  'cache-buster',
-  'subset__where',
-  'subset__params',
-  'subset__limit',
-  'subset__offset',
-  'subset__order_by',
-  'subset__where_expr',
-  'subset__order_by_expr'
-])
+export const PROTOCOL_PARAMS: ReadonlySet<string> = new Set(RESERVED_PARAMS)
 
 /** Keys only the proxy sets, whatever the endpoint. */
 const ALWAYS_SERVER_OWNED = new Set(['secret', 'api_secret', 'queryable_columns', 'source_id', 'source_secret'])
@@ -66,7 +51,7 @@ export function readClientParams(search: URLSearchParams, shapeKeys: 'forbidden'
   for (const [key, count] of counts) {
     const base = baseName(key)
     if (ALWAYS_SERVER_OWNED.has(base)) throw new ParamError(400, 'server_owned_parameter', `${key} is set by the proxy and may not be sent by a client`)
-    const isProtocol = PROTOCOL_PARAMS.has(key.toLowerCase()) || base === 'subset' || base.startsWith('subset__') || (replicaIsProtocol && base === 'replica')
+    const isProtocol = PROTOCOL_PARAMS.has(key.toLowerCase()) || base === 'subset' || base.startsWith(SUBSET_PARAM_PREFIX) || (replicaIsProtocol && base === 'replica')
     if (!isProtocol && !SHAPE_KEYS.has(base)) {
       result.ignored.push(key)
       continue

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { PROXY_EXCHANGES_KEPT } from '../../shared/contract/proxy'
+import { DEFAULT_HEADER_BRAND, type HeaderBrand } from '../../shared/protocol'
 import type { LoadedConfig } from './config'
 import { ProxyConfigFile } from './config-file'
 import { createProxyHandler, type ProxyExchange, type ProxyHandler, type ProxyRuntime } from './handler'
@@ -19,7 +20,7 @@ export interface ProxyServiceOptions {
   /** Base URL of this app's shape server, for `"upstream": {"url": "local"}`; null when it is not known. */
   /** The local shape server's URL, null until it listens. */
   localShapeUrl: () => string | null
-  localHeaderBrand: 'service' | 'electric'
+  localHeaderBrand: HeaderBrand
   /** Origins of the app's own UI, which may always call the proxy from the browser (e.g. the Shape workbench). */
   appOrigins?: () => string[]
   log: (line: string) => void
@@ -61,7 +62,7 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
         },
         secret: upstream.secret,
         params: upstream.params,
-        headerBrand: upstream.headerBrand ?? (isLocal ? options.localHeaderBrand : 'service')
+        headerBrand: upstream.headerBrand ?? (isLocal ? options.localHeaderBrand : DEFAULT_HEADER_BRAND)
       },
       publicUrl: gatekeeper.proxyUrl ?? server?.url ?? '',
       appOrigins: options.appOrigins ?? (() => [])

@@ -3,7 +3,7 @@ import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { parseWhere } from './where-tree'
 
 /** The shape a token or a named shape pins: what the proxy, not the client, puts in the upstream URL. */
-export const ShapeDefinitionSchema = z
+export const PinnedShapeSchema = z
   .object({
     table: z.string().min(1),
     columns: z.array(z.string().min(1)).min(1).nullable().default(null),
@@ -13,7 +13,7 @@ export const ShapeDefinitionSchema = z
     queryable_columns: z.array(z.string().min(1)).min(1).nullable().default(null)
   })
   .strict()
-export type ShapeDefinition = z.infer<typeof ShapeDefinitionSchema>
+export type PinnedShape = z.infer<typeof PinnedShapeSchema>
 
 /** A shape with every spelling choice removed: two definitions of one shape have equal keys. */
 export interface CanonicalShape {
@@ -133,7 +133,7 @@ export function canonicaliseShape(definition: {
 export const shapeKey = (shape: CanonicalShape): string => JSON.stringify(shape)
 
 /** The claim a shape token carries: canonical, with identifiers written so that `canonicaliseShape` reads them back. */
-export function shapeClaim(shape: CanonicalShape): ShapeDefinition {
+export function shapeClaim(shape: CanonicalShape): PinnedShape {
   return {
     table: `${identifierText(shape.schema)}.${identifierText(shape.name)}`,
     columns: shape.columns?.map(identifierText) ?? null,
@@ -144,7 +144,7 @@ export function shapeClaim(shape: CanonicalShape): ShapeDefinition {
   }
 }
 
-export function shapeFromClaim(claim: ShapeDefinition): CanonicalShape {
+export function shapeFromClaim(claim: PinnedShape): CanonicalShape {
   return canonicaliseShape({ ...claim, queryableColumns: claim.queryable_columns })
 }
 

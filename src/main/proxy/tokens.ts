@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import type { ProxyConfig, ProxyUser } from './config'
 import type { SigningKeys } from './signing-keys'
-import { ShapeDefinitionSchema, type ShapeDefinition } from './shape-definition'
+import { PinnedShapeSchema, type PinnedShape } from './shape-definition'
 
 /** Who is calling, as their verified token says. */
 export interface Caller {
@@ -102,7 +102,7 @@ export class TokenService {
   }
 
   /** A short-lived token whose `shape` claim pins the one shape the gatekeeper authorised. */
-  mintShapeToken(caller: Caller, shape: ShapeDefinition): Promise<string> {
+  mintShapeToken(caller: Caller, shape: PinnedShape): Promise<string> {
     return this.sign({ shape, [this.config.auth.rolesClaim]: caller.roles }, caller.subject, shapeAudience(this.config), this.config.gatekeeper.lifetimeSeconds)
   }
 
@@ -130,10 +130,10 @@ export class TokenService {
   }
 
   /** Verifies a shape token and reads its shape claim; throws AuthError. */
-  async verifyShapeToken(token: string): Promise<{ caller: Caller; shape: ShapeDefinition }> {
+  async verifyShapeToken(token: string): Promise<{ caller: Caller; shape: PinnedShape }> {
     try {
       const payload = await this.verifyLocal(token, shapeAudience(this.config))
-      const shape = ShapeDefinitionSchema.safeParse(payload.shape)
+      const shape = PinnedShapeSchema.safeParse(payload.shape)
       if (!shape.success) throw new AuthError('invalid_token', 'the token has no valid shape claim')
       return { caller: { subject: payload.sub ?? '', roles: rolesOf(payload, this.config.auth.rolesClaim), claims: payload }, shape: shape.data }
     } catch (error) {

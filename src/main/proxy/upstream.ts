@@ -1,12 +1,14 @@
 /** Building the upstream shape request and passing its response back, streamed, with the proxy's headers. */
 
+import { exposedProtocolHeaders, protocolHeaderNames, type HeaderBrand } from '../../shared/protocol'
+
 export interface UpstreamTarget {
   /** Base URL of the shape service (`/v1/shape` is appended); null when the config names the local server and it is not known. */
   baseUrl: string | null
   secret?: string
   /** Server-owned extras such as `source_id`. */
   params: Record<string, string>
-  headerBrand: 'service' | 'electric'
+  headerBrand: HeaderBrand
 }
 
 /** One request the proxy sent upstream, as the playground shows it (secret masked). */
@@ -23,8 +25,6 @@ const STALE_AFTER_DECOMPRESSION = ['content-encoding', 'content-length']
 /** Client request headers that mean something to the shape service; credentials, cookies and Host never go upstream. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'if-none-match', 'content-type', 'traceparent']
 
-export const protocolHeaders = (brand: UpstreamTarget['headerBrand']) =>
-  ['cursor', 'handle', 'has-data', 'offset', 'schema', 'up-to-date', 'internal-known-error'].map((name) => `${brand}-${name}`).concat('retry-after')
 
 /** Response headers a browser client may read besides the protocol's and the CORS-safelisted ones: what caches key on. */
 export const EXPOSED_CACHE_HEADERS = ['etag', 'vary']
@@ -63,7 +63,7 @@ export function responseHeaders(upstream: Headers, options: Pick<ForwardOptions,
   if (options.allowOrigin !== null) {
     vary.add('Origin')
     headers.set('access-control-allow-origin', options.allowOrigin)
-    headers.set('access-control-expose-headers', [...protocolHeaders(options.brand), ...EXPOSED_CACHE_HEADERS].join(','))
+    headers.set('access-control-expose-headers', [...exposedProtocolHeaders(protocolHeaderNames(options.brand)), ...EXPOSED_CACHE_HEADERS].join(','))
   }
   if (vary.size > 0) headers.set('vary', [...vary].join(', '))
   if ((headers.get('content-type') ?? '').startsWith('text/event-stream')) headers.set('x-accel-buffering', 'no')

@@ -3,7 +3,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type ShapeRouter, createShapeRouter, isCallersQueryError } from '../sql'
 import { tableKey } from './definition/catalog'
-import { type ShapeDefinition, identityHash, invalid } from './definition/definition'
+import { type ResolvedShape, identityHash, invalid } from './definition/definition'
 import type { TableInfo } from './definition/table-info'
 import type { ReplicationStream } from './replication'
 import type { SnapshotBuilder } from './snapshot/builder'
@@ -28,7 +28,7 @@ export interface ShapeRegistryOptions {
   snapshots: SnapshotBuilder
   /** The replication stream, which adds a shape's tables to the publication; null once stopped. */
   replication(): ReplicationStream | null
-  resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition>
+  resolve(input: ResolvedShape['input']): Promise<ResolvedShape>
 }
 
 /**
@@ -72,7 +72,7 @@ export class ShapeRegistry {
   }
 
   /** The active shape for a definition, created (with its snapshot started) when there is none. */
-  async shapeFor(definition: ShapeDefinition): Promise<Shape> {
+  async shapeFor(definition: ResolvedShape): Promise<Shape> {
     if (this.stopping) throw new ServiceStoppingError()
     const existing = this.shapes.get(definition.identity)
     if (existing) return existing
@@ -97,12 +97,12 @@ export class ShapeRegistry {
     this.publishedTables.clear()
   }
 
-  private newHandle(definition: ShapeDefinition): string {
+  private newHandle(definition: ResolvedShape): string {
     this.counter = (this.counter + 1) % 1000
     return `${identityHash(definition.identity)}-${Date.now() * 1000 + this.counter}`
   }
 
-  private async create(definition: ShapeDefinition): Promise<Shape> {
+  private async create(definition: ResolvedShape): Promise<Shape> {
     for (const table of definitionTables(definition)) {
       await this.publish(table).catch((error: unknown) => {
         // e.g. a temporary or unlogged table, which logical replication cannot follow

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { loadParser } from '../sql'
 import { Catalog } from './definition/catalog'
-import type { ShapeDefinition } from './definition/definition'
+import type { ResolvedShape } from './definition/definition'
 import type { TableInfo } from './definition/table-info'
 import { ShapeRegistry } from './registry'
 import { startReplication, type ReplicationStream } from './replication'
@@ -165,11 +165,11 @@ export class ShapeService {
     return this.catalog.tableInfo(schema, name)
   }
 
-  resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition> {
+  resolve(input: ResolvedShape['input']): Promise<ResolvedShape> {
     return this.catalog.resolve(input)
   }
 
-  shapeFor(definition: ShapeDefinition): Promise<Shape> {
+  shapeFor(definition: ResolvedShape): Promise<Shape> {
     return this.registry.shapeFor(definition)
   }
 

@@ -19,19 +19,6 @@ export function lookupColumn(columns: ColumnTypes, name: string): ColumnType | u
   return Object.hasOwn(columns, name) ? columns[name] : undefined
 }
 
-/** Column types of one table; parameters: $1 schema name, $2 table name (unquoted, exact). */
-export const columnTypesQuery = `
-SELECT a.attname AS name, t.typname AS type, t.typtype AS typtype, t.typcategory AS typcategory,
-       et.typname AS element_type,
-       (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid) AS enum_labels
-FROM pg_class c
-JOIN pg_namespace n ON n.oid = c.relnamespace
-JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-JOIN pg_type t ON t.oid = a.atttypid
-LEFT JOIN pg_type et ON et.oid = t.typelem AND t.typcategory = 'A'
-WHERE n.nspname = $1 AND c.relname = $2
-ORDER BY a.attnum`
-
 const columnTypeRowSchema = z.object({
   name: z.string(),
   type: z.string(),
@@ -59,7 +46,7 @@ const CATEGORY_BY_TYPE: Readonly<Record<string, ColumnCategory>> = {
   jsonb: 'json'
 }
 
-/** Builds ColumnTypes from the rows of `columnTypesQuery` (validated here, as they cross a boundary). */
+/** Builds ColumnTypes from catalog rows (readCatalog's, in src/main/shapes/table-info.ts; validated here, as they cross a boundary). */
 export function toColumnTypes(rows: readonly unknown[]): ColumnTypes {
   const columns: Record<string, ColumnType> = {}
   for (const raw of rows) {

@@ -1,7 +1,8 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestPostgres, type TestPostgres } from '../../../test/support/postgres'
-import { type ColumnTypes, type CompiledWhere, columnTypesQuery, compileWhere, createShapeRouter, loadParser, toColumnTypes } from '.'
+import { readTableInfo } from '../shapes/definition/table-info'
+import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '.'
 
 const SCHEMA = `
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
@@ -130,7 +131,7 @@ beforeAll(async () => {
   await client.connect()
   await client.query(`SET TimeZone = 'UTC'; SET DateStyle = 'ISO, DMY'; SET extra_float_digits = 1`)
   await client.query(SCHEMA)
-  columns = toColumnTypes((await client.query(columnTypesQuery, ['public', 't'])).rows)
+  columns = (await readTableInfo(client, 'public', 't')).columnTypes
   const names = Object.keys(columns)
   const selectList = names.map((name) => `"${name}"::text AS "${name}"`).join(', ')
   rows = (await client.query<Record<string, string | null>>(`SELECT ${selectList} FROM t ORDER BY t.id`)).rows
@@ -278,7 +279,7 @@ describe('matches() agrees with Postgres on random rows, for every operator the 
         arr
       ])
     }
-    randomColumns = toColumnTypes((await client.query(columnTypesQuery, ['public', 'rnd'])).rows)
+    randomColumns = (await readTableInfo(client, 'public', 'rnd')).columnTypes
     const selectList = Object.keys(randomColumns).map((name) => `"${name}"::text AS "${name}"`).join(', ')
     randomRows = (await client.query<Record<string, string | null>>(`SELECT ${selectList} FROM rnd ORDER BY rnd.id`)).rows
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { HeaderBrandSchema } from '../protocol'
 import { FindingSchema } from '../findings'
 import { call, event } from './define'
 
@@ -19,7 +20,7 @@ export type CheckResult = z.infer<typeof CheckResultSchema>
 export const ConformanceReportSchema = z.object({
   /** The endpoint checked, credentials masked. */
   url: z.string(),
-  headerBrand: z.enum(['service', 'electric']),
+  headerBrand: HeaderBrandSchema,
   table: z.string().nullable(),
   /** The checker's own table in the --write-sql database, null without one. */
   writeTable: z.string().nullable(),
@@ -33,7 +34,7 @@ export type ConformanceReport = z.infer<typeof ConformanceReportSchema>
 export const CheckerRunInputSchema = z.object({
   /** A shape endpoint; null checks this app's own shape server. */
   url: z.string().url().nullable(),
-  headerBrand: z.enum(['service', 'electric']).nullable(),
+  headerBrand: HeaderBrandSchema.nullable(),
   table: z.string().min(1).nullable(),
   /** Live checks make changes in a table of their own in this app's database (only when checking this app). */
   writeToAppDatabase: z.boolean(),
@@ -49,7 +50,7 @@ export const checkerCalls = {
   /** What the page offers by default: this app's endpoint, brand and a table to read. */
   'checker.defaults': call(
     z.object({}),
-    z.object({ url: z.string().nullable(), headerBrand: z.enum(['service', 'electric']), table: z.string().nullable(), checks: z.array(z.object({ id: z.string(), title: z.string() })) })
+    z.object({ url: z.string().nullable(), headerBrand: HeaderBrandSchema, table: z.string().nullable(), checks: z.array(z.object({ id: z.string(), title: z.string() })) })
   ),
   'checker.run': call(CheckerRunInputSchema, ConformanceReportSchema)
 }

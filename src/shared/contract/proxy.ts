@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { HeaderBrandSchema } from '../protocol'
 import { call, event } from './define'
 
 export const ConfigIssueSchema = z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })
@@ -37,7 +38,7 @@ export const ProxyStatusSchema = z.discriminatedUnion('running', [
     loadedAt: z.string(),
     /** The last reload that failed; the previous config stayed in force. */
     reloadError: z.object({ message: z.string(), issues: z.array(ConfigIssueSchema), at: z.string() }).nullable(),
-    upstream: z.object({ url: z.string().nullable(), headerBrand: z.enum(['service', 'electric']), hasSecret: z.boolean() }),
+    upstream: z.object({ url: z.string().nullable(), headerBrand: HeaderBrandSchema, hasSecret: z.boolean() }),
     users: z.array(z.object({ id: z.string(), name: z.string(), roles: z.array(z.string()) })),
     shapes: z.array(z.object({ name: z.string(), table: z.string(), where: z.string().nullable(), roles: z.array(z.string()).nullable() })),
     gatekeeperTables: z.array(z.string())

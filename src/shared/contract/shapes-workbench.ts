@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { ShapeDefinitionSchema } from '../shape-client/definition'
+import { HeaderBrandSchema } from '../protocol'
+import { ShapeDraftSchema } from '../shape-client/definition'
 import { call } from './define'
 
 export const NameValueSchema = z.object({
@@ -34,7 +35,7 @@ export const ShapeTargetSchema = z.discriminatedUnion('kind', [
 export type ShapeTarget = z.infer<typeof ShapeTargetSchema>
 
 export const WorkbenchSettingsSchema = z.object({
-  definition: ShapeDefinitionSchema,
+  definition: ShapeDraftSchema,
   live: z.enum(['off', 'long-poll', 'sse']).default('long-poll'),
   offset: z.enum(['-1', 'now']).default('-1'),
   target: ShapeTargetSchema.default({ kind: 'local' })
@@ -49,7 +50,7 @@ export type SavedShape = z.infer<typeof SavedShapeSchema>
 export const LocalShapeServerSchema = z.object({
   /** The app's own shape endpoint; null when its port was picked at start-up (the UI's own origin serves it). */
   url: z.string().nullable(),
-  headerBrand: z.enum(['service', 'electric']),
+  headerBrand: HeaderBrandSchema,
   /** The local server was started with --secret: requests need `secret` (the value is never sent here). */
   secretRequired: z.boolean(),
   longPollTimeoutMs: z.number().int(),

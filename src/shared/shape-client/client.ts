@@ -1,13 +1,15 @@
+import { CONTROL, isReservedParam, OFFSET_NOW, OFFSET_START, offsetAfterLsn } from '../protocol'
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
 import { errorForStatus, ShapeStreamError } from './errors'
 import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ChangeMessage, type ControlMessage, type Message } from './messages'
 import { laterOffset, type Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
-import { readProtocolHeaders, ShapeSchemaSchema, type HeaderBrand, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
+import { readProtocolHeaders, ShapeSchemaSchema, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
 import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
 import { resolveRecord, type ResolvableRecord } from './resolve'
 import { SseParser } from './sse'
+import { initialStreamState, requestPhase, transition, withFields, type ShapeStreamState, type StreamFields, type StreamPhase } from './stream-state'
 
 /** What onError may answer: new headers/params (merged) or `{}` to retry, nothing to stop. */
 export type OnErrorResult = void | undefined | { headers?: ResolvableRecord; params?: ResolvableRecord }
@@ -41,31 +43,10 @@ export interface ShapeStreamOptions {
   random?: () => number
 }
 
-export type StreamPhase = 'idle' | 'syncing' | 'live' | 'up-to-date' | 'retrying' | 'stopped' | 'failed'
-
-export interface ShapeStreamState {
-  phase: StreamPhase
-  brand: HeaderBrand | null
-  handle: string | null
-  offset: Offset
-  cursor: string | null
-  schema: ShapeSchema | null
-  /** Whether the last response reached the end of the log. */
-  upToDate: boolean
-  /** The live mode actually in use: `long-poll` after an SSE fallback. */
-  liveMode: LiveMode
-  sseFellBack: boolean
-  error: ShapeStreamError | null
-}
-
 export interface MessageBatch {
   messages: Message[]
   requestId: number
 }
-
-/** Query parameters the stream owns; giving them as options is refused. */
-const RESERVED_PARAMS = ['offset', 'handle', 'live', 'live_sse', 'cursor', 'cache-buster', 'log']
-const isReservedParam = (name: string) => RESERVED_PARAMS.includes(name) || name.startsWith('subset__')
 
 /** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */
 const MAX_SUBSET_REFETCHES = 5
@@ -108,13 +89,12 @@ export class ShapeStream {
     if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new Error(`not an http(s) URL: ${options.url}`)
     const reserved = Object.keys(options.params).filter(isReservedParam)
     if (reserved.length > 0) throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
-    const offset = options.offset ?? '-1'
-    if (offset !== '-1' && offset !== 'now' && !options.handle) throw new Error(`offset ${offset} needs a handle`)
+    const offset = options.offset ?? OFFSET_START
+    if (offset !== OFFSET_START && offset !== OFFSET_NOW && !options.handle) throw new Error(`offset ${offset} needs a handle`)
     this.recorder = options.recorder ?? new ShapeRecorder()
     this.headers = { ...options.headers }
     this.params = { ...options.params }
-    this.state = {
-      phase: 'idle',
+    this.state = initialStreamState({
       brand: null,
       handle: options.handle ?? null,
       offset,
@@ -124,7 +104,7 @@ export class ShapeStream {
       liveMode: options.live ?? 'long-poll',
       sseFellBack: false,
       error: null
-    }
+    })
   }
 
   get current(): ShapeStreamState {
@@ -153,7 +133,7 @@ export class ShapeStream {
       if (error instanceof Aborted || this.controller.signal.aborted) return
       const failure = error instanceof ShapeStreamError ? error : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
       this.recorder.note('error', `stream failed: ${failure.message}`)
-      this.setState({ phase: 'failed', error: failure })
+      this.moveTo('failed', { error: failure })
     })
     return this.running
   }
@@ -161,11 +141,21 @@ export class ShapeStream {
   stop(): void {
     if (this.controller.signal.aborted) return
     this.controller.abort(new Aborted('stopped'))
-    this.setState({ phase: 'stopped' })
+    this.moveTo('stopped')
   }
 
-  private setState(patch: Partial<ShapeStreamState>): void {
-    this.state = { ...this.state, ...patch }
+  /** Moves to another phase, as the transition table allows (a refused move throws, and the stream fails). */
+  private moveTo(phase: StreamPhase, fields?: Partial<StreamFields>): void {
+    this.publishState(transition(this.state, phase, fields))
+  }
+
+  /** Records what a response, a restart or a fallback changed, in the same phase. */
+  private setState(fields: Partial<StreamFields>): void {
+    this.publishState(withFields(this.state, fields))
+  }
+
+  private publishState(state: ShapeStreamState): void {
+    this.state = state
     for (const listener of this.stateListeners) listener(this.state)
   }
 
@@ -228,8 +218,8 @@ export class ShapeStream {
     let onErrorRetries = 0
     for (;;) {
       const live = this.nextLiveMode()
-      if (live === null) return this.setState({ phase: 'up-to-date' })
-      this.setState({ phase: live === 'off' ? 'syncing' : 'live' })
+      if (live === null) return this.moveTo('up-to-date')
+      this.moveTo(requestPhase(live, this.state.sseFellBack))
       const generation = this.generation
       const attempt = await this.attempt(live).catch((error: unknown) => {
         if (this.controller.signal.aborted) throw new Aborted('stopped')
@@ -276,7 +266,7 @@ export class ShapeStream {
     const floor = retryAfterMs(retryAfter) ?? 0
     const wait = Math.max(floor, backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random))
     if (announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
-    this.setState({ phase: 'retrying' })
+    this.moveTo('retrying')
     await sleep(wait, this.controller.signal)
   }
 
@@ -290,14 +280,14 @@ export class ShapeStream {
     this.snapshotFilter.reset()
     this.setState({
       handle,
-      offset: '-1',
+      offset: OFFSET_START,
       cursor: null,
       schema: null,
       upToDate: false,
       sseFellBack: false,
       liveMode: this.options.live ?? 'long-poll'
     })
-    const refetch: ControlMessage = { headers: { control: 'must-refetch' } }
+    const refetch: ControlMessage = { headers: { control: CONTROL.mustRefetch } }
     this.deliver({ messages: messages.some(isMustRefetch) ? messages : [refetch], requestId })
   }
 
@@ -357,7 +347,7 @@ export class ShapeStream {
   protocolParams(): Record<string, string> {
     const { offset, handle } = this.state
     const params: Record<string, string> = { offset, log: this.options.log ?? 'full' }
-    if (handle && offset !== '-1' && offset !== 'now') params.handle = handle
+    if (handle && offset !== OFFSET_START && offset !== OFFSET_NOW) params.handle = handle
     return params
   }
 
@@ -403,7 +393,7 @@ export class ShapeStream {
     if (!response.ok) return { kind: 'http-error', error: errorForStatus(url, response.status, text, responseHeaders), retryAfter: response.headers.get('retry-after') }
     if (response.status === 204) {
       // Older servers' empty live answer: caught up, nothing new (the official client still accepts it).
-      const upToDate: ControlMessage = { headers: { control: 'up-to-date' } }
+      const upToDate: ControlMessage = { headers: { control: CONTROL.upToDate } }
       return { kind: 'messages', messages: [upToDate], headers: protocol, requestId }
     }
     const checked = this.requireHeaders(url, protocol, live)
@@ -485,7 +475,7 @@ export class ShapeStream {
   /** SSE responses keep their headers for the whole stream: the resume point comes from each up-to-date's LSN. */
   private advanceFromSse(upToDate: Message): void {
     const lsn = 'control' in upToDate.headers ? upToDate.headers.global_last_seen_lsn : undefined
-    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, `${lsn}_0`) : this.state.offset })
+    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, offsetAfterLsn(lsn)) : this.state.offset })
   }
 }
 

@@ -1,7 +1,8 @@
 import { z } from 'zod'
+import type { HeaderBrand } from '../protocol'
 
-/** A shape as a person composes it; turned into query parameters by `shapeParams`. */
-export const ShapeDefinitionSchema = z.object({
+/** A shape as a person composes it (the workbench's draft); turned into wire query parameters by `shapeParams`. */
+export const ShapeDraftSchema = z.object({
   /** `name` or `schema.name`, quoted where needed, as the server parses it. */
   table: z.string().min(1, 'pick a table'),
   /** Empty: all columns. */
@@ -12,13 +13,13 @@ export const ShapeDefinitionSchema = z.object({
   replica: z.enum(['default', 'full']).default('default'),
   log: z.enum(['full', 'changes_only']).default('full')
 })
-export type ShapeDefinition = z.infer<typeof ShapeDefinitionSchema>
+export type ShapeDraft = z.infer<typeof ShapeDraftSchema>
 
 /** A column as the shape API reads it in `columns`: always quoted, so any spelling survives. */
 export const quoteColumn = (column: string) => `"${column.replaceAll('"', '""')}"`
 
 /** The definition's query parameters, in the form the official client sends them (each column quoted). */
-export function shapeParams(definition: ShapeDefinition): Record<string, string> {
+export function shapeParams(definition: ShapeDraft): Record<string, string> {
   const params: Record<string, string> = { table: definition.table }
   if (definition.columns.length > 0) params.columns = definition.columns.map(quoteColumn).join(',')
   if (definition.where.trim()) params.where = definition.where
@@ -38,7 +39,7 @@ export interface ShapeRequestTarget {
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
 /** The first request of the shape (`offset` -1 or now) as a curl command. */
-export function curlCommand(definition: ShapeDefinition, target: ShapeRequestTarget, offset: '-1' | 'now'): string {
+export function curlCommand(definition: ShapeDraft, target: ShapeRequestTarget, offset: '-1' | 'now'): string {
   const url = new URL(target.url)
   for (const [name, value] of Object.entries({ ...shapeParams(definition), ...target.params, offset, log: definition.log })) url.searchParams.set(name, value)
   url.searchParams.sort()
@@ -48,9 +49,9 @@ export function curlCommand(definition: ShapeDefinition, target: ShapeRequestTar
 
 /** The same shape as code for `@electric-sql/client` (which reads `electric-*` headers). */
 export function electricClientCode(
-  definition: ShapeDefinition,
+  definition: ShapeDraft,
   target: ShapeRequestTarget,
-  options: { offset: '-1' | 'now'; live: 'off' | 'long-poll' | 'sse'; headerBrand?: 'service' | 'electric' }
+  options: { offset: '-1' | 'now'; live: 'off' | 'long-poll' | 'sse'; headerBrand?: HeaderBrand }
 ): string {
   const params: Record<string, unknown> = { table: definition.table, ...target.params }
   if (definition.columns.length > 0) params.columns = definition.columns

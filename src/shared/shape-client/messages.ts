@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CONTROL } from '../protocol'
 
 /** A row as the server sends it: column name → Postgres text output (or null). */
 export const RowSchema = z.record(z.string(), z.string().nullable())
@@ -53,5 +54,5 @@ export const MessageArraySchema = z.array(MessageSchema)
 export const isChangeMessage = (message: Message): message is ChangeMessage => 'key' in message
 export const isEventMessage = (message: Message): message is EventMessage => 'event' in message.headers
 export const isControlMessage = (message: Message): message is ControlMessage => 'control' in message.headers
-export const isUpToDate = (message: Message): boolean => isControlMessage(message) && message.headers.control === 'up-to-date'
-export const isMustRefetch = (message: Message): boolean => isControlMessage(message) && message.headers.control === 'must-refetch'
+export const isUpToDate = (message: Message): boolean => isControlMessage(message) && message.headers.control === CONTROL.upToDate
+export const isMustRefetch = (message: Message): boolean => isControlMessage(message) && message.headers.control === CONTROL.mustRefetch

@@ -1,3 +1,5 @@
+import { OFFSET_START } from '../protocol'
+
 /** A log position `<tx>_<op>` (either part may be `inf`), or the request-only forms `-1` and `now`. */
 export type Offset = string
 
@@ -11,7 +13,7 @@ function comparePart(a: string, b: string): number {
 }
 
 const partsOf = (offset: Offset): [string, string] => {
-  if (offset === '-1') return ['-1', '0']
+  if (offset === OFFSET_START) return [OFFSET_START, '0']
   const [tx = '0', op = '0'] = offset.split('_')
   return [tx, op]
 }

@@ -1,19 +1,7 @@
 import { z } from 'zod'
+import { detectBrand, protocolHeaderNames, type HeaderBrand } from '../protocol'
 
-/** The word that prefixes protocol header names: `service-offset` (the spec) or `electric-offset` (Electric). */
-export type HeaderBrand = 'service' | 'electric'
-export const HEADER_BRANDS: readonly HeaderBrand[] = ['electric', 'service']
-
-export const PROTOCOL_HEADERS = ['handle', 'offset', 'schema', 'cursor', 'up-to-date', 'has-data', 'snapshot', 'internal-known-error', 'server'] as const
-
-/** The brand of a response, from the protocol headers it carries; null when it carries none (e.g. an error). */
-export function detectBrand(headers: Headers): HeaderBrand | null {
-  return HEADER_BRANDS.find((brand) => headers.has(`${brand}-handle`) || headers.has(`${brand}-offset`)) ?? null
-}
-
-/** Whether a header name is a protocol header of either brand (the UI highlights them). */
-export const isProtocolHeader = (name: string): boolean =>
-  HEADER_BRANDS.some((brand) => PROTOCOL_HEADERS.some((header) => name.toLowerCase() === `${brand}-${header}`))
+export type { HeaderBrand } from '../protocol'
 
 export const ColumnSchemaSchema = z.looseObject({
   type: z.string(),
@@ -36,13 +24,14 @@ export interface ProtocolHeaders {
 
 export function readProtocolHeaders(headers: Headers, fallbackBrand: HeaderBrand | null): ProtocolHeaders {
   const brand = detectBrand(headers) ?? fallbackBrand
-  const get = (name: string) => (brand ? headers.get(`${brand}-${name}`) : null)
+  const names = brand ? protocolHeaderNames(brand) : null
+  const get = (name: keyof NonNullable<typeof names>) => (names ? headers.get(names[name]) : null)
   return {
     brand,
     handle: get('handle'),
     offset: get('offset'),
     cursor: get('cursor'),
     schema: get('schema'),
-    upToDate: get('up-to-date') !== null
+    upToDate: get('upToDate') !== null
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { headerName, type ProtocolHeader } from '../../../shared/protocol'
 import type { ShapeSchema } from '../../../shared/shape-client/protocol-headers'
 import type { CheckContext, Outcome } from '../context'
 import { expectAnswerFor, expectCacheControl, expectProtocolHeaders, expectRejected } from '../expect'
@@ -10,7 +11,7 @@ const ORIGIN_PAIRS: Array<[string, string]> = [
   ['https://a.syncscope-check.invalid', 'https://b.syncscope-check.invalid'],
   ['http://localhost:5173', 'http://127.0.0.1:5173']
 ]
-const MUST_EXPOSE = ['handle', 'offset', 'schema', 'cursor', 'up-to-date']
+const MUST_EXPOSE: ProtocolHeader[] = ['handle', 'offset', 'schema', 'cursor', 'up-to-date']
 
 const listOf = (header: string | null): string[] => (header ?? '').split(',').map((item) => item.trim().toLowerCase()).filter(Boolean)
 
@@ -33,7 +34,7 @@ export const corsCheck: Check = {
     if (!pair || !a) return outcome.note('no CORS for other origins, loopback pages included: the endpoint does not serve browsers of other origins (a policy choice)')
     const [originA, originB] = pair
     const allowed = a.headers.get('access-control-allow-origin')
-    const missing = MUST_EXPOSE.map((name) => `${ctx.brand}-${name}`).filter((name) => !listOf(a.headers.get('access-control-expose-headers')).includes(name))
+    const missing = MUST_EXPOSE.map((name) => headerName(ctx.brand, name)).filter((name) => !listOf(a.headers.get('access-control-expose-headers')).includes(name))
     if (missing.length > 0) outcome.add('cors.expose-missing', `access-control-expose-headers does not list ${missing.join(', ')}.`, a)
     const varyOrigin = listOf(a.headers.get('vary')).some((name) => name === 'origin' || name === '*')
     if (allowed === originA && !varyOrigin) outcome.add('cors.vary-missing', 'The Origin is echoed in access-control-allow-origin without `Vary: Origin`.', a)

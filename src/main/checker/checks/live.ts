@@ -1,3 +1,4 @@
+import { headerName } from '../../../shared/protocol'
 import { isChangeMessage, isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
 import { compareOffsets } from '../../../shared/shape-client/offsets'
 import type { SseFrame } from '../../../shared/shape-client/sse'
@@ -30,7 +31,7 @@ async function liveShape(ctx: CheckContext, outcome: Outcome, where: string | nu
 /** A live answer's cursor is there and past the one sent. */
 function expectCursor(ctx: CheckContext, outcome: Outcome, probe: Probe | OpenStream): void {
   const response = 'response' in probe ? probe.response : probe
-  const cursor = response.headers.get(`${ctx.brand}-cursor`)
+  const cursor = response.headers.get(headerName(ctx.brand, 'cursor'))
   if (cursor === null) return
   if (!/^\d+$/.test(cursor) || BigInt(cursor) <= BigInt(FUTURE_CURSOR)) outcome.add('cursor.not-advanced', `Sent cursor=${FUTURE_CURSOR}, the answer's cursor is ${cursor}: the next live URL repeats, so a cache can hand the client an old answer.`, probe)
 }

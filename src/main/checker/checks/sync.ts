@@ -1,3 +1,4 @@
+import { headerName } from '../../../shared/protocol'
 import { isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
 import { controlsOf, expectAnswerFor, expectCacheControl, expectMessages, expectProtocolHeaders, expectRejected } from '../expect'
 import { type Check, initialSync, randomTag, syncedOrSkip } from './check'
@@ -52,7 +53,7 @@ export const handlesCheck: Check = {
     const mustRefetch = parsed.success && parsed.data.length > 0 && parsed.data.every(isMustRefetch)
     if (!mustRefetch) outcome.add('handles.conflict-body', `The 409 body is ${probe.text.slice(0, 200)}.`, probe)
     const handle = ctx.header(probe, 'handle')
-    if (!handle) outcome.add('handles.conflict-no-handle', `The 409 has no \`${ctx.brand}-handle\`.`, probe)
+    if (!handle) outcome.add('handles.conflict-no-handle', `The 409 has no \`${headerName(ctx.brand, 'handle')}\`.`, probe)
     expectCacheControl(outcome, probe, 'conflict')
   }
 }

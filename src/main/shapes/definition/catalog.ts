@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { definitionTables } from '../subquery/registry'
-import { type ShapeDefinition, resolveDefinition } from './definition'
+import { type ResolvedShape, resolveDefinition } from './definition'
 import { TableChecks } from './table-check'
 import { type TableInfo, readTableInfo } from './table-info'
 
@@ -17,7 +17,7 @@ export class Catalog {
   private readonly tables = new Map<string, TableInfo>()
   private readonly checks: TableChecks
   /** Resolved definitions by request input, oldest first. */
-  private readonly definitions = new Map<string, ShapeDefinition>()
+  private readonly definitions = new Map<string, ResolvedShape>()
 
   constructor(
     private readonly pool: pg.Pool,
@@ -43,7 +43,7 @@ export class Catalog {
   }
 
   /** Resolves a request's shape; the compiled definition is reused while its table is unchanged. */
-  async resolve(input: ShapeDefinition['input']): Promise<ShapeDefinition> {
+  async resolve(input: ResolvedShape['input']): Promise<ResolvedShape> {
     const key = JSON.stringify(input)
     const cached = this.definitions.get(key)
     if (cached) {

@@ -16,7 +16,8 @@ export const ShapeInputSchema = z.object({
 })
 export type ShapeInput = z.infer<typeof ShapeInputSchema>
 
-export interface ShapeDefinition {
+/** A shape request resolved against the catalog: the table, its selected columns, the compiled where, the identity. */
+export interface ResolvedShape {
   input: ShapeInput
   table: TableInfo
   /** Selected columns in table order. */
@@ -138,7 +139,7 @@ function checkParams(input: ShapeInput): void {
   if (numbers.some((number, index) => number !== index + 1)) throw invalid('params', 'Parameters must be numbered sequentially, starting from 1')
 }
 
-async function compile(input: ShapeInput, table: TableInfo, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<Pick<ShapeDefinition, 'where' | 'subquery'>> {
+async function compile(input: ShapeInput, table: TableInfo, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<Pick<ResolvedShape, 'where' | 'subquery'>> {
   if (input.where === null) return { where: null, subquery: null }
   checkParams(input)
   try {
@@ -169,7 +170,7 @@ export function whereErrorMessage(error: WhereError): string {
 const isSystemSchema = (schema: string): boolean => /^(pg_catalog|information_schema|pg_toast|pg_temp_\d+|pg_toast_temp_\d+)$/.test(schema)
 
 /** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */
-export async function resolveDefinition(input: ShapeInput, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<ShapeDefinition> {
+export async function resolveDefinition(input: ShapeInput, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<ResolvedShape> {
   const { schema, name } = parseTable(input.table)
   if (isSystemSchema(schema)) {
     throw invalid('table', `Table "${schema}"."${name}" is a system catalog: shapes are made of user tables, which logical replication can follow`)

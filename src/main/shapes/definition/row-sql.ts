@@ -1,14 +1,7 @@
+import { DISPLAY_SETTINGS } from '../../../shared/protocol'
 import { quoteIdent } from '../../sql'
 import type { TableInfo } from './table-info'
 
-/** Session settings under which Postgres formats every value, on snapshot and replication connections alike. */
-export const DISPLAY_SETTINGS: ReadonlyArray<readonly [string, string]> = [
-  ['bytea_output', 'hex'],
-  ['DateStyle', 'ISO, DMY'],
-  ['TimeZone', 'UTC'],
-  ['extra_float_digits', '1'],
-  ['IntervalStyle', 'iso_8601']
-]
 
 const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`
 

@@ -1,22 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 
-export type HeaderBrand = 'service' | 'electric'
-
-/** Header names of the protocol under a brand: `service-offset` or `electric-offset`, … */
-export function protocolHeaderNames(brand: HeaderBrand) {
-  return {
-    offset: `${brand}-offset`,
-    handle: `${brand}-handle`,
-    schema: `${brand}-schema`,
-    cursor: `${brand}-cursor`,
-    upToDate: `${brand}-up-to-date`,
-    hasData: `${brand}-has-data`,
-    snapshot: `${brand}-snapshot`,
-    knownError: `${brand}-internal-known-error`,
-    server: `${brand}-server`
-  } as const
-}
-export type ProtocolHeaderNames = ReturnType<typeof protocolHeaderNames>
+import { CONTROL, exposedProtocolHeaders, type ProtocolHeaderNames } from '../../../shared/protocol'
 
 /** Streams close before a cache could hand a stale one out: lifetime below the max-age. */
 export const SSE_MAX_AGE_SECONDS = 59
@@ -46,16 +30,13 @@ export const catchUpCacheControl = ({ maxAge, staleAge }: CacheSettings): string
 /** Request headers a browser may send to the shape API directly (preflight answer). */
 const ALLOWED_REQUEST_HEADERS = new Set(['if-none-match', 'traceparent', 'content-type'])
 
-export function exposedHeaders(names: ProtocolHeaderNames): string {
-  return [names.cursor, names.handle, names.hasData, names.offset, names.schema, names.upToDate, names.knownError, 'retry-after'].join(',')
-}
 
 /** CORS for every response but 401: the Origin echoed (with Vary, so shared caches keep origins apart). */
 export function corsHeaders(req: IncomingMessage, names: ProtocolHeaderNames, path: string): Record<string, string> {
   const origin = req.headers.origin
   return {
     'access-control-allow-origin': typeof origin === 'string' && origin !== '' ? origin : '*',
-    'access-control-expose-headers': exposedHeaders(names),
+    'access-control-expose-headers': exposedProtocolHeaders(names).join(','),
     'access-control-allow-methods': path === '/v1/shape' ? 'GET, POST, HEAD, DELETE, OPTIONS' : 'GET, HEAD',
     vary: 'Origin'
   }
@@ -96,9 +77,9 @@ export function etagMatches(header: string | string[] | undefined, etag: string)
 /** Monotonic suffix of "no changes" etags, so such responses never revalidate. */
 export const monotonicTag = (): string => process.hrtime.bigint().toString()
 
-export const upToDateMessage = (lsn: bigint): string => JSON.stringify({ headers: { control: 'up-to-date', global_last_seen_lsn: lsn.toString() } })
+export const upToDateMessage = (lsn: bigint): string => JSON.stringify({ headers: { control: CONTROL.upToDate, global_last_seen_lsn: lsn.toString() } })
 
-export const mustRefetchBody = JSON.stringify([{ headers: { control: 'must-refetch' } }])
+export const mustRefetchBody = JSON.stringify([{ headers: { control: CONTROL.mustRefetch } }])
 
 /** A JSON array body from newline-separated messages plus optional trailing messages, built with one copy. */
 export function arrayBody(lines: Buffer | null, ...trailing: string[]): Buffer {

@@ -1,4 +1,6 @@
 import type { IncomingMessage } from 'node:http'
+import { parseJsonObjectBody, readRequestBytes, RequestBodyError } from '../../net/request-body'
+import { isSubsetParam, SUBSET_FIELDS, subsetParam, type SubsetField } from '../../../shared/protocol'
 
 /** POST bodies above this are refused with 413 (the reference's limit). */
 export const MAX_BODY_BYTES = 8_000_000
@@ -6,30 +8,14 @@ export const MAX_BODY_BYTES = 8_000_000
 export type BodyResult = { ok: true; value: Record<string, unknown> | null } | { ok: false; status: number; error: { error: string; details?: string } }
 
 export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
-  const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > MAX_BODY_BYTES) return tooLarge(req)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return tooLarge(req)
-    chunks.push(chunk)
-  }
-  const text = Buffer.concat(chunks).toString('utf8')
-  if (text.trim() === '') return { ok: true, value: null }
-  let value: unknown
   try {
-    value = JSON.parse(text)
+    return { ok: true, value: parseJsonObjectBody(await readRequestBytes(req, MAX_BODY_BYTES)) }
   } catch (error) {
-    return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: (error as Error).message } }
+    if (!(error instanceof RequestBodyError)) throw error
+    if (error.code === 'body_too_large') return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
+    if (error.code === 'invalid_json') return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: error.details ?? '' } }
+    return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
-  return { ok: true, value: value as Record<string, unknown> }
-}
-
-function tooLarge(req: IncomingMessage): BodyResult {
-  req.resume()
-  return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
 }
 
 /** A subset request as given, before validation: from a POST body or legacy `subset__*` query parameters. */
@@ -43,19 +29,17 @@ export interface RawSubset {
   paramsAsJson: boolean
 }
 
-const BODY_SUBSET_KEYS = ['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr']
-
 function fromQuery(query: URLSearchParams): RawSubset | null {
-  const keys = [...query.keys()].filter((key) => key.startsWith('subset__') || key.startsWith('subset['))
+  const keys = [...query.keys()].filter(isSubsetParam)
   if (keys.length === 0) return null
-  const get = (name: string) => query.get(`subset__${name}`) ?? query.get(`subset[${name}]`) ?? undefined
+  const get = (name: SubsetField) => query.get(subsetParam(name)) ?? query.get(`subset[${name}]`) ?? undefined
   return { where: get('where'), params: get('params'), limit: get('limit'), offset: get('offset'), orderBy: get('order_by'), paramsAsJson: true }
 }
 
 function fromBody(body: Record<string, unknown>): RawSubset | null {
   const nested = body.subset
   const source = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? (nested as Record<string, unknown>) : body
-  if (source === body && !BODY_SUBSET_KEYS.some((key) => Object.hasOwn(body, key))) return null
+  if (source === body && !SUBSET_FIELDS.some((key) => Object.hasOwn(body, key))) return null
   return { where: source.where, params: source.params, limit: source.limit, offset: source.offset, orderBy: source.order_by, paramsAsJson: false }
 }
 

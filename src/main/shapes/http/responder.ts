@@ -3,7 +3,8 @@ import type { Socket } from 'node:net'
 import type { ChunkSource } from '../storage/shape'
 import type { PreparedAnswer } from '../live/prepared-answers'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
-import { CACHE_CONTROL, type ProtocolHeaderNames, corsHeaders } from './protocol'
+import type { ProtocolHeaderNames } from '../../../shared/protocol'
+import { CACHE_CONTROL, corsHeaders } from './protocol'
 
 export type HeaderMap = Record<string, string>
 

@@ -1,5 +1,5 @@
 import type { Cancellation } from '../live/cancellation'
-import type { ShapeDefinition } from '../definition/definition'
+import type { ResolvedShape } from '../definition/definition'
 import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../storage/offset'
 import type { ShapeService } from '../service'
 import type { ChunkSource, Shape } from '../storage/shape'
@@ -27,7 +27,7 @@ export interface LogRequestContext {
   r: Responder
   service: ShapeService
   request: ShapeRequest
-  definition: ShapeDefinition
+  definition: ResolvedShape
   live: LiveSettings
   /** POSTs are never cached. */
   noCache: boolean

@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../live/cancellation'
-import { InvalidRequestError, type ShapeDefinition } from '../definition/definition'
+import { InvalidRequestError, type ResolvedShape } from '../definition/definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
 import { ShapeGoneError } from '../storage/shape'
 import { ShapeDamagedError } from '../storage/shape-log'
 import { TableNotFoundError } from '../definition/table-info'
-import { type CacheSettings, type HeaderBrand, catchUpCacheControl, preflightHeaders, protocolHeaderNames } from './protocol'
+import { type HeaderBrand, protocolHeaderNames, SUBSET_FIELDS } from '../../../shared/protocol'
+import { routingPath } from '../../net/request-path'
+import { type CacheSettings, catchUpCacheControl, preflightHeaders } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
 import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
@@ -34,18 +36,6 @@ export interface ShapeApiOptions {
 /** Longer request targets get 414 (legacy GET subsets with big filters: use POST). */
 export const MAX_URL_LENGTH = 8192
 
-/** `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form. */
-export function normalisePath(pathname: string): string {
-  let decoded = pathname
-  try {
-    decoded = decodeURIComponent(pathname)
-  } catch {
-    // a malformed escape matches no route
-  }
-  const folded = decoded.replace(/\/{2,}/g, '/')
-  return folded.length > 1 ? folded.replace(/\/+$/, '') : folded
-}
-
 function secretMatches(query: URLSearchParams, secret: string): boolean {
   return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
 }
@@ -57,7 +47,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
   return async (req, res) => {
     // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
     const url = new URL(`http://localhost${req.url ?? '/'}`)
-    const path = normalisePath(url.pathname)
+    // `/v1/%73hape`, `/v1//shape`, `/v1/shape/` all name `/v1/shape`: auth and routing use this one form.
+    const path = routingPath(url.pathname, { trailingSlash: 'drop' })
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
     const gate = checkHostAndOrigin(req, options.hosts, hasTokenHeader(req, options.appToken) ? () => true : options.originAllowed)
@@ -74,7 +65,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', options.unavailable() ? 60 : 1)
     const cancellation = new Cancellation()
     res.on('close', () => cancellation.cancel())
-    let input: ShapeDefinition['input'] | null = null
+    let input: ResolvedShape['input'] | null = null
     try {
       if (method === 'DELETE') return await deleteShape(r, service, url.searchParams)
       const body: BodyResult = method === 'POST' ? await readJsonBody(req) : { ok: true, value: null }
@@ -95,7 +86,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
 }
 
 /** A shape found damaged while it was read is dropped; the request gets 409 pointing at a fresh one. */
-async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ShapeDefinition['input'] | null): Promise<void> {
+async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ResolvedShape['input'] | null): Promise<void> {
   await service.dropDamaged(error)
   if (r.res.headersSent) {
     r.res.end()
@@ -109,7 +100,7 @@ async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedE
 function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSearchParams {
   const merged = new URLSearchParams(query)
   for (const [key, value] of Object.entries(body)) {
-    if (['where', 'params', 'limit', 'offset', 'order_by', 'where_expr', 'order_by_expr', 'subset'].includes(key)) continue
+    if ((SUBSET_FIELDS as readonly string[]).includes(key) || key === 'subset') continue
     if (!merged.has(key) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) merged.set(key, String(value))
   }
   return merged

@@ -1,17 +1,14 @@
 import pg from 'pg'
+import { DISPLAY_SETTINGS } from '../../../shared/protocol'
 import { quoteIdent } from '../../sql'
 import { formatLsn } from './lsn'
 import { decodeWalSenderMessage, standbyStatusUpdate, type WalSenderMessage } from './walsender'
 
-/** The same output settings as the snapshot connection, so live values are formatted like snapshot values. */
-const SESSION_SETTINGS = [
-  'DateStyle=ISO,DMY',
-  'TimeZone=UTC',
-  'extra_float_digits=1',
-  'bytea_output=hex',
-  'IntervalStyle=iso_8601',
-  'client_encoding=UTF8'
-]
+/**
+ * The same output settings as the snapshot connection, so live values are formatted like snapshot values (spaces
+ * dropped: `options` separates its `-c` settings by spaces).
+ */
+const SESSION_SETTINGS = [...DISPLAY_SETTINGS.map(([name, value]) => `${name}=${value.replaceAll(' ', '')}`), 'client_encoding=UTF8']
 
 /** Appends the session settings to the URL's `options`, after any the URL already has, so ours win. */
 export function withSessionSettings(connectionString: string): string {

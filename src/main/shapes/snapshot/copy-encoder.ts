@@ -1,4 +1,4 @@
-import type { ShapeDefinition } from '../definition/definition'
+import type { ResolvedShape } from '../definition/definition'
 import { COPY_ENCODER_WASM } from './copy-encoder-wasm'
 import { InsertEncoder, isBoolColumn } from '../storage/messages'
 import { parseCopyLine } from '../definition/row-sql'
@@ -43,7 +43,7 @@ export class CopyEncoder {
   /** Where batches start in the module's memory, after the message pieces and field tables. */
   private readonly dataStart: number
 
-  constructor(definition: ShapeDefinition) {
+  constructor(definition: ResolvedShape) {
     this.general = new InsertEncoder(definition)
     this.wasm = new WebAssembly.Instance(encoderModule(), {}).exports as unknown as EncoderModule
     const { table } = definition

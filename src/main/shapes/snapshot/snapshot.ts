@@ -2,7 +2,8 @@ import { open } from 'node:fs/promises'
 import type { Duplex } from 'node:stream'
 import { join } from 'node:path'
 import type pg from 'pg'
-import type { ShapeDefinition } from '../definition/definition'
+import { CONTROL, parseLsn } from '../../../shared/protocol'
+import type { ResolvedShape } from '../definition/definition'
 import { CopyEncoder, type EncodedRows } from './copy-encoder'
 import { type BufferPool, bufferPool } from './buffer-pool'
 import { cancelBackend } from './cancel-query'
@@ -20,7 +21,7 @@ export interface SnapshotInfo {
 }
 
 export interface SnapshotQuery {
-  definition: ShapeDefinition
+  definition: ResolvedShape
   /** `changes_only` shapes capture the snapshot but read no rows. */
   withRows: boolean
   /** Reads the rows in the snapshot transaction instead of COPY (subquery shapes, whose rows carry tags). */
@@ -45,12 +46,11 @@ export function parseSnapshot(text: string, lsn: string): SnapshotInfo {
 
 /** `16/B374D848` → decimal string of the 64-bit position. */
 export function lsnToDecimal(lsn: string): string {
-  const [high = '0', low = '0'] = lsn.split('/')
-  return ((BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)).toString()
+  return parseLsn(lsn).toString()
 }
 
 export function snapshotEndMessage(info: SnapshotInfo): string {
-  return JSON.stringify({ headers: { control: 'snapshot-end', xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
+  return JSON.stringify({ headers: { control: CONTROL.snapshotEnd, xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
 }
 
 /**
@@ -231,7 +231,7 @@ const CLOSE_ARRAY = 93
 const OPEN_ARRAY_BYTES = Buffer.from('[')
 
 /** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, a socket read at a time. */
-async function copyRows(client: pg.PoolClient, definition: ShapeDefinition, writer: ChunkWriter, signal: AbortSignal | undefined): Promise<void> {
+async function copyRows(client: pg.PoolClient, definition: ResolvedShape, writer: ChunkWriter, signal: AbortSignal | undefined): Promise<void> {
   const encoder = new CopyEncoder(definition)
   const copy = client.query(new CopyOut(`COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`))
   for await (const lines of copy.batches()) {
@@ -253,7 +253,7 @@ const UNDEFINED_TABLE = '42P01'
  * old definition (or fail as if the shape were broken). Runs before the transaction's snapshot is taken: a catalog
  * query in a snapshot taken before the lock would see the table as it was then.
  */
-async function lockSameTable(client: pg.PoolClient, definition: ShapeDefinition): Promise<void> {
+async function lockSameTable(client: pg.PoolClient, definition: ResolvedShape): Promise<void> {
   const { table } = definition
   try {
     await client.query(`LOCK TABLE ${qualifiedName(table)} IN ACCESS SHARE MODE`)

@@ -1,4 +1,4 @@
-import type { ShapeDefinition } from '../definition/definition'
+import type { ResolvedShape } from '../definition/definition'
 import type { TableInfo } from '../definition/table-info'
 
 export type Row = Readonly<Record<string, string | null>>
@@ -44,7 +44,7 @@ function wireValue(isBool: boolean, value: string | null): string | null {
 /** Booleans are the one type whose text the protocol rewrites (`t`/`f` → `true`/`false`); arrays of them are not. */
 export const isBoolColumn = (table: TableInfo, name: string): boolean => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
 
-function pick(definition: ShapeDefinition, row: Row, names: readonly string[]): Record<string, string | null> {
+function pick(definition: ResolvedShape, row: Row, names: readonly string[]): Record<string, string | null> {
   const value: Record<string, string | null> = {}
   for (const name of names) Object.defineProperty(value, name, { value: wireValue(isBoolColumn(definition.table, name), row[name] ?? null), enumerable: true })
   return value
@@ -64,7 +64,7 @@ export class InsertEncoder {
   /** `"schema"."table"/`, what every key starts with. */
   readonly keyStart: string
 
-  constructor(definition: ShapeDefinition, extraHeaders: Record<string, unknown> = {}) {
+  constructor(definition: ResolvedShape, extraHeaders: Record<string, unknown> = {}) {
     const { table } = definition
     this.columns = [...definition.columns, ...table.keyColumns.filter((name) => !definition.columns.includes(name))]
     const headers = { operation: 'insert', relation: [table.schema, table.name], ...extraHeaders }
@@ -85,24 +85,24 @@ export class InsertEncoder {
   }
 }
 
-function headers(definition: ShapeDefinition, operation: string, tx: TransactionContext, op: number): Record<string, unknown> {
+function headers(definition: ResolvedShape, operation: string, tx: TransactionContext, op: number): Record<string, unknown> {
   return { operation, relation: [definition.table.schema, definition.table.name], txids: [tx.xid], lsn: tx.lsn.toString(), op_position: op }
 }
 
-function keyColumnsOf(definition: ShapeDefinition): string[] {
+function keyColumnsOf(definition: ResolvedShape): string[] {
   return definition.table.hasPrimaryKey ? definition.table.keyColumns : definition.columns
 }
 
-function insertMessage(definition: ShapeDefinition, row: Row, tx: TransactionContext, op: number): ShapeMessage {
+function insertMessage(definition: ResolvedShape, row: Row, tx: TransactionContext, op: number): ShapeMessage {
   return { op, message: { headers: headers(definition, 'insert', tx, op), key: rowKey(definition.table, row), value: pick(definition, row, definition.columns) } }
 }
 
-function deleteMessage(definition: ShapeDefinition, row: Row, tx: TransactionContext, op: number): ShapeMessage {
+function deleteMessage(definition: ResolvedShape, row: Row, tx: TransactionContext, op: number): ShapeMessage {
   const columns = definition.replica === 'full' ? definition.columns : keyColumnsOf(definition)
   return { op, message: { headers: headers(definition, 'delete', tx, op), key: rowKey(definition.table, row), value: pick(definition, row, columns) } }
 }
 
-function updateMessages(definition: ShapeDefinition, change: { old: Row; new: Row }, tx: TransactionContext, op: number): ShapeMessage[] {
+function updateMessages(definition: ResolvedShape, change: { old: Row; new: Row }, tx: TransactionContext, op: number): ShapeMessage[] {
   const oldKey = rowKey(definition.table, change.old)
   const newKey = rowKey(definition.table, change.new)
   if (oldKey !== newKey) {
@@ -125,7 +125,7 @@ function updateMessages(definition: ShapeDefinition, change: { old: Row; new: Ro
  * What one row change means for one shape, given whether the old and new row versions match its where:
  * moves into the where become inserts, moves out deletes, PK changes a delete + insert pair.
  */
-export function messagesFor(definition: ShapeDefinition, change: RowChange, matches: { old: boolean; new: boolean }, tx: TransactionContext, op: number): ShapeMessage[] {
+export function messagesFor(definition: ResolvedShape, change: RowChange, matches: { old: boolean; new: boolean }, tx: TransactionContext, op: number): ShapeMessage[] {
   switch (change.kind) {
     case 'insert':
       return matches.new ? [insertMessage(definition, change.new, tx, op)] : []

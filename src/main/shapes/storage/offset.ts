@@ -1,31 +1,9 @@
-/** A position in a shape log: `<tx>_<op>`; tx 0 is the snapshot region (op = chunk number), op Infinity is `_inf`. */
-export interface LogOffset {
-  tx: bigint
-  op: number
-}
+import type { LogOffset } from '../../../shared/protocol'
 
-export type RequestedOffset = { kind: 'start' } | { kind: 'now' } | { kind: 'at'; offset: LogOffset }
+/** A position in a shape log: `<tx>_<op>`; tx 0 is the snapshot region (op = chunk number), op Infinity is `_inf`. */
+export { formatOffset, parseOffset, type LogOffset, type RequestedOffset } from '../../../shared/protocol'
 
 export const SNAPSHOT_END: LogOffset = { tx: 0n, op: Infinity }
-
-const OFFSET_FORM = /^(\d+)_(\d+|inf)$/
-
-/** `-1`, `now`, `<int>_<int>` or `<int>_inf`; null when malformed. `-1_0` is accepted as `-1`, as the reference does. */
-export function parseOffset(text: string): RequestedOffset | null {
-  if (text === '-1' || text === '-1_0') return { kind: 'start' }
-  if (text === 'now') return { kind: 'now' }
-  const match = OFFSET_FORM.exec(text)
-  if (!match?.[1] || !match[2]) return null
-  const tx = BigInt(match[1])
-  if (tx >= 2n ** 64n) return null
-  const op = match[2] === 'inf' ? Infinity : Number(match[2])
-  if (!Number.isSafeInteger(op) && op !== Infinity) return null
-  return { kind: 'at', offset: { tx, op } }
-}
-
-export function formatOffset(offset: LogOffset): string {
-  return `${offset.tx}_${offset.op === Infinity ? 'inf' : offset.op}`
-}
 
 export function compareOffsets(a: LogOffset, b: LogOffset): number {
   if (a.tx !== b.tx) return a.tx < b.tx ? -1 : 1

@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { Cancellation } from '../live/cancellation'
 import { z } from 'zod'
-import type { ShapeDefinition } from '../definition/definition'
+import type { ResolvedShape } from '../definition/definition'
 import { ShapeInputSchema } from '../definition/definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
@@ -80,14 +80,14 @@ export class Shape {
 
   constructor(
     readonly handle: string,
-    readonly definition: ShapeDefinition,
+    readonly definition: ResolvedShape,
     readonly dir: string,
     readonly log: ShapeLog,
     readonly createdAt: string
   ) {}
 
   /** The shape of a folder written before; throws ShapeDamagedError when its files do not hold what they promise. */
-  static restore(meta: ShapeMeta, definition: ShapeDefinition, dir: string, chunkBytes: number, durableLsn: bigint): Shape {
+  static restore(meta: ShapeMeta, definition: ResolvedShape, dir: string, chunkBytes: number, durableLsn: bigint): Shape {
     meta.chunks.forEach((check, chunk) => {
       const size = statSync(chunkPath(dir, chunk), { throwIfNoEntry: false })?.size
       if (size !== check.bytes) throw new ShapeDamagedError(meta.handle, `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`)

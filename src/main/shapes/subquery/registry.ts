@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import type { ShapeDefinition } from '../definition/definition'
+import type { ResolvedShape } from '../definition/definition'
 import type { Row } from '../storage/messages'
 import type { ReplicatedTransaction } from '../replication'
 import type { Shape } from '../storage/shape'
@@ -9,7 +9,7 @@ import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPa
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
 
 /** Every table a definition reads: its own and its subqueries' (a change to any of them may concern the shape). */
-export function definitionTables(definition: ShapeDefinition): TableInfo[] {
+export function definitionTables(definition: ResolvedShape): TableInfo[] {
   return [definition.table, ...(definition.subquery?.dependencies.map((dependency) => dependency.table) ?? [])]
 }
 

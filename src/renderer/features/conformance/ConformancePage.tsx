@@ -1,6 +1,7 @@
 import { useCallback, useState, type FormEvent } from 'react'
 import type { CheckResult, ConformanceReport } from '../../../shared/contract/checker'
 import type { Evidence, Finding } from '../../../shared/findings'
+import type { HeaderBrand } from '../../../shared/protocol'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useEvent } from '../../hooks'
 import './conformance.css'
@@ -99,7 +100,7 @@ export function ConformancePage() {
   const run = useCallMutation('checker.run')
   const [target, setTarget] = useState<'app' | 'other'>('app')
   const [url, setUrl] = useState('')
-  const [brand, setBrand] = useState<'' | 'service' | 'electric'>('')
+  const [brand, setBrand] = useState<'' | HeaderBrand>('')
   const [table, setTable] = useState<string | null>(null)
   const [writes, setWrites] = useState(true)
   const [headers, setHeaders] = useState('')
@@ -149,7 +150,7 @@ export function ConformancePage() {
         )}
         <label>
           Header brand
-          <select value={brand} onChange={(event) => setBrand(event.target.value as '' | 'service' | 'electric')} aria-label="Header brand">
+          <select value={brand} onChange={(event) => setBrand(event.target.value as '' | HeaderBrand)} aria-label="Header brand">
             <option value="">{target === 'app' ? `this app's (${defaults.data?.headerBrand ?? '…'})` : 'service'}</option>
             <option value="service">service</option>
             <option value="electric">electric</option>

@@ -1,7 +1,7 @@
 import type { TableInfo } from '../../../shared/contract/db'
 import type { ProxyStatus } from '../../../shared/contract/proxy'
 import type { LocalShapeServer, NameValue, ShapeTarget, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
-import type { ShapeDefinition } from '../../../shared/shape-client'
+import type { ShapeDraft } from '../../../shared/shape-client'
 import { tableParam } from './table-param'
 import type { WhereError } from './where-error'
 
@@ -173,7 +173,7 @@ function ProxyTargetFields({ target, proxy, onChange }: { target: Extract<ShapeT
 export function Compose({ settings, onChange, tables, localServer, proxy, localSecret, onLocalSecret, whereError }: ComposeProps) {
   const { definition, target } = settings
   const table = tables.find((candidate) => tableParam(candidate) === definition.table)
-  const setDefinition = (patch: Partial<ShapeDefinition>) => onChange({ ...settings, definition: { ...definition, ...patch } })
+  const setDefinition = (patch: Partial<ShapeDraft>) => onChange({ ...settings, definition: { ...definition, ...patch } })
   return (
     <div className="compose">
       <Select

@@ -1,5 +1,6 @@
 import { useState } from 'react'
-import { cacheVerdict, isProtocolHeader, parseCacheControl, simulateSharedCache, type Exchange, type HeaderList, type SimulatedRequest } from '../../../shared/shape-client'
+import { isProtocolHeader } from '../../../shared/protocol'
+import { cacheVerdict, parseCacheControl, simulateSharedCache, type Exchange, type HeaderList, type SimulatedRequest } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
 
 const SHOWN = 500

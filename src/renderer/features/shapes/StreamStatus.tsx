@@ -1,9 +1,10 @@
 import type { ShapeStreamState } from '../../../shared/shape-client'
 
 const PHASE_CLASS: Record<ShapeStreamState['phase'], string> = {
-  idle: 'starting',
+  initial: 'starting',
   syncing: 'starting',
   live: 'ok',
+  'sse-fallback': 'warn',
   'up-to-date': 'ok',
   retrying: 'warn',
   stopped: '',

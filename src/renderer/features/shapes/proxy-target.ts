@@ -1,6 +1,6 @@
 import type { ProxyStatus, UserToken } from '../../../shared/contract/proxy'
 import type { ShapeTarget } from '../../../shared/contract/shapes-workbench'
-import { gatekeeperStreamOptions, quoteColumn, type ResolvableRecord, type ShapeDefinition, type ShapeStreamOptions } from '../../../shared/shape-client'
+import { gatekeeperStreamOptions, quoteColumn, type ResolvableRecord, type ShapeDraft, type ShapeStreamOptions } from '../../../shared/shape-client'
 
 type ProxyTarget = Extract<ShapeTarget, { kind: 'proxy' }>
 type RunningProxy = Pick<Extract<ProxyStatus, { running: true }>, 'url'>
@@ -43,7 +43,7 @@ export interface ProxyStreamTarget {
 }
 
 /** What keeps a proxy target from running, in words; null when it can run. */
-export function proxyTargetProblem(target: ProxyTarget, definition: ShapeDefinition, proxy: ProxyStatus | undefined): string | null {
+export function proxyTargetProblem(target: ProxyTarget, definition: ShapeDraft, proxy: ProxyStatus | undefined): string | null {
   if (!proxy?.running) return 'the proxy is not running'
   if (!target.userId) return 'pick a user to call the proxy as'
   if (target.route === 'shape' && !target.shapeName) return 'pick a named shape'
@@ -55,7 +55,7 @@ export function proxyTargetProblem(target: ProxyTarget, definition: ShapeDefinit
  * A named shape: `/api/shapes/<name>` with the user's token; the proxy sets table, columns, where and params, so only
  * `replica` goes with the protocol parameters. A 401 renews the token and retries; a 403 stops (the user may not).
  */
-function namedShapeTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDefinition, tokens: UserTokenSource): ProxyStreamTarget {
+function namedShapeTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDraft, tokens: UserTokenSource): ProxyStreamTarget {
   return {
     url: `${proxy.url}/api/shapes/${encodeURIComponent(target.shapeName)}`,
     params: definition.replica === 'default' ? {} : { replica: definition.replica },
@@ -72,7 +72,7 @@ function namedShapeTarget(proxy: RunningProxy, target: ProxyTarget, definition: 
  * The gatekeeper: `POST /gatekeeper/<table>` with the user's token for the composed shape, then the token-checking
  * proxy with the grant; a 401 there (the shape token expired) goes back to the gatekeeper, each grant noted.
  */
-async function gatekeeperTarget(proxy: RunningProxy, definition: ShapeDefinition, tokens: UserTokenSource, note: (text: string) => void): Promise<ProxyStreamTarget> {
+async function gatekeeperTarget(proxy: RunningProxy, definition: ShapeDraft, tokens: UserTokenSource, note: (text: string) => void): Promise<ProxyStreamTarget> {
   const shape = {
     ...(definition.where.trim() ? { where: definition.where } : {}),
     ...(definition.columns.length > 0 ? { columns: definition.columns.map(quoteColumn) } : {}),
@@ -93,7 +93,7 @@ export interface ProxyStreamContext {
 }
 
 /** Stream options for a proxy target, after the gatekeeper step when the target goes through it. */
-export function proxyStreamTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDefinition, { fetchToken, note }: ProxyStreamContext): Promise<ProxyStreamTarget> {
+export function proxyStreamTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDraft, { fetchToken, note }: ProxyStreamContext): Promise<ProxyStreamTarget> {
   const tokens = new UserTokenSource(target.userId, fetchToken)
   if (target.route === 'shape') return Promise.resolve(namedShapeTarget(proxy, target, definition, tokens))
   return gatekeeperTarget(proxy, definition, tokens, note)

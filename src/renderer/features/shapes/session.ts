@@ -9,13 +9,13 @@ import {
   type ResolvableRecord,
   type Row,
   type RowChange,
-  type ShapeDefinition,
+  type ShapeDraft,
   type ShapeStreamOptions
 } from '../../../shared/shape-client'
 
 export interface SessionConfig {
   url: string
-  definition: ShapeDefinition
+  definition: ShapeDraft
   headers: ResolvableRecord
   /** Every query parameter the stream sends besides its protocol ones: the definition's (unless a proxy sets them) and the target's. */
   params: Record<string, string>
