@@ -151,6 +151,7 @@ export class ShapeService {
       appliedLsn: applied,
       awaitDurable: true,
       onTransaction: (tx) => (this.applying = this.applyTransaction(tx)),
+      onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         await Promise.all([...this.shapes.values()].map((shape) => this.drop(shape)))
@@ -182,6 +183,11 @@ export class ShapeService {
   /** The last commit LSN the server has processed: `global_last_seen_lsn`. */
   get globalLsn(): bigint {
     return this.lastLsn
+  }
+
+  /** `global_last_seen_lsn` for a shape's readers: a subquery shape's pending move-in holds it back. */
+  seenLsn(shape: Shape): bigint {
+    return this.subqueries.seenLsn(shape.handle, this.lastLsn)
   }
 
   get shapeCount(): number {
@@ -464,7 +470,7 @@ export class ShapeService {
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
       await slices.yieldIfDue()
     }
-    await this.subqueries.apply(tx)
+    this.subqueries.apply(tx)
   }
 
   /**
@@ -487,7 +493,7 @@ export class ShapeService {
   }
 
   private async flush(): Promise<void> {
-    const recorded = this.recordedLsn
+    const recorded = this.subqueries.acknowledgeable(this.recordedLsn)
     const shapes = [...this.unsynced]
     this.unsynced.clear()
     try {

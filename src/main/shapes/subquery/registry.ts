@@ -37,6 +37,9 @@ export class SubqueryRegistry {
   private readonly runtimes = new Map<string, SubqueryRuntime>()
   private readonly outer = new Map<string, TableRoutes>()
   private readonly inner = new Map<string, Set<SubqueryRuntime>>()
+  /** Shapes with a move-in pending: they wait for the stream's position. */
+  private readonly holding = new Set<SubqueryRuntime>()
+  private position = 0n
 
   constructor(private readonly options: SubqueryRegistryOptions) {}
 
@@ -53,14 +56,13 @@ export class SubqueryRegistry {
       appended: (grown) => this.options.appended(grown),
       indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
       failed: (failed, error) => this.options.failed(failed.shape, error),
-      ready: (loaded) => {
-        if (loaded.indexed && this.runtimes.get(loaded.shape.handle) === loaded) this.outer.get(tableKey(loaded.definition.table))?.fallback.delete(loaded)
-      },
+      routingChanged: (changed) => this.routingChanged(changed),
+      streamPosition: () => this.position,
       tableKey
     })
     this.runtimes.set(shape.handle, runtime)
     const routes = this.routesOf(tableKey(shape.definition.table))
-    // judged on every change of its table until its views are loaded and indexed
+    // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
     routes.fallback.add(runtime)
     for (const dependency of runtime.plan.dependencies) {
       const key = tableKey(dependency.table)
@@ -74,7 +76,9 @@ export class SubqueryRegistry {
   remove(handle: string): void {
     const runtime = this.runtimes.get(handle)
     if (!runtime) return
+    runtime.close()
     this.runtimes.delete(handle)
+    this.holding.delete(runtime)
     const key = tableKey(runtime.definition.table)
     const routes = this.outer.get(key)
     if (routes) {
@@ -87,6 +91,47 @@ export class SubqueryRegistry {
       readers?.delete(runtime)
       if (readers?.size === 0) this.inner.delete(tableKey(dependency.table))
     }
+  }
+
+  /**
+   * Every transaction ending at or before `lsn` has been applied: a pending move-in whose query read the WAL up to there
+   * has seen all the transactions it will see.
+   */
+  streamAt(lsn: bigint): void {
+    if (lsn <= this.position) return
+    this.position = lsn
+    for (const runtime of [...this.holding]) runtime.streamMoved()
+  }
+
+  /** The first commit LSN some subquery shape has not written all of (a move-in is pending), or null. */
+  heldFrom(): bigint | null {
+    let first: bigint | null = null
+    for (const runtime of this.holding) {
+      const held = runtime.heldFrom
+      if (held !== null && (first === null || held < first)) first = held
+    }
+    return first
+  }
+
+  /** What may be acknowledged as applied: `lsn`, or less while a move-in holds transactions (they are replayed after a crash). */
+  acknowledgeable(lsn: bigint | null): bigint | null {
+    const held = this.heldFrom()
+    return lsn === null || held === null || lsn < held ? lsn : held - 1n
+  }
+
+  /** `global_last_seen_lsn` for a shape's readers: never past what the shape holds behind a pending move-in. */
+  seenLsn(handle: string, lsn: bigint): bigint {
+    const held = this.runtimes.get(handle)?.heldFrom ?? null
+    return held === null || lsn < held ? lsn : held - 1n
+  }
+
+  private routingChanged(runtime: SubqueryRuntime): void {
+    if (this.runtimes.get(runtime.shape.handle) !== runtime) return
+    if (runtime.heldFrom === null) this.holding.delete(runtime)
+    else this.holding.add(runtime)
+    const routes = this.outer.get(tableKey(runtime.definition.table))
+    if (runtime.routedByIndex) routes?.fallback.delete(runtime)
+    else routes?.fallback.add(runtime)
   }
 
   private routesOf(key: string): TableRoutes {
@@ -130,8 +175,8 @@ export class SubqueryRegistry {
     return found
   }
 
-  /** Routes a committed transaction to the subquery shapes it concerns; resolves once their logs hold it. */
-  async apply(tx: ReplicatedTransaction): Promise<void> {
+  /** Routes a committed transaction to the subquery shapes it concerns (a shape with a move-in pending holds it). */
+  apply(tx: ReplicatedTransaction): void {
     if (this.runtimes.size === 0) return
     const parts = new Map<SubqueryRuntime, TransactionPart>()
     const partOf = (runtime: SubqueryRuntime): TransactionPart => {
@@ -156,11 +201,7 @@ export class SubqueryRegistry {
     for (const [runtime, part] of parts) {
       part.ops = op
       if (this.runtimes.get(runtime.shape.handle) !== runtime) continue
-      try {
-        await runtime.take(part)
-      } catch (error) {
-        this.options.failed(runtime.shape, error as Error)
-      }
+      runtime.take(part)
     }
   }
 }
