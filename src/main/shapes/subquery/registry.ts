@@ -4,6 +4,8 @@ import type { Row } from '../messages'
 import type { ReplicatedTransaction } from '../replication'
 import type { Shape } from '../shape'
 import type { TableInfo } from '../table-info'
+import { type ShapeRouter, createShapeRouter } from '../where'
+import { dependencyWhere } from './plan'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
@@ -36,7 +38,8 @@ export interface SubqueryRegistryOptions {
 export class SubqueryRegistry {
   private readonly runtimes = new Map<string, SubqueryRuntime>()
   private readonly outer = new Map<string, TableRoutes>()
-  private readonly inner = new Map<string, Set<SubqueryRuntime>>()
+  /** Each shape's dependencies by their tables and wheres: a change of such a table reaches the shapes whose subquery result it alters. */
+  private readonly inner: ShapeRouter<SubqueryRuntime> = createShapeRouter()
   /** Shapes with a move-in pending: they wait for the stream's position. */
   private readonly holding = new Set<SubqueryRuntime>()
   private position = 0n
@@ -64,12 +67,7 @@ export class SubqueryRegistry {
     const routes = this.routesOf(tableKey(shape.definition.table))
     // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
     routes.fallback.add(runtime)
-    for (const dependency of runtime.plan.dependencies) {
-      const key = tableKey(dependency.table)
-      const readers = this.inner.get(key) ?? new Set()
-      readers.add(runtime)
-      this.inner.set(key, readers)
-    }
+    runtime.plan.dependencies.forEach((dependency, index) => this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime))
     return runtime
   }
 
@@ -86,11 +84,7 @@ export class SubqueryRegistry {
       if (runtime.indexed) this.indexMoved(runtime, runtime.indexValues(), false)
       if (routes.fallback.size === 0 && routes.indexed.size === 0) this.outer.delete(key)
     }
-    for (const dependency of runtime.plan.dependencies) {
-      const readers = this.inner.get(tableKey(dependency.table))
-      readers?.delete(runtime)
-      if (readers?.size === 0) this.inner.delete(tableKey(dependency.table))
-    }
+    runtime.plan.dependencies.forEach((_, index) => this.inner.remove(`${handle}/${index}`))
   }
 
   /**
@@ -195,7 +189,8 @@ export class SubqueryRegistry {
       const next = change.kind === 'delete' ? null : change.new
       const routes = this.outer.get(key)
       if (routes) for (const runtime of this.candidates(routes, [old, next])) partOf(runtime).outer.push({ change, op } satisfies OuterChange)
-      for (const runtime of this.inner.get(key) ?? []) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
+      const readers = this.inner.size === 0 ? [] : new Set(this.inner.routeChange(key, old, next).map((routed) => routed.value))
+      for (const runtime of readers) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
       op += 2
     }
     for (const [runtime, part] of parts) {
