@@ -304,10 +304,11 @@ export class SubqueryRuntime {
     return { offset: { tx: this.cursor.tx, op: this.cursor.op++ }, line }
   }
 
-  /** Writes what waited: the log takes it, and the hold (if any) ends. */
+  /** Writes what waited, in one append (a reader woken by it sees all of a splice or none), and the hold (if any) ends. */
   private writeOut(): void {
-    let grew = false
-    for (const { xid, entries } of this.unwritten) if (entries.length > 0 && this.shape.receive(xid, entries)) grew = true
+    const entries = this.unwritten.flatMap((part) => part.entries)
+    // every xid here is one the shape's snapshot did not see (step skips the others)
+    const grew = entries.length > 0 && this.shape.receive(this.unwritten[0]?.xid ?? 0, entries)
     this.unwritten = []
     const held = this.heldSince !== null
     this.heldSince = null
