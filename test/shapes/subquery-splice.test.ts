@@ -31,42 +31,40 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
     return { projects, tasks, shape: { table: tasks, where, 'params[1]': '1' }, expected }
   }
 
-  /** Locks the shape's table in a transaction of its own; resolves once the server's move-in query waits for it. */
-  async function holdMoveIn(tasks: string): Promise<pg.PoolClient> {
+  /**
+   * Un-archives project 3 while the shape's table is locked in a transaction of its own, waits until the server's
+   * move-in query waits for that lock, runs `during` (its writes commit inside the move-in's snapshot), then commits.
+   */
+  async function moveInHeld(projects: string, tasks: string, during: (locker: pg.PoolClient) => Promise<void>): Promise<void> {
     const locker = await server.pool.connect()
-    await locker.query('BEGIN')
-    await locker.query(`LOCK TABLE ${tasks} IN ACCESS EXCLUSIVE MODE`)
-    return locker
+    try {
+      await locker.query('BEGIN')
+      await locker.query(`LOCK TABLE ${tasks} IN ACCESS EXCLUSIVE MODE`)
+      await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 3`)
+      const waiting = async () =>
+        (await server.pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = $1 AND NOT l.granted`, [tasks])).rows[0]?.n
+      await expect.poll(waiting, { timeout: 10_000 }).toBe('1')
+      await during(locker)
+      await locker.query('COMMIT')
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined)
+      locker.release()
+    }
   }
 
-  async function moveInWaiting(tasks: string): Promise<void> {
-    const waiting = async () =>
-      (await server.pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = $1 AND NOT l.granted`, [tasks])).rows[0]?.n
-    await expect.poll(waiting, { timeout: 10_000 }).toBe('1')
-  }
-
-  const currentLsn = async (): Promise<bigint> => {
-    const { rows } = await server.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')
-    const [high = '0', low = '0'] = (rows[0]?.lsn ?? '0/0').split('/')
+  const lsnOf = (text: string): bigint => {
+    const [high = '0', low = '0'] = text.split('/')
     return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)
   }
+  const currentLsn = async (): Promise<bigint> => lsnOf((await server.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn ?? '0/0')
 
   it('a transaction inside the move-in snapshot that moves a held row into the moved-in value comes before the move-in block: the row is never inserted twice', async () => {
     const { projects, tasks, shape, expected } = await tables()
     const client = new TagClient(server.url, shape)
     await client.sync()
     expect(client.ids()).toEqual(['10', '50'])
-    const locker = await holdMoveIn(tasks)
-    try {
-      await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 3`)
-      await moveInWaiting(tasks)
-      // task 50 leaves the owner's disjunct and enters project 3: its new state is in the move-in query's snapshot
-      await locker.query(`UPDATE ${tasks} SET project_id = 3, owner_id = 7, note = 'moved' WHERE id = 50`)
-      await locker.query('COMMIT')
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined)
-      locker.release()
-    }
+    // task 50 leaves the owner's disjunct and enters project 3: its new state is in the move-in query's snapshot
+    await moveInHeld(projects, tasks, (locker) => locker.query(`UPDATE ${tasks} SET project_id = 3, owner_id = 7, note = 'moved' WHERE id = 50`).then(() => undefined))
     await client.until(expected)
     expect(client.anomalies).toEqual([])
     expect(client.ids()).toEqual(['10', '30', '50'])
@@ -82,17 +80,10 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
     const client = new TagClient(server.url, shape)
     await client.sync()
     expect(client.ids()).toEqual(['10', '50'])
-    const locker = await holdMoveIn(tasks)
-    try {
-      await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 3`)
-      await moveInWaiting(tasks)
+    await moveInHeld(projects, tasks, async (locker) => {
       await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 2`)
       await locker.query(`UPDATE ${tasks} SET note = 'changed' WHERE id = 20`)
-      await locker.query('COMMIT')
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined)
-      locker.release()
-    }
+    })
     await client.until(expected)
     expect(client.anomalies).toEqual([])
     expect(client.ids()).toEqual(['10', '20', '30', '50'])
@@ -105,14 +96,11 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
     const { projects, tasks, shape, expected } = await tables()
     const client = new TagClient(server.url, shape)
     await client.sync()
-    const locker = await holdMoveIn(tasks)
     let seen: string | undefined
-    try {
-      const before = await currentLsn()
-      await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 3`)
+    const before = await currentLsn()
+    await moveInHeld(projects, tasks, async () => {
       // past the move's commit record, short of the transactions after it
       const moved = await currentLsn()
-      await moveInWaiting(tasks)
       // a later transaction the shape holds too, and one no shape reads
       await server.pool.query(`UPDATE ${projects} SET name = 'renamed' WHERE id = 1`)
       await server.pool.query('CREATE TABLE IF NOT EXISTS sp_unrelated (id int)')
@@ -125,15 +113,8 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
       expect(BigInt(String(nowLsn))).toBeLessThan(moved)
       await new Promise((resolve) => setTimeout(resolve, 500))
       const slot = await server.pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_type = 'logical'`)
-      for (const { lsn } of slot.rows) {
-        const [high = '0', low = '0'] = lsn.split('/')
-        expect((BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)).toBeLessThanOrEqual(before)
-      }
-      await locker.query('COMMIT')
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined)
-      locker.release()
-    }
+      for (const { lsn } of slot.rows) expect(lsnOf(lsn)).toBeLessThanOrEqual(before)
+    })
     const resumer = new TagClient(server.url, shape)
     resumer.handle = client.handle
     resumer.offset = `${String(seen)}_0`
@@ -149,10 +130,7 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
     const client = new TagClient(server.url, shape, true)
     await client.sync()
     const handle = client.handle
-    const locker = await holdMoveIn(tasks)
-    try {
-      await server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 3`)
-      await moveInWaiting(tasks)
+    await moveInHeld(projects, tasks, async () => {
       const writer = await server.pool.connect()
       try {
         for (let n = 0; n < 1001; n++) await writer.query(`UPDATE ${projects} SET name = $1 WHERE id = 1`, [`n${n}`])
@@ -160,11 +138,7 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
         writer.release()
       }
       await expect.poll(async () => (await get(server.url, { ...shape, handle, offset: client.offset })).status, { timeout: 20_000 }).toBe(409)
-      await locker.query('COMMIT')
-    } finally {
-      await locker.query('ROLLBACK').catch(() => undefined)
-      locker.release()
-    }
+    })
     await client.until(expected)
     expect(client.handle).not.toBe(handle)
     expect(client.ids()).toEqual(await expected())
