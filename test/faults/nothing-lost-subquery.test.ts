@@ -129,11 +129,7 @@ describe('nothing lost on subquery shapes', () => {
         const label = `${kind} ${shape.where}`
         const want = await idsOf(setup, `SELECT id FROM sqt WHERE ${shape.sql}`)
         await expect.poll(() => client.ids(), { timeout: 20_000, interval: 100, message: label }).toEqual(want)
-        // Known gap (see the report of issue 14): a transaction racing a move-in that moves a held row into the moved-in
-        // value reaches the client after the move-in's insert of that row, which the client then already holds (the
-        // reference writes such transactions before the move-in block). The row's final state is right; nothing else
-        // may be out of place.
-        expect(client.anomalies.filter((anomaly) => !anomaly.endsWith('(move-in)')), label).toEqual([])
+        expect(client.anomalies, label).toEqual([])
         const { rows } = await setup.query<{ id: number; note: string; owner_id: number }>(`SELECT id, note, owner_id FROM sqt WHERE ${shape.sql}`)
         for (const row of rows) expect(client.rows.get(`"public"."sqt"/"${row.id}"`)?.value.note, label).toBe(row.note)
       }

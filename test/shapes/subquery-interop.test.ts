@@ -59,9 +59,7 @@ describe.each([
           )
       }
       await expect.poll(async () => JSON.stringify(client.ids()) === JSON.stringify(await expected()), { timeout: 20_000 }).toBe(true)
-      // Known gap: a write racing a move-in that moves a held row into the moved-in value arrives after the move-in's
-      // insert of that row (see test/faults/nothing-lost-subquery.test.ts); the row's state is right.
-      expect(client.anomalies.filter((anomaly) => !anomaly.endsWith('(move-in)')).join('; ')).toBe('')
+      expect(client.anomalies.join('; ')).toBe('')
       const titles = await server.pool.query<{ id: number; title: string }>(`SELECT id, title FROM ${tasks}`)
       for (const { id, title } of titles.rows) {
         const held = client.rows.get(`"public"."${tasks}"/"${id}"`)

@@ -267,4 +267,31 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     expect(tagsOf(messages(second))).toHaveLength(before.length)
     expect(tagsOf(messages(second)).some((tag) => before.includes(tag))).toBe(false)
   })
+
+  it('a change of a subquery table reaches the shapes whose subquery result it alters through the index of their inner wheres', async () => {
+    const { projects, tasks } = await tables()
+    await server.pool.query(`UPDATE ${projects} SET org_id = id + 4`)
+    const clients = [5, 6, 7].map((org) => {
+      const where = `project_id IN (SELECT id FROM ${projects} WHERE org_id = ${org} OR org_id IS NULL)`
+      return { client: new TagClient(server.url, { table: tasks, where }), expected: () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`) }
+    })
+    for (const { client } of clients) await client.sync()
+    const writes = [
+      `UPDATE ${projects} SET org_id = 6 WHERE id = 1`,
+      `UPDATE ${projects} SET org_id = NULL WHERE id = 3`,
+      `INSERT INTO ${projects} (id, org_id) VALUES (4, 5)`,
+      `INSERT INTO ${tasks} VALUES (40, 4, 1, 'g')`,
+      `UPDATE ${projects} SET id = 5 WHERE id = 2`,
+      `DELETE FROM ${projects} WHERE id = 3`,
+      `UPDATE ${projects} SET org_id = 7 WHERE id = 1`
+    ]
+    for (const write of writes) {
+      await server.pool.query(write)
+      for (const { client, expected } of clients) {
+        await client.until(expected)
+        expect(client.ids(), write).toEqual(await expected())
+      }
+    }
+    for (const { client } of clients) expect(client.anomalies).toEqual([])
+  })
 })

@@ -114,6 +114,7 @@ export class ShapeService {
       appliedLsn: this.collector.appliedLsn,
       awaitDurable: true,
       onTransaction: (tx) => this.collector.onTransaction(tx),
+      onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
         await Promise.all(this.registry.all().map((shape) => this.drop(shape)))
@@ -142,6 +143,11 @@ export class ShapeService {
   /** The last commit LSN the server has processed: `global_last_seen_lsn`. */
   get globalLsn(): bigint {
     return this.collector.globalLsn
+  }
+
+  /** `global_last_seen_lsn` for a shape's readers: a subquery shape's pending move-in holds it back. */
+  seenLsn(shape: Shape): bigint {
+    return this.subqueries.seenLsn(shape.handle, this.collector.globalLsn)
   }
 
   get shapeCount(): number {

@@ -1,7 +1,7 @@
 // The SQL toolkit's public entry: code outside src/main/sql imports from here only (eslint enforces it).
 export { WHERE_PREFIX, deparseExpression, loadParser, parse } from './ast'
 export { type CompiledWhere, type CompileWhereInput, MAX_WHERE_LENGTH, compileWhere, parseSelect } from './compile-where'
-export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileCondition } from './compile'
+export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileCondition, conditionProbes } from './compile'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'
 export { type WhereParam, WhereError, WhereRuntimeError, isCallersQueryError } from './errors'
@@ -9,3 +9,4 @@ export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'
 export { type ShapeRouter, createShapeRouter } from './router'
 export { type CatalogColumn, type CatalogTable, type Queryable, readCatalog } from './catalog'
+export { type Alternatives, allOf, anyOf } from './probes'

@@ -84,7 +84,7 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
  */
 async function nowAnswer(context: LogRequestContext, shape: Shape): Promise<BytesAnswer | Shape> {
   if (!(await shape.waitFor(() => shape.snapshot !== null, SNAPSHOT_WAIT_MS, context.cancellation))) return shape
-  const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
+  const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
   return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: context.catchUpCache, upToDate: true, hasData: false, noChange: true }
 }
 
@@ -113,7 +113,7 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
-    const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
+    const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
     return answer(context, { shape, requested, body, offset, cacheControl: context.catchUpCache, upToDate: true, hasData: true, noChange: false })
   }
   return holdLongPoll(context, shape, offset, requested)
@@ -216,14 +216,14 @@ async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: 
   if (shape.invalidated) return conflict(context, await replacement(context))
   const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
-  const body = () => arrayBody(null, upToDateMessage(context.service.globalLsn))
+  const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
   return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
 }
 
 function dataAnswer(context: LogRequestContext, shape: Shape, requested: string, slice: LogSlice): BytesAnswer {
   const atEnd = compareOffsets(slice.end, shape.lastOffset) >= 0
   const live = context.request.live
-  const lsn = live ? slice.end.tx : maxBigint(context.service.globalLsn, slice.end.tx)
+  const lsn = live ? slice.end.tx : maxBigint(context.service.seenLsn(shape), slice.end.tx)
   const body = () => (atEnd ? arrayBody(slice.lines, upToDateMessage(lsn)) : arrayBody(slice.lines))
   const cacheControl = live ? CACHE_CONTROL.live : context.catchUpCache
   return { shape, requested, body, offset: slice.end, cacheControl, upToDate: atEnd, hasData: true, noChange: false }
@@ -232,7 +232,7 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
 /** A catch-up answer with a log range read from disk: the range's shared bytes, then `]` or the up-to-date and `]`. */
 function catchUpAnswer(context: LogRequestContext, shape: Shape, requested: string, read: { end: LogOffset; source: ChunkSource }): ChunkAnswer {
   const atEnd = compareOffsets(read.end, shape.lastOffset) >= 0
-  const suffix = Buffer.from(atEnd ? `,${upToDateMessage(maxBigint(context.service.globalLsn, read.end.tx))}]` : ']')
+  const suffix = Buffer.from(atEnd ? `,${upToDateMessage(maxBigint(context.service.seenLsn(shape), read.end.tx))}]` : ']')
   return { shape, requested, chunk: read.source, suffix, offset: read.end, cacheControl: context.catchUpCache, upToDate: atEnd, hasData: true, noChange: false }
 }
 

@@ -140,7 +140,7 @@ export class Collector {
       shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
       await slices.yieldIfDue()
     }
-    await this.options.subqueries.apply(tx)
+    this.options.subqueries.apply(tx)
   }
 
   private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
@@ -184,7 +184,7 @@ export class Collector {
   }
 
   private async flush(): Promise<void> {
-    const recorded = this.recordedLsn
+    const recorded = this.options.subqueries.acknowledgeable(this.recordedLsn)
     const shapes = [...this.unsynced]
     this.unsynced.clear()
     try {

@@ -44,6 +44,11 @@ export class ReplicationConsumer implements ReplicationStream {
   private durableLsn: bigint
   /** Delivered transactions that are not durable yet: their end LSNs are acknowledged once they are. */
   private undurable: Array<{ commitLsn: bigint; endLsn: bigint }> = []
+  /** The highest walEnd received, and the position last reported to onPosition. */
+  private receivedLsn = 0n
+  private reportedLsn = 0n
+  /** The end LSN of the last transaction handed over (or skipped as applied before). */
+  private handedLsn = 0n
   /** onSlotLost was called and the replacement slot is not created yet: a retry must not report the loss again. */
   private lossReported = false
   private stopped = false
@@ -152,6 +157,9 @@ export class ReplicationConsumer implements ReplicationStream {
     this.confirmedLsn = 0n
     this.durableLsn = 0n
     this.undurable = []
+    this.receivedLsn = 0n
+    this.reportedLsn = 0n
+    this.handedLsn = 0n
   }
 
   private async openSession(): Promise<void> {
@@ -187,11 +195,14 @@ export class ReplicationConsumer implements ReplicationStream {
 
   private receive(message: WalSenderMessage): void {
     try {
+      if (message.walEnd > this.receivedLsn) this.receivedLsn = message.walEnd
       if (message.tag === 'keepalive') {
+        this.reportPosition()
         if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn) {
           this.confirmedLsn = message.walEnd
           this.acknowledge()
-        } else if (message.replyRequested) {
+        } else {
+          // answered even unasked: the walsender pings again (with its position) only after a reply
           this.acknowledge()
         }
         return
@@ -234,9 +245,20 @@ export class ReplicationConsumer implements ReplicationStream {
       this.queue.shift()
       this.settled(transaction.commitLsn, endLsn)
       this.acknowledge()
+      if (endLsn > this.handedLsn) this.handedLsn = endLsn
+      this.reportPosition()
       if (this.queue.length === QUEUE_LOW) this.session?.resume()
     }
     this.delivering = false
+    this.reportPosition()
+  }
+
+  /** Reports the position through which every received transaction has been handed over (all received, when idle). */
+  private reportPosition(): void {
+    const position = this.idle() ? this.receivedLsn : this.handedLsn
+    if (position <= this.reportedLsn) return
+    this.reportedLsn = position
+    this.options.onPosition?.(position)
   }
 
   private acknowledge(): void {

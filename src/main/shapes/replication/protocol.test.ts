@@ -40,12 +40,16 @@ describe('walsender messages', () => {
     expect(message.readUInt8(33)).toBe(0)
   })
 
-  it('reads keepalives and rejects what it does not know', () => {
+  it('reads keepalives and XLogData with their walEnd, and rejects what it does not know', () => {
     const keepalive = Buffer.alloc(18)
     keepalive.write('k', 0, 'latin1')
     keepalive.writeBigUInt64BE(42n, 1)
     keepalive.writeUInt8(1, 17)
     expect(decodeWalSenderMessage(keepalive)).toEqual({ tag: 'keepalive', walEnd: 42n, replyRequested: true })
+    const xlogData = Buffer.concat([Buffer.from('w', 'latin1'), Buffer.alloc(24), Buffer.from('B')])
+    xlogData.writeBigUInt64BE(7n, 1)
+    xlogData.writeBigUInt64BE(43n, 9)
+    expect(decodeWalSenderMessage(xlogData)).toEqual({ tag: 'xlogData', walEnd: 43n, payload: Buffer.from('B') })
     expect(() => decodeWalSenderMessage(Buffer.from('x'))).toThrow('unexpected replication message "x"')
   })
 

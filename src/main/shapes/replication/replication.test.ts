@@ -295,6 +295,36 @@ describe('acknowledgement and recovery', () => {
     await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(third), { timeout: 5_000 })
   })
 
+  it('reports the stream position only through transactions whose onTransaction resolved', async () => {
+    await pool.query(`CREATE TABLE positioned (id int PRIMARY KEY)`)
+    const log = new TransactionLog()
+    const positions: bigint[] = []
+    let release = (): void => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let second: ReplicatedTransaction | null = null
+    const stream = await follow(log, {
+      onPosition: (lsn) => positions.push(lsn),
+      onTransaction: async (tx) => {
+        if (insertedIds([tx]).includes('2')) {
+          second = tx
+          await held
+        }
+        await log.onTransaction(tx)
+      }
+    })
+    await stream.ensureTable('public', 'positioned')
+    await insertOneByOne('positioned', [1, 2, 3])
+    await vi.waitFor(() => expect(second).not.toBeNull())
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const blockedAt = (second as ReplicatedTransaction | null)?.commitLsn ?? 0n
+    expect(positions.every((lsn) => lsn < blockedAt)).toBe(true)
+    release()
+    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
+    const last = log.transactions.at(-1)?.commitLsn ?? 0n
+    await vi.waitFor(() => expect(positions.at(-1)).toBeGreaterThan(last))
+    expect([...positions].sort((a, b) => (a < b ? -1 : 1))).toEqual(positions)
+  })
+
   it('confirms WAL without published changes while idle, so Postgres can recycle it', async () => {
     await pool.query(`CREATE TABLE not_published (id int PRIMARY KEY)`)
     const settings = names()

@@ -51,6 +51,11 @@ export interface ReplicationOptions {
    * not as soon as onTransaction resolved.
    */
   awaitDurable?: boolean
+  /**
+   * The stream's received position moved on: every transaction that ends at or before `lsn` (as the walsender reports
+   * WAL positions, XLogData and keepalive walEnd) has been handed to onTransaction and its promise resolved.
+   */
+  onPosition?(lsn: bigint): void
   onStatus?(status: { state: 'streaming' | 'reconnecting'; error?: string }): void
   log?(line: string): void
 }

@@ -2,7 +2,8 @@ import { BinaryReader, POSTGRES_EPOCH_MS } from './binary-reader'
 
 /** What the walsender sends inside CopyData during START_REPLICATION (protocol "Streaming Replication Protocol"). */
 export type WalSenderMessage =
-  | { tag: 'xlogData'; payload: Buffer }
+  /** `walEnd`: for logical replication, the position of the record the payload came from (a Commit's: the end of the transaction). */
+  | { tag: 'xlogData'; walEnd: bigint; payload: Buffer }
   /** `walEnd`: the position the walsender has sent up to. */
   | { tag: 'keepalive'; walEnd: bigint; replyRequested: boolean }
 
@@ -11,9 +12,9 @@ export function decodeWalSenderMessage(chunk: Buffer): WalSenderMessage {
   const tag = String.fromCharCode(reader.byte())
   if (tag === 'w') {
     reader.uint64() // start of the data
-    reader.uint64() // current end of WAL on the server
+    const walEnd = reader.uint64()
     reader.uint64() // send time
-    return { tag: 'xlogData', payload: reader.rest() }
+    return { tag: 'xlogData', walEnd, payload: reader.rest() }
   }
   if (tag === 'k') {
     const walEnd = reader.uint64()

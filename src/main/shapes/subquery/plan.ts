@@ -1,7 +1,23 @@
 import type { Node } from 'libpg-query'
 import { qualifiedName } from '../definition/row-sql'
 import { TableNotFoundError, type TableInfo } from '../definition/table-info'
-import { type CompileContext, type RowValues, WHERE_PREFIX, WhereError, WhereRuntimeError, compileCondition, deparseExpression, lookupColumn, parseSelect, quoteIdent } from '../../sql'
+import {
+  type Alternatives,
+  type CompileContext,
+  type CompiledWhere,
+  RowValues,
+  WHERE_PREFIX,
+  WhereError,
+  WhereRuntimeError,
+  allOf,
+  anyOf,
+  compileCondition,
+  conditionProbes,
+  deparseExpression,
+  lookupColumn,
+  parseSelect,
+  quoteIdent
+} from '../../sql'
 
 /**
  * A where with `IN (SELECT …)` in disjunctive normal form, as the reference's DnfPlan: `positions` are its atoms
@@ -17,7 +33,8 @@ export interface WherePlan {
 }
 
 export type Position =
-  | { kind: 'plain'; sql: string; evaluate: (row: RowValues) => unknown }
+  /** `probes`: what an index can check of every row the atom holds for (see where/probes.ts), or null. */
+  | { kind: 'plain'; sql: string; evaluate: (row: RowValues) => unknown; probes: Alternatives | null }
   | { kind: 'sublink'; sql: string; lhs: string[]; negated: boolean; dependency: number }
 
 /** One distinct subquery: its table, the columns it selects, and its own where (which may nest further subqueries). */
@@ -91,7 +108,7 @@ class Compiler {
         const condition = compileCondition(this.context(table, allowed, referenced), negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [expr] } } : expr)
         const sql = deparseExpression(condition.ast)
         if (sql === undefined) this.fail('where could not be rebuilt as equivalent SQL; add parentheses around the operands of IS and comparison operators', locationOf(expr))
-        return [[position({ kind: 'plain', sql: `(${sql})`, evaluate: condition.evaluate })]]
+        return [[position({ kind: 'plain', sql: `(${sql})`, evaluate: condition.evaluate, probes: conditionProbes(condition) ?? null })]]
       }
       if ('BoolExpr' in expr) {
         const { boolop, args = [] } = expr.BoolExpr
@@ -207,6 +224,31 @@ export async function compileSubqueryWhere(input: { where: string; params: Reado
     if (!compiler.usedParams.has(Number(key))) throw new WhereError(`params[${key}] is not used: where has no $${key}`, 'params')
   }
   return { ...plan, dependencies: compiler.dependencies, canonical: plan.sql }
+}
+
+/**
+ * A subquery-free dependency's where as the shape router takes it, so that a change of its table reaches only the
+ * shapes whose subquery result it can alter (its old or new row is in it); null for a nested one (it follows every row).
+ */
+export function dependencyWhere(dependency: Dependency): CompiledWhere | null {
+  if (dependency.nested) return null
+  const { positions, disjuncts, sql, referenced } = dependency.plan
+  const plain = (index: number): Extract<Position, { kind: 'plain' }> | undefined => {
+    const position = positions[index]
+    return position?.kind === 'plain' ? position : undefined
+  }
+  const matchesValues = (row: RowValues): boolean => disjuncts.some((conjuncts) => conjuncts.every((index) => {
+    const position = plain(index)
+    return position !== undefined && plainHolds(position, row)
+  }))
+  return {
+    sql,
+    matches: (row) => matchesValues(new RowValues(row)),
+    matchesValues,
+    referencedColumns: referenced,
+    probes: anyOf(disjuncts.map((conjuncts) => allOf(conjuncts.map((index) => plain(index)?.probes ?? undefined)))) ?? null,
+    canonical: sql
+  }
 }
 
 /** Whether an atom holds for a row: true only when Postgres says TRUE (NULL and refused evaluations are false). */

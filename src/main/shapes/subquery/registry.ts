@@ -4,6 +4,8 @@ import type { Row } from '../storage/messages'
 import type { ReplicatedTransaction } from '../replication'
 import type { Shape } from '../storage/shape'
 import type { TableInfo } from '../definition/table-info'
+import { type ShapeRouter, createShapeRouter } from '../../sql'
+import { dependencyWhere } from './plan'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
@@ -36,7 +38,11 @@ export interface SubqueryRegistryOptions {
 export class SubqueryRegistry {
   private readonly runtimes = new Map<string, SubqueryRuntime>()
   private readonly outer = new Map<string, TableRoutes>()
-  private readonly inner = new Map<string, Set<SubqueryRuntime>>()
+  /** Each shape's dependencies by their tables and wheres: a change of such a table reaches the shapes whose subquery result it alters. */
+  private readonly inner: ShapeRouter<SubqueryRuntime> = createShapeRouter()
+  /** Shapes with a move-in pending: they wait for the stream's position. */
+  private readonly holding = new Set<SubqueryRuntime>()
+  private position = 0n
 
   constructor(private readonly options: SubqueryRegistryOptions) {}
 
@@ -53,28 +59,24 @@ export class SubqueryRegistry {
       appended: (grown) => this.options.appended(grown),
       indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
       failed: (failed, error) => this.options.failed(failed.shape, error),
-      ready: (loaded) => {
-        if (loaded.indexed && this.runtimes.get(loaded.shape.handle) === loaded) this.outer.get(tableKey(loaded.definition.table))?.fallback.delete(loaded)
-      },
+      routingChanged: (changed) => this.routingChanged(changed),
+      streamPosition: () => this.position,
       tableKey
     })
     this.runtimes.set(shape.handle, runtime)
     const routes = this.routesOf(tableKey(shape.definition.table))
-    // judged on every change of its table until its views are loaded and indexed
+    // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
     routes.fallback.add(runtime)
-    for (const dependency of runtime.plan.dependencies) {
-      const key = tableKey(dependency.table)
-      const readers = this.inner.get(key) ?? new Set()
-      readers.add(runtime)
-      this.inner.set(key, readers)
-    }
+    runtime.plan.dependencies.forEach((dependency, index) => this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime))
     return runtime
   }
 
   remove(handle: string): void {
     const runtime = this.runtimes.get(handle)
     if (!runtime) return
+    runtime.close()
     this.runtimes.delete(handle)
+    this.holding.delete(runtime)
     const key = tableKey(runtime.definition.table)
     const routes = this.outer.get(key)
     if (routes) {
@@ -82,11 +84,48 @@ export class SubqueryRegistry {
       if (runtime.indexed) this.indexMoved(runtime, runtime.indexValues(), false)
       if (routes.fallback.size === 0 && routes.indexed.size === 0) this.outer.delete(key)
     }
-    for (const dependency of runtime.plan.dependencies) {
-      const readers = this.inner.get(tableKey(dependency.table))
-      readers?.delete(runtime)
-      if (readers?.size === 0) this.inner.delete(tableKey(dependency.table))
+    runtime.plan.dependencies.forEach((_, index) => this.inner.remove(`${handle}/${index}`))
+  }
+
+  /**
+   * Every transaction ending at or before `lsn` has been applied: a pending move-in whose query read the WAL up to there
+   * has seen all the transactions it will see.
+   */
+  streamAt(lsn: bigint): void {
+    if (lsn <= this.position) return
+    this.position = lsn
+    for (const runtime of [...this.holding]) runtime.streamMoved()
+  }
+
+  /** The first commit LSN some subquery shape has not written all of (a move-in is pending), or null. */
+  heldFrom(): bigint | null {
+    let first: bigint | null = null
+    for (const runtime of this.holding) {
+      const held = runtime.heldFrom
+      if (held !== null && (first === null || held < first)) first = held
     }
+    return first
+  }
+
+  /** What may be acknowledged as applied: `lsn`, or less while a move-in holds transactions (they are replayed after a crash). */
+  acknowledgeable(lsn: bigint | null): bigint | null {
+    const held = this.heldFrom()
+    return lsn === null || held === null || lsn < held ? lsn : held - 1n
+  }
+
+  /** `global_last_seen_lsn` for a shape's readers: never past what the shape holds behind a pending move-in. */
+  seenLsn(handle: string, lsn: bigint): bigint {
+    const held = this.runtimes.get(handle)?.heldFrom ?? null
+    return held === null || lsn < held ? lsn : held - 1n
+  }
+
+  private routingChanged(runtime: SubqueryRuntime): void {
+    if (this.runtimes.get(runtime.shape.handle) !== runtime) return
+    if (runtime.heldFrom === null) this.holding.delete(runtime)
+    else this.holding.add(runtime)
+    const routes = this.outer.get(tableKey(runtime.definition.table))
+    if (runtime.routedByIndex) routes?.fallback.delete(runtime)
+    else routes?.fallback.add(runtime)
   }
 
   private routesOf(key: string): TableRoutes {
@@ -130,8 +169,8 @@ export class SubqueryRegistry {
     return found
   }
 
-  /** Routes a committed transaction to the subquery shapes it concerns; resolves once their logs hold it. */
-  async apply(tx: ReplicatedTransaction): Promise<void> {
+  /** Routes a committed transaction to the subquery shapes it concerns (a shape with a move-in pending holds it). */
+  apply(tx: ReplicatedTransaction): void {
     if (this.runtimes.size === 0) return
     const parts = new Map<SubqueryRuntime, TransactionPart>()
     const partOf = (runtime: SubqueryRuntime): TransactionPart => {
@@ -150,17 +189,14 @@ export class SubqueryRegistry {
       const next = change.kind === 'delete' ? null : change.new
       const routes = this.outer.get(key)
       if (routes) for (const runtime of this.candidates(routes, [old, next])) partOf(runtime).outer.push({ change, op } satisfies OuterChange)
-      for (const runtime of this.inner.get(key) ?? []) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
+      const readers = this.inner.size === 0 ? [] : new Set(this.inner.routeChange(key, old, next).map((routed) => routed.value))
+      for (const runtime of readers) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
       op += 2
     }
     for (const [runtime, part] of parts) {
       part.ops = op
       if (this.runtimes.get(runtime.shape.handle) !== runtime) continue
-      try {
-        await runtime.take(part)
-      } catch (error) {
-        this.options.failed(runtime.shape, error as Error)
-      }
+      runtime.take(part)
     }
   }
 }

@@ -34,24 +34,45 @@ export interface TransactionPart {
 }
 
 export interface RuntimeHooks {
-  /** The shape's log grew: it must be made durable with the next flush. */
+  /** The shape's log grew, or a hold ended: what it wrote must be made durable (and acknowledged) with the next flush. */
   appended(shape: Shape): void
   /** Values entered (true) or left (false) the view of the shape's indexed dependency. */
   indexMoved(runtime: SubqueryRuntime, values: readonly string[], entered: boolean): void
-  /** The shape cannot go on (a move-in query failed): its clients must refetch. */
+  /** The shape cannot go on (a move-in query failed, or too many transactions arrived during one): its clients must refetch. */
   failed(runtime: SubqueryRuntime, error: Error): void
-  /** The views are loaded and indexed, and what arrived meanwhile is applied. */
-  ready(runtime: SubqueryRuntime): void
+  /** Whether the shape may be routed by its index changed (see `routedByIndex`). */
+  routingChanged(runtime: SubqueryRuntime): void
+  /** The replication stream's position: every transaction that ends at or before it has been handed over. */
+  streamPosition(): bigint
   tableKey(table: { schema: string; name: string }): string
 }
 
-/** A move-in whose query snapshot may already hold transactions the stream has not delivered yet. */
-interface PendingMoveIn {
-  snapshot: XidSnapshot
-  overrides: Map<number, Map<string, boolean>>
-  /** Keys of the rows it inserted: their state in its snapshot already holds what such transactions did to them. */
-  inserted: Set<string>
+/** Values of one dependency that entered (or left) it in one transaction, which bring rows into the shape. */
+interface Move {
+  dependency: number
+  values: string[]
+  entered: boolean
+  xid: number
 }
+
+/** What a move-in query read, in its own snapshot. */
+interface MoveInRead {
+  columns: string[]
+  rows: Array<Array<string | null>>
+  snapshot: SnapshotInfo
+  visibility: XidSnapshot
+  /** pg_current_wal_lsn() in that snapshot: every transaction it sees ends at or before it. */
+  lsn: bigint
+}
+
+/** A move-in whose query runs (or ran); the shape's transactions wait for it (notes, "Buffering"). */
+interface PendingMoveIn {
+  moves: Move[]
+  read: MoveInRead | null
+}
+
+/** Transactions held during one move-in before the shape is given up (the reference's buffer limit). */
+export const MAX_HELD_TRANSACTIONS = 1000
 
 const FETCH_ROWS = 5_000
 const textRows = { getTypeParser: () => (value: string) => value }
@@ -67,8 +88,16 @@ export class SubqueryRuntime {
   readonly indexed: { dependency: number; column: string } | null
   private visibility: XidSnapshot | null = null
   private ready = false
-  private waiting: TransactionPart[] = []
-  private moveIns: PendingMoveIn[] = []
+  private closed = false
+  /** Transactions taken and not processed yet: until the views are loaded, or while a move-in is pending. */
+  private incoming: TransactionPart[] = []
+  private pending: PendingMoveIn | null = null
+  /** Processed transactions' entries that wait for the pending move-in's block to be written with them. */
+  private unwritten: Array<{ xid: number; entries: LogEntry[] }> = []
+  /** The first commit LSN whose entries are not all in the log yet (a move-in is pending since it), or null. */
+  private heldSince: bigint | null = null
+  /** Where the next entries without an offset of their own (events, move-in rows) go: after the last processed transaction. */
+  private cursor = { tx: 0n, op: 0 }
   private readonly encoder: InsertEncoder
   /** Columns read besides the encoder's: those the where's atoms read. */
   private readonly extraColumns: string[]
@@ -114,7 +143,9 @@ export class SubqueryRuntime {
       this.views.load(index, rows)
     }
     for (const value of this.indexValues()) this.hooks.indexMoved(this, [value], true)
-    const draining = this.drain()
+    this.ready = true
+    this.hooks.routingChanged(this)
+    this.pump()
     if (withRows) {
       const columns = [...this.encoder.columns, ...this.extraColumns]
       await client.query(`DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`)
@@ -124,21 +155,6 @@ export class SubqueryRuntime {
         if (rows.length === 0) break
         await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
       }
-    }
-    await draining
-  }
-
-  /** Applies what the stream delivered while the snapshot was read, then takes transactions as they come. */
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length > 0) {
-        const part = this.waiting.shift() as TransactionPart
-        await this.process(part)
-      }
-      this.ready = true
-      this.hooks.ready(this)
-    } catch (error) {
-      this.hooks.failed(this, error as Error)
     }
   }
 
@@ -190,62 +206,174 @@ export class SubqueryRuntime {
 
   // ---------- live ----------
 
-  /** Takes a transaction's part for this shape, in stream order. */
-  async take(part: TransactionPart): Promise<void> {
-    if (!this.ready) {
-      this.waiting.push(part)
-      return
-    }
-    await this.process(part)
+  /** Whether changes of the shape's table may reach it through its index alone: views loaded and no move-in pending. */
+  get routedByIndex(): boolean {
+    return this.indexed !== null && this.ready && this.pending === null
   }
 
-  private async process(part: TransactionPart): Promise<void> {
-    if (this.shape.invalidated || (this.visibility && visibleIn(this.visibility, part.xid))) return
-    const overrides = this.overridesFor(part.xid)
+  /** The first commit LSN of which the shape's log does not hold everything yet, or null: nothing past it is acknowledged or claimed. */
+  get heldFrom(): bigint | null {
+    return this.heldSince
+  }
+
+  /** Takes a transaction's part for this shape, in stream order. */
+  take(part: TransactionPart): void {
+    if (this.closed) return
+    this.incoming.push(part)
+    if (this.pending && this.incoming.length > MAX_HELD_TRANSACTIONS) {
+      this.fail(new Error(`more than ${MAX_HELD_TRANSACTIONS} transactions arrived while a move-in was pending`))
+      return
+    }
+    this.pump()
+  }
+
+  /** The stream moved on: a pending move-in whose snapshot it has passed can be written. */
+  streamMoved(): void {
+    if (this.pending?.read) this.pump()
+  }
+
+  /** Stops for good (the shape was removed): a pending move-in writes nothing. */
+  close(): void {
+    this.closed = true
+    this.incoming = []
+    this.unwritten = []
+  }
+
+  private fail(error: Error): void {
+    if (this.closed) return
+    this.close()
+    this.hooks.failed(this, error)
+  }
+
+  /** Processes taken transactions in order, until they are done or a move-in they started is pending. */
+  private pump(): void {
+    try {
+      while (this.ready && !this.closed && !this.shape.invalidated) {
+        if (this.pending) {
+          if (!this.splice(this.pending)) return
+          continue
+        }
+        const part = this.incoming.shift()
+        if (!part) return
+        const moves = this.step(part, null)
+        if (moves.length > 0) this.startMoveIn(moves, part.lsn)
+        else this.writeOut()
+      }
+    } catch (error) {
+      this.fail(error as Error)
+    }
+  }
+
+  /**
+   * One transaction: its changes of the shape's table as messages (judged with the views before its own moves, and
+   * with the values of `unsent` moves as the client knows them: as before those moves), then its dependency changes
+   * applied, with a move-out event for values that left. Returns the moves that bring rows in.
+   */
+  private step(part: TransactionPart, unsent: Move[] | null): Move[] {
+    if (this.visibility && visibleIn(this.visibility, part.xid)) return []
+    const overrides = unsent ? overridesOf(unsent) : undefined
     const context: TransactionContext = { xid: part.xid, lsn: part.lsn }
     const messages: ShapeMessage[] = []
-    for (const { change, op } of part.outer) if (!this.insertedByMoveIn(change)) messages.push(...this.convert(change, context, op, overrides))
+    for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
     const entries: LogEntry[] = messages.map((entry) => ({ offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }))
-    let op = part.ops
-    const next = (line: string): void => void entries.push({ offset: { tx: part.lsn, op: op++ }, line })
+    this.cursor = { tx: part.lsn, op: part.ops }
+    const moveIns: Move[] = []
     const moves = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
-    const moveIns: Array<{ dependency: number; values: string[]; entered: boolean }> = []
     for (const [dependency, { entered, left }] of moves.entries()) {
       if (this.indexed?.dependency === dependency) {
         if (entered.length > 0) this.hooks.indexMoved(this, entered, true)
         if (left.length > 0) this.hooks.indexMoved(this, left, false)
       }
       for (const move of [{ values: entered, entered: true }, { values: left, entered: false }]) {
-        if (move.values.length === 0) continue
+        // a value that moves back before its move-in is written was never moved for the client
+        const values = unsent ? cancelled(unsent, dependency, move.values, move.entered) : move.values
+        if (values.length === 0) continue
         const positions = this.positionsOf(dependency)
         const outward = positions.filter((position) => position.negated === move.entered)
-        if (outward.length > 0) next(JSON.stringify({ headers: { event: 'move-out', patterns: this.patterns(outward, move.values), txids: [part.xid] } }))
-        if (positions.some((position) => position.negated !== move.entered)) moveIns.push({ dependency, ...move })
-        this.forgetOverrides(dependency, move.values)
+        if (outward.length > 0) entries.push(this.next(JSON.stringify({ headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [part.xid] } })))
+        if (positions.some((position) => position.negated !== move.entered)) moveIns.push({ dependency, values, entered: move.entered, xid: part.xid })
       }
     }
-    for (const moveIn of moveIns) {
-      const result = await this.moveIn(moveIn.dependency, moveIn.values, moveIn.entered)
-      next(JSON.stringify({ headers: { event: 'move-in', patterns: this.patterns(this.positionsOf(moveIn.dependency).filter((position) => position.negated !== moveIn.entered), moveIn.values), txids: [part.xid] } }))
-      for (const line of result.lines) next(line)
-      if (result.lines.length > 0) next(snapshotEndMessage(result.snapshot))
+    this.unwritten.push({ xid: part.xid, entries })
+    return moveIns
+  }
+
+  private next(line: string): LogEntry {
+    return { offset: { tx: this.cursor.tx, op: this.cursor.op++ }, line }
+  }
+
+  /** Writes what waited, in one append (a reader woken by it sees all of a splice or none), and the hold (if any) ends. */
+  private writeOut(): void {
+    const entries = this.unwritten.flatMap((part) => part.entries)
+    // every xid here is one the shape's snapshot did not see (step skips the others)
+    const grew = entries.length > 0 && this.shape.receive(this.unwritten[0]?.xid ?? 0, entries)
+    this.unwritten = []
+    const held = this.heldSince !== null
+    this.heldSince = null
+    if (grew || held) this.hooks.appended(this.shape)
+  }
+
+  /** Starts the query of a move-in; the shape's transactions wait until it is spliced into the log. */
+  private startMoveIn(moves: Move[], since: bigint): void {
+    const pending: PendingMoveIn = { moves, read: null }
+    this.pending = pending
+    this.heldSince ??= since
+    this.hooks.routingChanged(this)
+    this.readMoveIn(moves).then(
+      (read) => {
+        if (this.pending !== pending) return
+        pending.read = read
+        this.pump()
+      },
+      (error: unknown) => this.fail(error as Error)
+    )
+  }
+
+  /**
+   * Writes a pending move-in once its boundary is known (the first waiting transaction its snapshot did not see, or
+   * the stream past the LSN it read): the transactions it saw (judged with the views before it), its event, its rows
+   * and snapshot-end, then the rest as usual. Returns false while the boundary is not known.
+   */
+  private splice(pending: PendingMoveIn): boolean {
+    const read = pending.read
+    if (!read) return false
+    let seen = 0
+    while (seen < this.incoming.length && visibleIn(read.visibility, (this.incoming[seen] as TransactionPart).xid)) seen += 1
+    if (seen === this.incoming.length && this.hooks.streamPosition() < read.lsn) return false
+    // the move-ins of the transactions it saw are written after it, by a move-in of their own
+    const unsent = [...pending.moves]
+    for (const part of this.incoming.splice(0, seen)) unsent.push(...this.step(part, unsent))
+    const later = unsent.slice(pending.moves.length).filter((move) => move.values.length > 0)
+    const entries: LogEntry[] = []
+    for (const move of pending.moves) {
+      if (move.values.length === 0) continue
+      const positions = this.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
+      entries.push(this.next(JSON.stringify({ headers: { event: 'move-in', patterns: this.patterns(positions, move.values), txids: [move.xid] } })))
     }
-    if (entries.length > 0 && this.shape.receive(part.xid, entries)) this.hooks.appended(this.shape)
-  }
-
-  /** Whether a change (of a transaction some move-in's snapshot saw) is to a row that move-in inserted as it was then. */
-  private insertedByMoveIn(change: RowChange): boolean {
-    if (this.moveIns.length === 0) return false
-    const { table } = this.definition
-    const keys = [change.kind === 'insert' ? null : rowKey(table, change.old), change.kind === 'delete' ? null : rowKey(table, change.new)]
-    return this.moveIns.some((pending) => keys.some((key) => key !== null && pending.inserted.has(key)))
-  }
-
-  /** A value that moves again is judged by the current view from then on, whatever earlier move-ins held. */
-  private forgetOverrides(dependency: number, values: readonly string[]): void {
-    for (const pending of this.moveIns) for (const value of values) pending.overrides.get(dependency)?.delete(value)
+    const known = overridesOf(later)
+    const before = overridesOf(unsent)
+    let rows = 0
+    for (const values of entries.length > 0 ? read.rows : []) {
+      const row: Record<string, string | null> = {}
+      read.columns.forEach((name, index) => (row[name] = values[index] ?? null))
+      const now = this.views.conditions(this.plan, row, known)
+      // rows already in (through another disjunct) get no insert: the event turns their condition on
+      if (!this.views.included(this.plan, now) || this.views.included(this.plan, this.views.conditions(this.plan, row, before))) continue
+      entries.push(this.next(this.insertLine(values, read.columns, { is_move_in: true }, now)))
+      rows += 1
+    }
+    if (rows > 0) entries.push(this.next(snapshotEndMessage(read.snapshot)))
+    const xid = pending.moves[0]?.xid ?? 0
+    this.unwritten.push({ xid, entries })
+    this.pending = null
+    if (later.length > 0) this.startMoveIn(later, this.heldSince ?? this.cursor.tx)
+    else {
+      this.writeOut()
+      this.hooks.routingChanged(this)
+    }
+    return true
   }
 
   private positionsOf(dependency: number): Array<{ index: number; lhs: string[]; negated: boolean }> {
@@ -257,58 +385,34 @@ export class SubqueryRuntime {
   }
 
   /**
-   * Overrides for a transaction that an earlier move-in's query snapshot already saw: its changes to the moved rows
-   * are judged with the view from before that move (the move-in rows already hold them). A transaction the snapshot
-   * did not see ends that move-in's hold (the newest move-in's view wins where two hold the same value).
+   * Reads the rows whose tested columns hold a moved value, in a snapshot of its own taken after the shape's table is
+   * locked for share (so the snapshot sees every transaction committed before the lock was granted), with the WAL
+   * position it saw. Which of them move in is judged when the move-in is spliced.
    */
-  private overridesFor(xid: number): Overrides | undefined {
-    this.moveIns = this.moveIns.filter((pending) => visibleIn(pending.snapshot, xid))
-    if (this.moveIns.length === 0) return undefined
-    const merged = new Map<number, Map<string, boolean>>()
-    for (const pending of [...this.moveIns].reverse()) {
-      for (const [dependency, values] of pending.overrides) {
-        const into = merged.get(dependency) ?? new Map<string, boolean>()
-        for (const [value, found] of values) if (!into.has(value)) into.set(value, found)
-        merged.set(dependency, into)
-      }
-    }
-    return merged
-  }
-
-  /**
-   * The rows that a dependency's move brings in, read from Postgres: rows whose tested columns hold a moved value and
-   * that the where admits with the new view but did not with the old one (rows already in get no insert; the move-in
-   * event turns their condition on).
-   */
-  private async moveIn(dependency: number, values: string[], entered: boolean): Promise<{ lines: string[]; snapshot: SnapshotInfo }> {
-    const positions = this.positionsOf(dependency)
+  private async readMoveIn(moves: readonly Move[]): Promise<MoveInRead> {
     const params: string[][] = []
-    const tests = positions.map(({ lhs }) => {
-      const arrays = lhs.map((name, column) => {
-        params.push(values.map((value) => textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')))
-        return `$${params.length}::text[]`
+    const tests = moves.flatMap((move) =>
+      this.positionsOf(move.dependency).map(({ lhs }) => {
+        const arrays = lhs.map((name, column) => {
+          params.push(move.values.map((value) => textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')))
+          return `$${params.length}::text[]`
+        })
+        if (lhs.length === 1) return `${quoteIdent(lhs[0] ?? '')}::text = ANY(${arrays[0]})`
+        return `ROW(${lhs.map((name) => `${quoteIdent(name)}::text`).join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')}))`
       })
-      if (lhs.length === 1) return `${quoteIdent(lhs[0] ?? '')}::text = ANY(${arrays[0]})`
-      return `ROW(${lhs.map((name) => `${quoteIdent(name)}::text`).join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')}))`
-    })
+    )
     const columns = [...this.encoder.columns, ...this.extraColumns]
-    const text = `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${tests.join(' OR ')}`
-    const before = new Map([[dependency, new Map(values.map((value) => [value, !entered]))]])
-    return inSnapshot(this.pool, async (client, snapshot) => {
-      const { rows } = await client.query<Array<string | null>>({ text, values: params, rowMode: 'array', types: textRows })
-      const lines: string[] = []
-      const inserted = new Set<string>()
-      for (const values of rows) {
-        const row: Record<string, string | null> = {}
-        columns.forEach((name, index) => (row[name] = values[index] ?? null))
-        const now = this.views.conditions(this.plan, row)
-        if (!this.views.included(this.plan, now) || this.views.included(this.plan, this.views.conditions(this.plan, row, before))) continue
-        lines.push(this.insertLine(values, columns, { is_move_in: true }, now))
-        inserted.add(rowKey(this.definition.table, row))
-      }
-      this.moveIns.push({ snapshot: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList), overrides: before, inserted })
-      return { lines, snapshot }
-    })
+    const table = qualifiedName(this.definition.table)
+    const text = `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${table} WHERE ${tests.join(' OR ')}`
+    const lock = async (client: pg.PoolClient): Promise<void> => void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
+    return inSnapshot(
+      this.pool,
+      async (client, snapshot) => {
+        const { rows } = await client.query<Array<string | null>>({ text, values: params, rowMode: 'array', types: textRows })
+        return { columns, rows, snapshot, visibility: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList), lsn: BigInt(snapshot.databaseLsn) }
+      },
+      { prepare: lock }
+    )
   }
 
   /** A row change of the shape's table as messages, judged with the views before this transaction's moves. */
@@ -338,6 +442,27 @@ export class SubqueryRuntime {
     }
     return messages
   }
+}
+
+/** The view before a move-in: each of its values judged as it was before it moved. */
+function overridesOf(moves: readonly Move[]): Overrides {
+  const overrides = new Map<number, Map<string, boolean>>()
+  for (const move of moves) {
+    const values = overrides.get(move.dependency) ?? new Map<string, boolean>()
+    for (const value of move.values) values.set(value, !move.entered)
+    overrides.set(move.dependency, values)
+  }
+  return overrides
+}
+
+/** Takes out of unsent moves the values that now move back; returns the values that move for the client. */
+function cancelled(unsent: readonly Move[], dependency: number, values: readonly string[], entered: boolean): string[] {
+  const back = new Set<string>()
+  for (const move of unsent) {
+    if (move.dependency !== dependency || move.entered === entered) continue
+    move.values = move.values.filter((value) => !(values.includes(value) && back.add(value)))
+  }
+  return values.filter((value) => !back.has(value))
 }
 
 /** What a dependency's query selects: its key, its selected columns and (for a nested one) what its where reads. */
