@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { subsetParam } from '../protocol'
 import { errorForStatus, ShapeStreamError } from './errors'
 import { ChangeMessageSchema, type ChangeMessage } from './messages'
 import { readProtocolHeaders } from './protocol-headers'
@@ -53,15 +54,15 @@ export function buildSubsetRequest(request: SubsetRequest): { url: string; init:
   const { where, params, limit, offset, orderBy } = request.subset
   if (request.method === 'GET') {
     const legacy: Array<[string, string | undefined]> = [
-      ['subset__where', where],
-      ['subset__params', params ? JSON.stringify(params) : undefined],
-      ['subset__limit', limit?.toString()],
-      ['subset__offset', offset?.toString()],
-      ['subset__order_by', orderBy]
+      [subsetParam('where'), where],
+      [subsetParam('params'), params ? JSON.stringify(params) : undefined],
+      [subsetParam('limit'), limit?.toString()],
+      [subsetParam('offset'), offset?.toString()],
+      [subsetParam('order_by'), orderBy]
     ]
     for (const [name, value] of legacy) if (value !== undefined) url.searchParams.set(name, value)
     // any subset__ key makes the request a subset, even for a subset with no fields
-    if (legacy.every(([, value]) => value === undefined)) url.searchParams.set('subset__where', 'true')
+    if (legacy.every(([, value]) => value === undefined)) url.searchParams.set(subsetParam('where'), 'true')
     url.searchParams.sort()
     return { url: url.toString(), init: { method: 'GET', headers: request.headers } }
   }
