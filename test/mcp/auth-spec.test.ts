@@ -184,6 +184,36 @@ describe('step-up on 403 insufficient_scope', () => {
   })
 })
 
+describe('step-up for every request, not only tools/call', () => {
+  it('tools/list answered 403 insufficient_scope re-authorises with the wider scope and lists', async () => {
+    const { rs } = await protectedServer({ methodScopes: { 'tools/list': ['mcp:list'] } }, { extraScopes: ['mcp:list'] })
+    const { registry: target, opened } = registryWithBrowser()
+    await target.addServer({ name: 'lists', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await loggedIn(target, 'lists')
+    expect((await target.tools('lists')).map((tool) => tool.tool)).toEqual(['echo', 'whoami'])
+    expect(opened).toHaveLength(2)
+    expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:list', 'mcp:tools'])
+    expect(target.oauthExchanges('lists').some((exchange) => exchange.note?.startsWith('insufficient_scope'))).toBe(true)
+    // the wider grant stays: listing again needs no login
+    expect(await target.tools('lists')).toHaveLength(2)
+    expect(opened).toHaveLength(2)
+  })
+
+  it('initialize answered 403 insufficient_scope steps up too, then the tool call goes through', async () => {
+    const { rs } = await protectedServer({ methodScopes: { initialize: ['mcp:connect'] } }, { extraScopes: ['mcp:connect'] })
+    const { registry: target, opened } = registryWithBrowser()
+    await target.addServer({ name: 'init', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    const done = target.waitForLogin('init')
+    await target.login('init')
+    // the first login's connect is refused for its scope: the login reports it
+    expect(await done).toMatchObject({ code: 'insufficient_scope', scope: 'mcp:tools mcp:connect' })
+    expect(textOf(await target.callTool('init', 'echo', { text: 'connected' }))).toBe('connected')
+    expect(opened).toHaveLength(2)
+    expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:connect', 'mcp:tools'])
+    expect(target.describe('init').state).toBe('connected')
+  })
+})
+
 describe('tokens bound to their issuer', () => {
   it('after the resource moves to another authorisation server, the old tokens are sent to neither of them', async () => {
     const { as: first, rs, moveTo } = await protectedServer()

@@ -279,7 +279,8 @@ export class HttpConnection extends BaseConnection {
       }
       const failure = httpFailure(error)
       this.set('error', failure)
-      throw new McpFailure(failure.code, failure.message)
+      const { code, message, ...extra } = failure
+      throw new McpFailure(code, message, extra)
     }
     client.onclose = () => {
       if (this.current === client && !this.closed) {

@@ -6,10 +6,12 @@ import type { McpEntry, McpServerConfig, McpSource, OAuthExchange } from '../../
 import type { ExpandContext } from './config/expand'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
 import { importForeignEntry, parseConfigText, parseEntry, type ParsedEntry, type ParsedFile, type SourceKind } from './config/parse'
+import type { TokenRecord } from './auth/refresh-coordinator'
 import type { RestartPolicy } from './connection'
 import { McpFailure } from './errors'
 import { isLiteralSecret, MASK } from './mask'
-import { forgetPersisted, storePersistence } from './persistence/oauth-persistence'
+import { withLockFile } from './persistence/lock-file'
+import { forgetPersisted, readStoredTokens, storePersistence } from './persistence/oauth-persistence'
 import type { SecretStore } from './persistence/secret-store'
 import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
 
@@ -37,6 +39,8 @@ export interface McpHostOptions {
   onElicitation?: RegistryOptions['onElicitation']
   /** The app's client ID metadata document URL (see Registry). */
   clientMetadataUrl?: string
+  /** Where the lock files that coordinate token refreshes with other processes go (default: beside settings.json). */
+  lockDir?: string
   log?: (line: string) => void
 }
 
@@ -80,8 +84,17 @@ export class McpHost {
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
       ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
       ...(options.clientMetadataUrl ? { clientMetadataUrl: options.clientMetadataUrl } : {}),
+      tokenRecord: (server) => this.tokenRecord(server),
       onLogout: (server) => forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
     })
+  }
+
+  /** The persisted tokens of a server and the lock file every Syncscope process takes before refreshing them. */
+  private tokenRecord(server: string): TokenRecord | null {
+    const lockDir = this.options.lockDir ?? (this.options.settingsFile ? dirname(this.options.settingsFile) : null)
+    if (!lockDir) return null
+    const store = this.options.secretStore
+    return { read: () => readStoredTokens(store, server), locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${server}.lock`), work) }
   }
 
   private layerFiles(): Array<{ kind: SourceKind; path: string }> {

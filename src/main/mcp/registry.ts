@@ -8,7 +8,7 @@ import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
-import { singleFlightRefresh } from './auth/single-flight'
+import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { importForeignEntry, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, stdioSpawnSpec, type Connection, type HttpAuthWiring, type RestartPolicy, type StdioSpawnSpec } from './connection'
@@ -86,6 +86,8 @@ export interface RegistryOptions {
   onRpcMessage?: (server: string, message: McpRpcMessage) => void
   /** A server asks the person something: show it, answer with `answerElicitation`. */
   onElicitation?: (elicitation: McpElicitation) => void
+  /** A server's persisted tokens and their cross-process lock: refreshes are coordinated through it. */
+  tokenRecord?: (server: string) => TokenRecord | null
   /** After "log out" cleared the in-memory tokens: the host deletes the persisted ones. */
   onLogout?: (server: string) => Promise<void>
 }
@@ -239,7 +241,7 @@ export class Registry {
   }
 
   private async invokeTool(name: string, tool: string, args: Record<string, unknown>, options: { timeoutMs?: number }): Promise<CallToolResult> {
-    await this.client(name)
+    await this.withSession(name, async (client) => client)
     const known = this.entry(name).tools
     if (known && !known.some((candidate) => candidate.name === tool)) {
       throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
@@ -247,17 +249,10 @@ export class Registry {
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
     // client.request, not client.callTool: the SDK would throw away a result that violates the output schema, and
     // the developer needs to see that result and where it is wrong.
-    const call = () => this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     try {
-      return await call()
+      return await this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     } catch (error) {
       if (error instanceof UnauthorizedError) throw await this.loginLost(name)
-      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw this.callFailure(name, tool, timeout, error)
-      await this.stepUp(name, error.extra.scope ?? '')
-    }
-    try {
-      return await call()
-    } catch (error) {
       throw this.callFailure(name, tool, timeout, error)
     }
   }
@@ -329,8 +324,22 @@ export class Registry {
     if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
   }
 
-  /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
+  /**
+   * Every request to a server (its initialize included): a 403 insufficient_scope steps up (a new authorisation for
+   * the wider scope) and the request is tried once more.
+   */
   private async withSession<T>(name: string, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await this.inSession(name, request)
+    } catch (error) {
+      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw error
+      await this.stepUp(name, error.extra.scope ?? '')
+    }
+    return this.inSession(name, request)
+  }
+
+  /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
+  private async inSession<T>(name: string, request: (client: Client) => Promise<T>): Promise<T> {
     try {
       return await request(await this.client(name))
     } catch (error) {
@@ -585,7 +594,13 @@ export class Registry {
         const provider = await this.authorizationProvider(config.name, authConfig)
         entry.oauth = { provider, config: authConfig }
         const state = this.oauthState(config.name)
-        return { fetch: guardResource(singleFlightRefresh(base), config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+        const refreshing = coordinatedRefresh(base, {
+          record: authConfig.oauthProviderRef ? null : (this.options.tokenRecord?.(config.name) ?? null),
+          save: (tokens) => Promise.resolve(provider.saveTokens(tokens)),
+          issuer: () => state.discovery?.authorizationServerUrl ?? state.tokens?.value.issuer,
+          note: (url, text) => log.add('refresh', 'POST', url, null, text)
+        })
+        return { fetch: guardResource(refreshing, config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
       }
     }
   }
