@@ -59,6 +59,8 @@ export interface RegistryConfig {
   /** Entries that failed validation: listed in error state, never connected. */
   invalid?: InvalidEntry[]
   origins?: ReadonlyMap<string, Origin>
+  /** The app's client ID metadata document URL from now on (null: none); authorizationCode entries reconnect when it changes. */
+  clientMetadataUrl?: string | null
 }
 
 export interface RegistryOptions {
@@ -124,10 +126,12 @@ export class Registry {
   private readonly loginWaiters = new Map<string, Array<(error: McpToolError | null) => void>>()
   private readonly callbacks = new CallbackListeners((server, params) => this.completeLogin(server, params))
   private readonly fetchFn: FetchLike
+  private clientMetadataUrl: string | null
   private closed = false
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
+    this.clientMetadataUrl = options.clientMetadataUrl ?? null
     this.elicitations = new Elicitations((elicitation) => this.options.onElicitation?.(elicitation))
   }
 
@@ -140,6 +144,7 @@ export class Registry {
 
   /** Declarative: servers not named are removed, changed ones reconnect, unchanged ones keep their connections. */
   async applyConfig(config: RegistryConfig): Promise<McpEntry[]> {
+    if (config.clientMetadataUrl !== undefined) this.clientMetadataUrl = config.clientMetadataUrl
     const extras = (this.options.extraMcpServers ?? []).filter((extra) => !config.servers.some((s) => s.name === extra.name) && !config.invalid?.some((i) => i.name === extra.name))
     const servers = [...config.servers, ...extras]
     const extraOrigin: Origin = { source: 'extra', sourcePath: null, shadows: [], raw: null }
@@ -544,7 +549,8 @@ export class Registry {
   }
 
   private async upsert(config: McpServerConfig, origin: Origin | null): Promise<void> {
-    const hash = configHash(config)
+    // the client id an authorization-code entry presents is part of its connection
+    const hash = config.transport === 'http' && config.auth.mode === 'authorizationCode' ? `${configHash(config)}|${this.clientMetadataUrl ?? ''}` : configHash(config)
     const previous = this.entries.get(config.name)
     if (config.transport === 'http' && config.auth.mode === 'authorizationCode') seedOAuthState(this.oauthState(config.name), config.auth)
     if (previous && previous.hash === hash && !previous.invalid) {
@@ -612,7 +618,7 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const shared = this.options.clientMetadataUrl ? null : name
+    const shared = this.clientMetadataUrl ? null : name
     const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
@@ -620,7 +626,7 @@ export class Registry {
       onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
       onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
       onAuthorizeUrl: () => this.changed([name])
-    }, this.options.clientMetadataUrl)
+    }, this.clientMetadataUrl ?? undefined)
   }
 
   /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */

@@ -3,6 +3,7 @@ import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
 import { ExportPanel } from './ExportPanel'
 import { useCall, useCallMutation, useEvent, useInvalidateOn } from '../../hooks'
+import { ClientMetadataPanel } from './ClientMetadataPanel'
 import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
 import { NEW_SERVER, ServerEditor, type EditTarget } from './ServerEditor'
@@ -189,6 +190,7 @@ export function McpPage() {
           <p className="hint">
             The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name. Secrets: {list.data.secretStore}.
           </p>
+          <ClientMetadataPanel key={list.data.clientMetadata.url ?? ''} setting={list.data.clientMetadata} />
           <ImportPanel />
           <ExportPanel />
         </section>
