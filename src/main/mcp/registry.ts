@@ -13,6 +13,7 @@ import { importForeignEntry, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, stdioSpawnSpec, type Connection, type HttpAuthWiring, type RestartPolicy, type StdioSpawnSpec } from './connection'
 import { Elicitations } from './elicitation'
+import { loginPath } from './login-path'
 import { McpFailure, toToolError } from './errors'
 import { schemaViolations } from './json-schema'
 import { maskSecrets, tokenStatus } from './mask'
@@ -189,6 +190,7 @@ export class Registry {
       toolCount: entry.tools?.length ?? null,
       pid: connection?.pid ?? null,
       restarts: connection?.restarts ?? 0,
+      warning: connection?.warning ?? null,
       tokens: entry.config?.auth?.mode === 'authorizationCode' ? tokenStatus(oauth?.tokens?.value, oauth?.client?.value.clientId) : null
     }
   }
@@ -368,11 +370,14 @@ export class Registry {
    * What `syncscope mcp run` starts for a server: the stdio command with its secrets in place, or a transport to the
    * remote server with its headers and OAuth tokens (refreshed on a 401, new ones saved), to bridge to stdio.
    */
-  launch(name: string): { transport: 'stdio'; spawn: StdioSpawnSpec } | { transport: 'http'; remote: StreamableHTTPClientTransport } {
+  async launch(name: string): Promise<{ transport: 'stdio'; spawn: StdioSpawnSpec; warning: string | null } | { transport: 'http'; remote: StreamableHTTPClientTransport }> {
     const entry = this.entry(name)
     if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
     if (!entry.config || entry.config.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
-    if (entry.config.transport === 'stdio') return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd()) }
+    if (entry.config.transport === 'stdio') {
+      const path = await loginPath()
+      return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd(), path.path), warning: path.warning }
+    }
     if (!(entry.connection instanceof HttpConnection)) throw new McpFailure('transport_error', `${name} has no connection`)
     return { transport: 'http', remote: entry.connection.transport() }
   }

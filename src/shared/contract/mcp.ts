@@ -196,6 +196,8 @@ export const McpEntrySchema = z.object({
   toolCount: z.number().int().nullable(),
   pid: z.number().int().nullable(),
   restarts: z.number().int(),
+  /** What the entry works despite, e.g. a stdio server started without the login shell's PATH. */
+  warning: z.string().nullable(),
   tokens: TokenStatusSchema.nullable()
 })
 export type McpEntry = z.infer<typeof McpEntrySchema>

@@ -107,6 +107,11 @@ function EntryRow({ entry, selected, onSelect, onEdit }: { entry: McpEntry; sele
         <span className={`badge mcp-${entry.state}`} data-testid={`mcp-state-${entry.name}`}>
           {STATE_LABELS[entry.state]}
         </span>
+        {entry.warning && (
+          <div className="warn" data-testid={`mcp-warning-${entry.name}`}>
+            <small>{entry.warning}</small>
+          </div>
+        )}
         {entry.error && (
           <div className="mcp-error" data-testid={`mcp-error-${entry.name}`}>
             <strong>{entry.error.code}</strong>: {entry.error.message}
