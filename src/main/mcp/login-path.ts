@@ -55,11 +55,18 @@ export function readLoginPath(env: NodeJS.ProcessEnv = process.env, timeoutMs = 
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
       const path = printed()
-      if (path) finish({ path, warning: null })
+      if (path) finish({ path: withAppPath(path, env.PATH), warning: null })
     })
     child.once('error', (error) => finish(fallback(`${shell}: ${error.message}`)))
     child.once('exit', (code) => setTimeout(() => finish(fallback(`${shell} -ilc exited with ${code} without printing it`)), 100))
   })
+}
+
+/** The login shell's folders first; folders only the app's PATH has (a terminal's own additions) after them. */
+function withAppPath(login: string, app: string | undefined): string {
+  const folders = login.split(':').filter(Boolean)
+  for (const folder of (app ?? '').split(':')) if (folder && !folders.includes(folder)) folders.push(folder)
+  return folders.join(':')
 }
 
 let cached: Promise<LoginPath> | null = null
