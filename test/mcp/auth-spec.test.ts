@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
@@ -14,9 +13,7 @@ import type { OAuthTokens } from '../../src/shared/contract/mcp'
 import { authorizeInBrowser, startAuthServer, type AuthServerOptions, type RunningAuthServer } from './support/oauth-server'
 import { startMcpHttpServer, type Gate, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { textOf, waitFor } from './support/processes'
-import { runMcpCli } from './support/run-cli'
-
-const ROOT = resolve(__dirname, '../..')
+import { runMcpCli, startMcpCli } from './support/run-cli'
 
 // The MCP authorisation spec's newer parts against real pieces: SDK servers behind oidc-provider.
 
@@ -229,20 +226,13 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     const bad = await runMcpCli(['list', '--data-dir', dir, '--client-metadata-url', 'http://plain.test/doc.json'])
     expect(bad).toMatchObject({ code: 2, stderr: "syncscope mcp: --client-metadata-url must be an https:// URL with a path: where the app's client ID metadata document is served\n" })
 
-    const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', 'login', 'doc', '--no-open', '--data-dir', dir, '--workspace', dir, '--client-metadata-url', clientId], {
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-test-bus' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stderr = ''
-    let stdout = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
-    const authorizeUrl = await waitFor('the login URL', () => /^\s+(http\S+)$/m.exec(stderr)?.[1], 60_000)
+    const login = startMcpCli(['login', 'doc', '--no-open', '--data-dir', dir, '--workspace', dir, '--client-metadata-url', clientId])
+    const authorizeUrl = await waitFor('the login URL', () => /^\s+(http\S+)$/m.exec(login.stderr())?.[1], 60_000)
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(clientId)
     await fetch(await authorizeInBrowser(authorizeUrl))
-    expect(await exited).toBe(0)
-    expect(stdout).toContain('doc is connected')
+    const done = await login.exited
+    expect(done.code).toBe(0)
+    expect(done.stdout).toContain('doc is connected')
     expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(0)
   }, 90_000)
 })

@@ -565,6 +565,8 @@ export class Registry {
       return
     }
     await previous?.connection?.close()
+    // read once per process, in the background now: the first spawn need not wait for the shell's rc files
+    if (config.transport === 'stdio' && !config.disabled) void loginPath()
     const entry: Entry = { name: config.name, config, invalid: null, origin, hash, connection: null, oauth: null, tools: null }
     this.entries.set(config.name, entry)
     try {
