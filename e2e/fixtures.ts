@@ -21,14 +21,17 @@ export interface RunningHeadlessApp {
 export interface AppOptions {
   /** Extra arguments for `syncscope serve`, per worker. */
   appArgs: string[]
+  /** Environment variables over ours for `syncscope serve` (e.g. a HOME of its own), per worker. */
+  appEnv: Record<string, string>
 }
 
 const ROOT = resolve(__dirname, '..')
 
-async function startHeadlessApp(args: string[]): Promise<{ app: RunningHeadlessApp; stop(): Promise<void> }> {
+async function startHeadlessApp(args: string[], env: Record<string, string> = {}): Promise<{ app: RunningHeadlessApp; stop(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-e2e-'))
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'serve', '--ui', '--port', '0', '--data-dir', dataDir, '--workspace', dataDir, ...args], {
     cwd: ROOT,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
@@ -80,9 +83,10 @@ async function startHeadlessApp(args: string[]): Promise<{ app: RunningHeadlessA
 /** Each worker gets its own `syncscope serve --ui` with a fresh data folder (and so a fresh embedded Postgres). */
 export const test = base.extend<{ openApp: (page: Page, pageId?: string) => Promise<void> }, AppOptions & { app: RunningHeadlessApp }>({
   appArgs: [[], { option: true, scope: 'worker' }],
+  appEnv: [{}, { option: true, scope: 'worker' }],
   app: [
-    async ({ appArgs }, use) => {
-      const { app, stop } = await startHeadlessApp(appArgs)
+    async ({ appArgs, appEnv }, use) => {
+      const { app, stop } = await startHeadlessApp(appArgs, appEnv)
       await use(app)
       await stop()
     },

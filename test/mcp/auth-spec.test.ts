@@ -1,13 +1,19 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeJwt } from 'jose'
 import { clientMetadataDocument } from '../../src/main/mcp/auth/client-metadata'
+import { McpHost } from '../../src/main/mcp/host'
+import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { Registry, type RegistryOptions } from '../../src/main/mcp/registry'
 import type { OAuthTokens } from '../../src/shared/contract/mcp'
 import { authorizeInBrowser, startAuthServer, type AuthServerOptions, type RunningAuthServer } from './support/oauth-server'
 import { startMcpHttpServer, type Gate, type RunningMcpHttpServer } from './support/mcp-http-server'
-import { textOf } from './support/processes'
+import { textOf, waitFor } from './support/processes'
+import { runMcpCli, startMcpCli } from './support/run-cli'
 
 // The MCP authorisation spec's newer parts against real pieces: SDK servers behind oidc-provider.
 
@@ -151,6 +157,86 @@ describe('client ID metadata documents', () => {
   })
 })
 
+describe('the app client ID metadata URL as a setting (settings.json, UI, --client-metadata-url)', () => {
+  const clientId = 'https://syncscope.test/oauth/client-metadata.json'
+
+  async function documentFetcher(): Promise<(url: string) => Promise<Response>> {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify(clientMetadataDocument(clientId)))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
+    stops.push(() => new Promise((resolve) => server.close(() => resolve())))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    return (url) => fetch(url.replace('https://syncscope.test', base))
+  }
+
+  async function hostLogin(host: McpHost, name: string, opened: string[]): Promise<URL> {
+    const done = host.registry.waitForLogin(name)
+    const { authorizeUrl } = await host.registry.login(name)
+    await fetch(await authorizeInBrowser(authorizeUrl))
+    expect(await done).toBeNull()
+    opened.push(authorizeUrl)
+    return new URL(authorizeUrl)
+  }
+
+  it('settings.json names it: used where the server accepts documents (no registration); removed, the next login registers', async () => {
+    const { as, rs } = await protectedServer({}, { fetchClientMetadata: await documentFetcher() })
+    const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-'))
+    stops.push(() => rm(dir, { recursive: true, force: true }))
+    const settingsFile = join(dir, 'settings.json')
+    await writeFile(settingsFile, JSON.stringify({ mcp: { clientMetadataUrl: clientId, servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } } }))
+    const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
+    stops.push(() => host.close())
+    await host.start()
+    expect(host.clientMetadata()).toEqual({ url: clientId, source: 'settings' })
+    const opened: string[] = []
+    const first = await hostLogin(host, 'doc', opened)
+    expect(first.searchParams.get('client_id')).toBe(clientId)
+    expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(0)
+    expect(textOf(await host.registry.callTool('doc', 'echo', { text: 'by document' }))).toBe('by document')
+
+    // the same server also offers registration: without the setting, that is what the next login uses
+    expect(await host.setClientMetadataUrl(null)).toEqual({ url: null, source: null })
+    expect(JSON.parse(await readFile(settingsFile, 'utf8'))).not.toHaveProperty('mcp.clientMetadataUrl')
+    await host.registry.logout('doc')
+    await rm(join(dir, 'secrets.json'))
+    const second = await hostLogin(host, 'doc', opened)
+    expect(second.searchParams.get('client_id')).not.toBe(clientId)
+    expect(as.requests.filter((request) => request.path === '/reg' && request.status === 201)).toHaveLength(1)
+  })
+
+  it('an invalid URL in settings.json is the file error naming it, and no document is used', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-'))
+    stops.push(() => rm(dir, { recursive: true, force: true }))
+    const settingsFile = join(dir, 'settings.json')
+    await writeFile(settingsFile, JSON.stringify({ mcp: { clientMetadataUrl: 'http://syncscope.test/doc.json', servers: {} } }))
+    const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
+    stops.push(() => host.close())
+    await host.start()
+    expect(host.clientMetadata()).toEqual({ url: null, source: null })
+    expect(host.sources()[0]?.error).toBe("mcp.clientMetadataUrl must be an https:// URL with a path: where the app's client ID metadata document is served")
+  })
+
+  it('the CLI flag wins over settings.json: `mcp login --client-metadata-url` presents it as client_id', async () => {
+    const { as, rs } = await protectedServer({}, { fetchClientMetadata: await documentFetcher() })
+    const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-cli-'))
+    stops.push(() => rm(dir, { recursive: true, force: true }))
+    await writeFile(join(dir, 'settings.json'), JSON.stringify({ mcp: { clientMetadataUrl: 'https://elsewhere.test/x.json', servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } } }))
+    const bad = await runMcpCli(['list', '--data-dir', dir, '--client-metadata-url', 'http://plain.test/doc.json'])
+    expect(bad).toMatchObject({ code: 2, stderr: "syncscope mcp: --client-metadata-url must be an https:// URL with a path: where the app's client ID metadata document is served\n" })
+
+    const login = startMcpCli(['login', 'doc', '--no-open', '--data-dir', dir, '--workspace', dir, '--client-metadata-url', clientId])
+    const authorizeUrl = await waitFor('the login URL', () => /^\s+(http\S+)$/m.exec(login.stderr())?.[1], 60_000)
+    expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(clientId)
+    await fetch(await authorizeInBrowser(authorizeUrl))
+    const done = await login.exited
+    expect(done.code).toBe(0)
+    expect(done.stdout).toContain('doc is connected')
+    expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(0)
+  }, 90_000)
+})
+
 describe('step-up on 403 insufficient_scope', () => {
   it('re-authorises with the scopes held plus the ones asked for, then retries the call once', async () => {
     const { as, rs } = await protectedServer({ toolScopes: { admin: ['mcp:admin'] } }, { extraScopes: ['mcp:admin'] })
@@ -181,6 +267,36 @@ describe('step-up on 403 insufficient_scope', () => {
     await expect(target.callTool('never', 'root')).rejects.toMatchObject({ code: 'insufficient_scope', extra: { scope: 'mcp:tools mcp:root' } })
     expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(2)
     expect(opened).toHaveLength(1)
+  })
+})
+
+describe('step-up for every request, not only tools/call', () => {
+  it('tools/list answered 403 insufficient_scope re-authorises with the wider scope and lists', async () => {
+    const { rs } = await protectedServer({ methodScopes: { 'tools/list': ['mcp:list'] } }, { extraScopes: ['mcp:list'] })
+    const { registry: target, opened } = registryWithBrowser()
+    await target.addServer({ name: 'lists', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await loggedIn(target, 'lists')
+    expect((await target.tools('lists')).map((tool) => tool.tool)).toEqual(['echo', 'whoami'])
+    expect(opened).toHaveLength(2)
+    expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:list', 'mcp:tools'])
+    expect(target.oauthExchanges('lists').some((exchange) => exchange.note?.startsWith('insufficient_scope'))).toBe(true)
+    // the wider grant stays: listing again needs no login
+    expect(await target.tools('lists')).toHaveLength(2)
+    expect(opened).toHaveLength(2)
+  })
+
+  it('initialize answered 403 insufficient_scope steps up too, then the tool call goes through', async () => {
+    const { rs } = await protectedServer({ methodScopes: { initialize: ['mcp:connect'] } }, { extraScopes: ['mcp:connect'] })
+    const { registry: target, opened } = registryWithBrowser()
+    await target.addServer({ name: 'init', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    const done = target.waitForLogin('init')
+    await target.login('init')
+    // the first login's connect is refused for its scope: the login reports it
+    expect(await done).toMatchObject({ code: 'insufficient_scope', scope: 'mcp:tools mcp:connect' })
+    expect(textOf(await target.callTool('init', 'echo', { text: 'connected' }))).toBe('connected')
+    expect(opened).toHaveLength(2)
+    expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:connect', 'mcp:tools'])
+    expect(target.describe('init').state).toBe('connected')
   })
 })
 

@@ -1,9 +1,10 @@
-import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { processesNaming } from './support/proc'
 import { runMcpCli } from './support/run-cli'
 
 const FIXTURE = resolve(__dirname, 'support/stdio-fixture.mjs')
@@ -16,22 +17,6 @@ let hung: Server
 const sockets: Socket[] = []
 
 const cli = (args: string[], configFile = config) => runMcpCli([...args, '--config', configFile, '--data-dir', join(dir, 'data'), '--workspace', dir])
-
-/** Pids of live processes whose command line names `marker` (from /proc: the real process table). */
-async function processesNaming(marker: string): Promise<number[]> {
-  const found: number[] = []
-  for (const name of await readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8')
-      const status = await readFile(`/proc/${name}/status`, 'utf8')
-      if (cmdline.includes(marker) && !/^State:\s+Z/m.test(status)) found.push(Number(name))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found
-}
 
 describe('a hung or broken server beside a working one (CLI as a subprocess)', () => {
   beforeAll(async () => {

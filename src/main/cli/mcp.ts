@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import type { McpEntry } from '../../shared/contract/mcp'
+import { ClientMetadataUrlSchema, type McpEntry } from '../../shared/contract/mcp'
 import { defaultDataDir } from '../data-dir'
 import { McpFailure, toToolError } from '../mcp/errors'
 import { McpHost } from '../mcp/host'
@@ -22,7 +22,10 @@ export const MCP_USAGE = `syncscope mcp list [--json]                         th
 options for all:
   --config FILE      read only this file (mcp.json, or a Claude/Cursor/VS Code config)
   --workspace DIR    workspace holding mcp.json (default: the current folder), layered over
-  --data-dir DIR     the app data folder holding settings.json (default ${defaultDataDir()})`
+  --data-dir DIR     the app data folder holding settings.json (default ${defaultDataDir()})
+  --client-metadata-url URL
+                     the app's client_id as the https URL of its client ID metadata document, for authorisation
+                     servers that accept one (default: settings.json's mcp.clientMetadataUrl)`
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
 
@@ -36,6 +39,7 @@ function parse(argv: string[]) {
       config: { type: 'string' },
       workspace: { type: 'string' },
       'data-dir': { type: 'string' },
+      'client-metadata-url': { type: 'string' },
       json: { type: 'boolean' },
       args: { type: 'string' },
       timeout: { type: 'string' },
@@ -150,12 +154,19 @@ export async function mcpMain(argv: string[], io: Output = { out: (t) => process
     return parsed.values.help ? 0 : 2
   }
   const { values } = parsed
+  const clientMetadataUrl = values['client-metadata-url']
+  const checkedUrl = clientMetadataUrl === undefined ? null : ClientMetadataUrlSchema.safeParse(clientMetadataUrl)
+  if (checkedUrl && !checkedUrl.success) {
+    io.err(`syncscope mcp: --client-metadata-url ${checkedUrl.error.issues[0]?.message}\n`)
+    return 2
+  }
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir())
   const workspace = resolve(values.workspace ?? process.cwd())
   const host = new McpHost({
     workspace,
     settingsFile: join(dataDir, 'settings.json'),
     ...(values.config ? { configFile: resolve(values.config) } : {}),
+    ...(clientMetadataUrl ? { clientMetadataUrl } : {}),
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
     // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
     connectOnDemand: command !== 'list',

@@ -3,14 +3,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { McpHttpServerConfig, McpStdioServerConfig, McpToolError } from '../../shared/contract/mcp'
 import type { FetchLike } from './auth/oauth-log'
 import { expandWorkspaceRoot } from './config/expand'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { McpFailure, toToolError } from './errors'
-import { reap } from './reap'
+import { loginPath } from './login-path'
+import { endGroup } from './process-group'
+import { stdioTransport, type StdioTransport } from './stdio-transport'
 
 export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'needs-login' | 'error'
 
@@ -22,6 +24,8 @@ export interface Connection {
   readonly error: McpToolError | null
   readonly pid: number | null
   readonly restarts: number
+  /** Something the entry works despite (the login shell's PATH unknown). */
+  readonly warning: string | null
   prepare: (client: Client) => void
   client(): Promise<Client>
   /** Drops the live link (and its process); the next `client()` makes a new one. */
@@ -45,6 +49,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 abstract class BaseConnection implements Connection {
   state: ConnectionState = 'idle'
   error: McpToolError | null = null
+  warning: string | null = null
   restarts = 0
   protected current: Client | null = null
   protected connecting: Promise<Client> | null = null
@@ -120,10 +125,10 @@ export interface StdioSpawnSpec {
 }
 
 /**
- * How a stdio server is started: `${workspaceRoot}` expanded, the SDK's safe environment plus the entry's, and the
- * configured cwd (which must exist), else the workspace when there is one on disk.
+ * How a stdio server is started: `${workspaceRoot}` expanded, the SDK's safe environment (PATH: the login shell's,
+ * when given) plus the entry's, and the configured cwd (which must exist), else the workspace when there is one on disk.
  */
-export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: string): StdioSpawnSpec {
+export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: string, path?: string): StdioSpawnSpec {
   const { command, args = [], env = {} } = config
   let cwd: string | undefined
   if (config.cwd) {
@@ -132,7 +137,8 @@ export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: stri
   } else if (existsSync(workspaceRoot)) {
     cwd = workspaceRoot
   }
-  return { command, args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)), env: { ...getDefaultEnvironment(), ...env }, ...(cwd ? { cwd } : {}) }
+  const base = { ...getDefaultEnvironment(), ...(path ? { PATH: path } : {}) }
+  return { command, args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)), env: { ...base, ...env }, ...(cwd ? { cwd } : {}) }
 }
 
 /**
@@ -140,7 +146,7 @@ export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: stri
  * leave it in a `crash_loop` error that names the last stderr lines.
  */
 export class StdioConnection extends BaseConnection {
-  private transport: StdioClientTransport | null = null
+  private transport: StdioTransport | null = null
   private crashes: number[] = []
   private stderr: string[] = []
 
@@ -167,23 +173,25 @@ export class StdioConnection extends BaseConnection {
     if (delayMs > 0) await sleep(delayMs)
     if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
     const { command, timeoutMs } = this.config
+    const path = await loginPath()
+    this.warning = path.warning
     let spawnSpec: StdioSpawnSpec
     try {
-      spawnSpec = stdioSpawnSpec(this.config, this.workspaceRoot)
+      spawnSpec = stdioSpawnSpec(this.config, this.workspaceRoot, path.path)
     } catch (error) {
       this.set('error', toToolError(error))
       throw error
     }
-    const transport = new StdioClientTransport({ ...spawnSpec, stderr: 'pipe' })
+    const transport = stdioTransport(spawnSpec)
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
     const client = this.newClient()
     const initializing = this.initialize(client, transport, this.config.name, timeoutMs ?? 30_000)
-    // spawned synchronously by connect(): the pid is known now, and kept to reap the child if initialize fails
+    // spawned synchronously by connect(): the pid is known now, and kept to end the group if initialize fails
     const pid = transport.pid
     try {
       await initializing
     } catch (error) {
-      await Promise.all([client.close().catch(() => {}), reap(pid)])
+      await Promise.all([client.close().catch(() => {}), endGroup(pid)])
       if (error instanceof McpFailure && error.code === 'timeout') {
         this.set('error', { ...error.toToolError(), stderr: [...this.stderr] })
         throw new McpFailure('timeout', error.message, { stderr: [...this.stderr] })
@@ -279,7 +287,8 @@ export class HttpConnection extends BaseConnection {
       }
       const failure = httpFailure(error)
       this.set('error', failure)
-      throw new McpFailure(failure.code, failure.message)
+      const { code, message, ...extra } = failure
+      throw new McpFailure(code, message, extra)
     }
     client.onclose = () => {
       if (this.current === client && !this.closed) {

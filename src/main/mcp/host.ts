@@ -2,14 +2,16 @@ import { watch, type FSWatcher } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { McpEntry, McpServerConfig, McpSource, OAuthExchange } from '../../shared/contract/mcp'
+import type { ClientMetadataSetting, McpEntry, McpServerConfig, McpSource, OAuthExchange } from '../../shared/contract/mcp'
 import type { ExpandContext } from './config/expand'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
 import { importForeignEntry, parseConfigText, parseEntry, type ParsedEntry, type ParsedFile, type SourceKind } from './config/parse'
+import type { TokenRecord } from './auth/refresh-coordinator'
 import type { RestartPolicy } from './connection'
 import { McpFailure } from './errors'
 import { isLiteralSecret, MASK } from './mask'
-import { forgetPersisted, storePersistence } from './persistence/oauth-persistence'
+import { withLockFile } from './persistence/lock-file'
+import { forgetPersisted, readStoredTokens, storePersistence } from './persistence/oauth-persistence'
 import type { SecretStore } from './persistence/secret-store'
 import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
 
@@ -35,8 +37,10 @@ export interface McpHostOptions {
   onOAuthExchange?: (server: string, exchange: OAuthExchange) => void
   onRpcMessage?: RegistryOptions['onRpcMessage']
   onElicitation?: RegistryOptions['onElicitation']
-  /** The app's client ID metadata document URL (see Registry). */
+  /** The app's client ID metadata document URL (see Registry); given, it wins over settings.json's `mcp.clientMetadataUrl`. */
   clientMetadataUrl?: string
+  /** Where the lock files that coordinate token refreshes with other processes go (default: beside settings.json). */
+  lockDir?: string
   log?: (line: string) => void
 }
 
@@ -79,9 +83,17 @@ export class McpHost {
       ...(options.onOAuthExchange ? { onOAuthExchange: options.onOAuthExchange } : {}),
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
       ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
-      ...(options.clientMetadataUrl ? { clientMetadataUrl: options.clientMetadataUrl } : {}),
+      tokenRecord: (server) => this.tokenRecord(server),
       onLogout: (server) => forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
     })
+  }
+
+  /** The persisted tokens of a server and the lock file every Syncscope process takes before refreshing them. */
+  private tokenRecord(server: string): TokenRecord | null {
+    const lockDir = this.options.lockDir ?? (this.options.settingsFile ? dirname(this.options.settingsFile) : null)
+    if (!lockDir) return null
+    const store = this.options.secretStore
+    return { read: () => readStoredTokens(store, server), locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${server}.lock`), work) }
   }
 
   private layerFiles(): Array<{ kind: SourceKind; path: string }> {
@@ -172,7 +184,27 @@ export class McpHost {
       if (entry.ok) servers.push(await this.withPersistence(entry.config))
       else invalid.push({ name, error: entry.error, origin })
     }
-    await this.registry.applyConfig({ servers, invalid, origins })
+    await this.registry.applyConfig({ servers, invalid, origins, clientMetadataUrl: this.clientMetadata().url })
+  }
+
+  /** The app's client ID metadata document URL in force: the host's option (the CLI flag), else settings.json's. */
+  clientMetadata(): ClientMetadataSetting {
+    if (this.options.clientMetadataUrl) return { url: this.options.clientMetadataUrl, source: 'flag' }
+    const url = this.layers.find((layer) => layer.kind === 'settings')?.parsed?.clientMetadataUrl ?? null
+    return { url, source: url ? 'settings' : null }
+  }
+
+  /** Writes `mcp.clientMetadataUrl` into settings.json (null removes it); authorization-code servers reconnect with it. */
+  async setClientMetadataUrl(url: string | null): Promise<ClientMetadataSetting> {
+    const layer = this.layers.find((candidate) => candidate.kind === 'settings')
+    if (!layer) throw new McpFailure('invalid_config', 'there is no settings file to write to (--config reads one file only)')
+    await updateJsonFile(layer.path, (root) => {
+      const mcp = objectAt(root, ['mcp'])
+      if (url === null) delete mcp.clientMetadataUrl
+      else mcp.clientMetadataUrl = url
+    })
+    await this.reload()
+    return this.clientMetadata()
   }
 
   /** authorizationCode servers get their stored tokens and client, and save new ones as they come. */

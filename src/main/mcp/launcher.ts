@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process'
 import type { Readable, Writable } from 'node:stream'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { InitializeResultSchema, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 import type { StdioSpawnSpec } from './connection'
+import { endGroup, spawnInGroup } from './process-group'
 import type { Registry } from './registry'
 
 export interface LaunchIo {
@@ -19,30 +19,36 @@ export interface LaunchIo {
  * with the exit code once the host closes stdin or the server goes away.
  */
 export async function runServer(registry: Registry, name: string, io: LaunchIo): Promise<number> {
-  const launch = registry.launch(name)
-  return launch.transport === 'stdio' ? runStdio(launch.spawn, io) : bridge(name, launch.remote, io)
+  const launch = await registry.launch(name)
+  if (launch.transport === 'http') return bridge(name, launch.remote, io)
+  if (launch.warning) io.log(launch.warning)
+  return runStdio(launch.spawn, io)
 }
+
+/** The server's group gets a moment to exit by itself once stdin ends, as a host expects, then SIGTERM. */
+const STDIN_GRACE_MS = 1_000
 
 function runStdio(spec: StdioSpawnSpec, io: LaunchIo): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(spec.command, spec.args, { env: spec.env, ...(spec.cwd ? { cwd: spec.cwd } : {}), stdio: ['pipe', 'pipe', 'inherit'] })
-    io.stdin.pipe(child.stdin)
-    child.stdout.pipe(io.stdout)
-    // the host ends us by closing stdin and then by signals: both reach the server
-    const forward = (signal: NodeJS.Signals) => () => child.kill(signal)
-    const onTerm = forward('SIGTERM')
-    const onInt = forward('SIGINT')
-    process.on('SIGTERM', onTerm)
-    process.on('SIGINT', onInt)
+    const child = spawnInGroup(spec.command, spec.args, { env: spec.env, ...(spec.cwd ? { cwd: spec.cwd } : {}), stdio: ['pipe', 'pipe', 'inherit'] })
+    const pgid = child.pid
+    io.stdin.pipe(child.stdin!)
+    child.stdout!.pipe(io.stdout)
+    // the host ends us by closing stdin and then by signals: both reach every process of the server's group
+    const onSignal = () => void endGroup(pgid)
+    process.on('SIGTERM', onSignal)
+    process.on('SIGINT', onSignal)
+    io.stdin.once('end', () => setTimeout(() => void endGroup(pgid), STDIN_GRACE_MS).unref())
     child.once('error', (error) => {
       io.log(`cannot start \`${spec.command}\`: ${error.message}`)
       resolve(127)
     })
-    child.once('close', (code, signal) => {
-      process.off('SIGTERM', onTerm)
-      process.off('SIGINT', onInt)
-      io.stdin.unpipe(child.stdin)
-      resolve(code ?? (signal ? 1 : 0))
+    // `exit`, not `close`: a grandchild holding the pipes would keep `close` from coming; the group goes with the leader
+    child.once('exit', (code, signal) => {
+      process.off('SIGTERM', onSignal)
+      process.off('SIGINT', onSignal)
+      io.stdin.unpipe(child.stdin!)
+      void endGroup(pgid).then(() => resolve(code ?? (signal ? 1 : 0)))
     })
   })
 }

@@ -8,11 +8,12 @@ import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
-import { singleFlightRefresh } from './auth/single-flight'
+import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { importForeignEntry, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { DEFAULT_RESTART, HttpConnection, StdioConnection, stdioSpawnSpec, type Connection, type HttpAuthWiring, type RestartPolicy, type StdioSpawnSpec } from './connection'
 import { Elicitations } from './elicitation'
+import { loginPath } from './login-path'
 import { McpFailure, toToolError } from './errors'
 import { schemaViolations } from './json-schema'
 import { maskSecrets, tokenStatus } from './mask'
@@ -59,6 +60,8 @@ export interface RegistryConfig {
   /** Entries that failed validation: listed in error state, never connected. */
   invalid?: InvalidEntry[]
   origins?: ReadonlyMap<string, Origin>
+  /** The app's client ID metadata document URL from now on (null: none); authorizationCode entries reconnect when it changes. */
+  clientMetadataUrl?: string | null
 }
 
 export interface RegistryOptions {
@@ -86,6 +89,8 @@ export interface RegistryOptions {
   onRpcMessage?: (server: string, message: McpRpcMessage) => void
   /** A server asks the person something: show it, answer with `answerElicitation`. */
   onElicitation?: (elicitation: McpElicitation) => void
+  /** A server's persisted tokens and their cross-process lock: refreshes are coordinated through it. */
+  tokenRecord?: (server: string) => TokenRecord | null
   /** After "log out" cleared the in-memory tokens: the host deletes the persisted ones. */
   onLogout?: (server: string) => Promise<void>
 }
@@ -122,10 +127,12 @@ export class Registry {
   private readonly loginWaiters = new Map<string, Array<(error: McpToolError | null) => void>>()
   private readonly callbacks = new CallbackListeners((server, params) => this.completeLogin(server, params))
   private readonly fetchFn: FetchLike
+  private clientMetadataUrl: string | null
   private closed = false
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
+    this.clientMetadataUrl = options.clientMetadataUrl ?? null
     this.elicitations = new Elicitations((elicitation) => this.options.onElicitation?.(elicitation))
   }
 
@@ -138,6 +145,7 @@ export class Registry {
 
   /** Declarative: servers not named are removed, changed ones reconnect, unchanged ones keep their connections. */
   async applyConfig(config: RegistryConfig): Promise<McpEntry[]> {
+    if (config.clientMetadataUrl !== undefined) this.clientMetadataUrl = config.clientMetadataUrl
     const extras = (this.options.extraMcpServers ?? []).filter((extra) => !config.servers.some((s) => s.name === extra.name) && !config.invalid?.some((i) => i.name === extra.name))
     const servers = [...config.servers, ...extras]
     const extraOrigin: Origin = { source: 'extra', sourcePath: null, shadows: [], raw: null }
@@ -182,6 +190,7 @@ export class Registry {
       toolCount: entry.tools?.length ?? null,
       pid: connection?.pid ?? null,
       restarts: connection?.restarts ?? 0,
+      warning: connection?.warning ?? null,
       tokens: entry.config?.auth?.mode === 'authorizationCode' ? tokenStatus(oauth?.tokens?.value, oauth?.client?.value.clientId) : null
     }
   }
@@ -239,7 +248,7 @@ export class Registry {
   }
 
   private async invokeTool(name: string, tool: string, args: Record<string, unknown>, options: { timeoutMs?: number }): Promise<CallToolResult> {
-    await this.client(name)
+    await this.withSession(name, async (client) => client)
     const known = this.entry(name).tools
     if (known && !known.some((candidate) => candidate.name === tool)) {
       throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
@@ -247,17 +256,10 @@ export class Registry {
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
     // client.request, not client.callTool: the SDK would throw away a result that violates the output schema, and
     // the developer needs to see that result and where it is wrong.
-    const call = () => this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     try {
-      return await call()
+      return await this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
     } catch (error) {
       if (error instanceof UnauthorizedError) throw await this.loginLost(name)
-      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw this.callFailure(name, tool, timeout, error)
-      await this.stepUp(name, error.extra.scope ?? '')
-    }
-    try {
-      return await call()
-    } catch (error) {
       throw this.callFailure(name, tool, timeout, error)
     }
   }
@@ -329,8 +331,22 @@ export class Registry {
     if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
   }
 
-  /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
+  /**
+   * Every request to a server (its initialize included): a 403 insufficient_scope steps up (a new authorisation for
+   * the wider scope) and the request is tried once more.
+   */
   private async withSession<T>(name: string, request: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      return await this.inSession(name, request)
+    } catch (error) {
+      if (!(error instanceof McpFailure && error.code === 'insufficient_scope')) throw error
+      await this.stepUp(name, error.extra.scope ?? '')
+    }
+    return this.inSession(name, request)
+  }
+
+  /** Runs a request; when the server restarted and forgot our session (HTTP 404), opens a new one and tries once more. */
+  private async inSession<T>(name: string, request: (client: Client) => Promise<T>): Promise<T> {
     try {
       return await request(await this.client(name))
     } catch (error) {
@@ -354,11 +370,14 @@ export class Registry {
    * What `syncscope mcp run` starts for a server: the stdio command with its secrets in place, or a transport to the
    * remote server with its headers and OAuth tokens (refreshed on a 401, new ones saved), to bridge to stdio.
    */
-  launch(name: string): { transport: 'stdio'; spawn: StdioSpawnSpec } | { transport: 'http'; remote: StreamableHTTPClientTransport } {
+  async launch(name: string): Promise<{ transport: 'stdio'; spawn: StdioSpawnSpec; warning: string | null } | { transport: 'http'; remote: StreamableHTTPClientTransport }> {
     const entry = this.entry(name)
     if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
     if (!entry.config || entry.config.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
-    if (entry.config.transport === 'stdio') return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd()) }
+    if (entry.config.transport === 'stdio') {
+      const path = await loginPath()
+      return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd(), path.path), warning: path.warning }
+    }
     if (!(entry.connection instanceof HttpConnection)) throw new McpFailure('transport_error', `${name} has no connection`)
     return { transport: 'http', remote: entry.connection.transport() }
   }
@@ -535,7 +554,8 @@ export class Registry {
   }
 
   private async upsert(config: McpServerConfig, origin: Origin | null): Promise<void> {
-    const hash = configHash(config)
+    // the client id an authorization-code entry presents is part of its connection
+    const hash = config.transport === 'http' && config.auth.mode === 'authorizationCode' ? `${configHash(config)}|${this.clientMetadataUrl ?? ''}` : configHash(config)
     const previous = this.entries.get(config.name)
     if (config.transport === 'http' && config.auth.mode === 'authorizationCode') seedOAuthState(this.oauthState(config.name), config.auth)
     if (previous && previous.hash === hash && !previous.invalid) {
@@ -545,6 +565,8 @@ export class Registry {
       return
     }
     await previous?.connection?.close()
+    // read once per process, in the background now: the first spawn need not wait for the shell's rc files
+    if (config.transport === 'stdio' && !config.disabled) void loginPath()
     const entry: Entry = { name: config.name, config, invalid: null, origin, hash, connection: null, oauth: null, tools: null }
     this.entries.set(config.name, entry)
     try {
@@ -585,7 +607,13 @@ export class Registry {
         const provider = await this.authorizationProvider(config.name, authConfig)
         entry.oauth = { provider, config: authConfig }
         const state = this.oauthState(config.name)
-        return { fetch: guardResource(singleFlightRefresh(base), config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+        const refreshing = coordinatedRefresh(base, {
+          record: authConfig.oauthProviderRef ? null : (this.options.tokenRecord?.(config.name) ?? null),
+          save: (tokens) => Promise.resolve(provider.saveTokens(tokens)),
+          issuer: () => state.discovery?.authorizationServerUrl ?? state.tokens?.value.issuer,
+          note: (url, text) => log.add('refresh', 'POST', url, null, text)
+        })
+        return { fetch: guardResource(refreshing, config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
       }
     }
   }
@@ -597,7 +625,7 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const shared = this.options.clientMetadataUrl ? null : name
+    const shared = this.clientMetadataUrl ? null : name
     const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
@@ -605,7 +633,7 @@ export class Registry {
       onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
       onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
       onAuthorizeUrl: () => this.changed([name])
-    }, this.options.clientMetadataUrl)
+    }, this.clientMetadataUrl ?? undefined)
   }
 
   /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */

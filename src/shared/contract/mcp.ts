@@ -196,6 +196,8 @@ export const McpEntrySchema = z.object({
   toolCount: z.number().int().nullable(),
   pid: z.number().int().nullable(),
   restarts: z.number().int(),
+  /** What the entry works despite, e.g. a stdio server started without the login shell's PATH. */
+  warning: z.string().nullable(),
   tokens: TokenStatusSchema.nullable()
 })
 export type McpEntry = z.infer<typeof McpEntrySchema>
@@ -253,6 +255,20 @@ export const McpCallResultSchema = z.object({
 })
 export type McpCallResult = z.infer<typeof McpCallResultSchema>
 
+/**
+ * The app's client_id as the HTTPS URL of its client ID metadata document, used with authorisation servers that
+ * advertise `client_id_metadata_document_supported` (an HTTPS URL with a path, as the draft and the SDK require).
+ */
+export const ClientMetadataUrlSchema = z.string().refine((value) => {
+  if (!URL.canParse(value)) return false
+  const url = new URL(value)
+  return url.protocol === 'https:' && url.pathname !== '/'
+}, "must be an https:// URL with a path: where the app's client ID metadata document is served")
+
+/** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
+export const ClientMetadataSettingSchema = z.object({ url: z.string().nullable(), source: z.enum(['settings', 'flag']).nullable() })
+export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
+
 const named = z.object({ name: McpServerNameSchema })
 
 /** Another host's MCP config file (Claude Desktop/Code, VS Code, Cursor) and what `mcp export` would change in it. */
@@ -274,7 +290,12 @@ export const HostExportSchema = z.object({
 export type HostExport = z.infer<typeof HostExportSchema>
 
 export const mcpCalls = {
-  'mcp.list': call(z.object({}), z.object({ entries: z.array(McpEntrySchema), sources: z.array(McpSourceSchema), secretStore: z.string() })),
+  'mcp.list': call(
+    z.object({}),
+    z.object({ entries: z.array(McpEntrySchema), sources: z.array(McpSourceSchema), secretStore: z.string(), clientMetadata: ClientMetadataSettingSchema })
+  ),
+  /** Sets (or with null removes) `mcp.clientMetadataUrl` in settings.json; OAuth servers reconnect with it. */
+  'mcp.setClientMetadataUrl': call(z.object({ url: ClientMetadataUrlSchema.nullable() }), ClientMetadataSettingSchema),
   'mcp.tools': call(named, z.array(McpToolInfoSchema)),
   'mcp.callTool': call(
     named.extend({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}), timeoutMs: timeoutMs }),

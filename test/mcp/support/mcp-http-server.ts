@@ -16,6 +16,8 @@ export type Gate =
       issuer: () => string
       /** Tools that need more than `mcp:tools`: called without these scopes they answer 403 insufficient_scope. */
       toolScopes?: Record<string, string[]>
+      /** JSON-RPC methods (initialize, tools/list, …) that need more than `mcp:tools`, answered 403 the same way. */
+      methodScopes?: Record<string, string[]>
       /** False: the 401 names no resource_metadata, so the client must find the well-known path itself. */
       challengeNamesMetadata?: boolean
     }
@@ -42,12 +44,12 @@ function toolsFor(server: McpServer, caller: () => Record<string, unknown>, scop
   server.registerTool('whoami', { description: 'The caller as the server sees it' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(caller()) }] }))
 }
 
-/** The scopes a tools/call needs beyond what the token carries. */
-function missingScopes(toolScopes: Record<string, string[]>, body: unknown, caller: Record<string, unknown>): string[] {
+/** The scopes a request (its method, or the tool a tools/call names) needs beyond what the token carries. */
+function missingScopes(gate: { toolScopes?: Record<string, string[]>; methodScopes?: Record<string, string[]> }, body: unknown, caller: Record<string, unknown>): string[] {
   const message = body as { method?: string; params?: { name?: string } } | undefined
-  if (message?.method !== 'tools/call') return []
   const granted = new Set(String(caller.scope ?? '').split(' '))
-  return (toolScopes[message.params?.name ?? ''] ?? []).filter((scope) => !granted.has(scope))
+  const needed = [...(gate.methodScopes?.[message?.method ?? ''] ?? []), ...(message?.method === 'tools/call' ? (gate.toolScopes?.[message.params?.name ?? ''] ?? []) : [])]
+  return needed.filter((scope) => !granted.has(scope))
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -103,7 +105,7 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
       if (req.url?.startsWith('/.well-known/oauth-protected-resource') && gate.kind === 'oauth') {
         metadataRequests.push(req.url)
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools', ...new Set(Object.values(gate.toolScopes ?? {}).flat())], resource_name: 'http-fixture', bearer_methods_supported: ['header'] }))
+        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools', ...new Set([...Object.values(gate.toolScopes ?? {}), ...Object.values(gate.methodScopes ?? {})].flat())], resource_name: 'http-fixture', bearer_methods_supported: ['header'] }))
         return
       }
       if (!req.url?.startsWith('/mcp')) {
@@ -114,7 +116,7 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
       const caller = await authorise(req)
       if (typeof caller === 'string') return unauthorized(res, caller)
       const body = req.method === 'POST' ? await readBody(req) : undefined
-      const missing = gate.kind === 'oauth' ? missingScopes(gate.toolScopes ?? {}, body, caller) : []
+      const missing = gate.kind === 'oauth' ? missingScopes(gate, body, caller) : []
       if (missing.length > 0) {
         const wanted = [...new Set([...String(caller.scope ?? '').split(' ').filter(Boolean), ...missing])].join(' ')
         res.writeHead(403, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${metadataUrl}"` })

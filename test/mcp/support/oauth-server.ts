@@ -34,6 +34,8 @@ export interface AuthServerOptions {
   fetchClientMetadata?: (url: string) => Promise<Response>
   /** Dynamic registration offered (default true). */
   registration?: boolean
+  /** Holds each refresh response this long after the refresh is done (the rotation has happened): widens races. */
+  refreshDelayMs?: number
 }
 
 /**
@@ -72,6 +74,7 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
     await next()
     const oidc = (ctx as unknown as { oidc?: { params?: { grant_type?: string; resource?: string | string[] }; client?: { clientId: string } } }).oidc
     const params = oidc?.params
+    if (options.refreshDelayMs && params?.grant_type === 'refresh_token') await new Promise((resolve) => setTimeout(resolve, options.refreshDelayMs))
     requests.push({ method: ctx.method, path: ctx.path, grantType: params?.grant_type ?? null, resource: params?.resource ?? null, clientId: oidc?.client?.clientId ?? null, status: ctx.status })
   })
   server.on('request', provider.callback())

@@ -10,18 +10,31 @@ export interface CliRun {
   ms: number
 }
 
-/** Runs `syncscope mcp …` as a person would; no keychain on this bus, so secrets go to the data folder's 0600 file. */
-export function runMcpCli(args: string[]): Promise<CliRun> {
+export interface RunningCli {
+  stdout(): string
+  stderr(): string
+  exited: Promise<CliRun>
+}
+
+/**
+ * Starts `syncscope mcp …` as a person would; no keychain on this bus, so secrets go to the data folder's 0600 file.
+ * The login shell is `/bin/sh`: what this machine's own rc files do (and how long they take) is not under test here.
+ */
+export function startMcpCli(args: string[]): RunningCli {
   const started = Date.now()
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args], {
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-test-bus' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started }))
+  const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args], {
+    env: { ...process.env, SHELL: '/bin/sh', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-test-bus' },
+    stdio: ['ignore', 'pipe', 'pipe']
   })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<CliRun>((done) => child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started })))
+  return { stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+/** Runs `syncscope mcp …` to its end. */
+export function runMcpCli(args: string[]): Promise<CliRun> {
+  return startMcpCli(args).exited
 }

@@ -1,5 +1,5 @@
 // A small stdio MCP server for the registry tests: sleeps (recording cancellations), reports env and cwd, crashes.
-/* global process, setTimeout */
+/* global process, setTimeout, setInterval */
 import { appendFileSync } from 'node:fs'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -21,6 +21,8 @@ server.registerTool('where', { description: 'The working directory and arguments
   content: [{ type: 'text', text: JSON.stringify({ cwd: process.cwd(), argv: process.argv.slice(2) }) }]
 }))
 server.registerTool('crash', { description: 'Exits the process' }, async () => process.exit(3))
+// a server with work of its own (a watcher, a socket): it outlives the end of its stdin
+if (process.env.FIXTURE_LINGER) setInterval(() => {}, 1000)
 if (process.env.FIXTURE_CRASH_ON_START) {
   process.stderr.write('fixture: refusing to start\n')
   process.exit(1)

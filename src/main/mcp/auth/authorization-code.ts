@@ -120,6 +120,8 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     // A client registered for another redirect URI (an earlier callback port) cannot complete this flow: register anew.
     const uris = (client as { redirect_uris?: unknown } | undefined)?.redirect_uris
     if (client && Array.isArray(uris) && !uris.includes(this.redirectUrl)) return undefined
+    // A client id that was a metadata document URL the app no longer publishes (the setting changed or was removed).
+    if (client && client.clientId !== this.clientMetadataUrl && /^https:\/\//.test(client.clientId)) return undefined
     return client ? toSdkClient(client) : undefined
   }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { McpServerEntrySchema, McpServerNameSchema, type McpServerConfig, type McpSource, type McpToolError } from '../../../shared/contract/mcp'
+import { ClientMetadataUrlSchema, McpServerEntrySchema, McpServerNameSchema, type McpServerConfig, type McpSource, type McpToolError } from '../../../shared/contract/mcp'
 import { expandPlaceholders, type ExpandContext } from './expand'
 import { jsonSyntaxProblem } from './json-file'
 
@@ -16,6 +16,8 @@ export interface ParsedFile {
   entries: ParsedEntry[]
   /** A problem with the file as a whole (bad JSON, unknown top-level key); entries that could be read still count. */
   error: string | null
+  /** settings.json's `mcp.clientMetadataUrl` (null when absent or invalid; the error says why). */
+  clientMetadataUrl?: string | null
 }
 
 const OUR_TOP_LEVEL = new Set(['servers', 'inputs', '$schema'])
@@ -99,5 +101,14 @@ export async function parseConfigText(text: string, kind: SourceKind, path: stri
   if (!isObject(map)) return { format: null, entries: [], error: `"${basePath.join('.')}" must be an object of named servers` }
   const format = kind === 'settings' ? 'servers' : detectFormat(root, map)
   const entries = await Promise.all(Object.entries(map).map(([name, raw]) => parseEntry(name, raw, basePath, path, format, context)))
-  return { format, entries, error: topLevelError }
+  if (kind !== 'settings') return { format, entries, error: topLevelError }
+  const { url, error } = clientMetadataUrlOf(root.mcp)
+  return { format, entries, error: topLevelError ?? error, clientMetadataUrl: url }
+}
+
+function clientMetadataUrlOf(mcp: unknown): { url: string | null; error: string | null } {
+  const value = isObject(mcp) ? mcp.clientMetadataUrl : undefined
+  if (value === undefined || value === null) return { url: null, error: null }
+  const parsed = ClientMetadataUrlSchema.safeParse(value)
+  return parsed.success ? { url: parsed.data, error: null } : { url: null, error: `mcp.clientMetadataUrl ${parsed.error.issues[0]?.message ?? 'is invalid'}` }
 }

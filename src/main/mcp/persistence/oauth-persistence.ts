@@ -23,9 +23,14 @@ function parseStored<T>(text: string | undefined, schema: { safeParse(value: unk
   }
 }
 
+/** The tokens stored for a server now (another process may have rotated them since they were first read). */
+export async function readStoredTokens(store: SecretStore, server: string): Promise<OAuthTokens | undefined> {
+  return parseStored(await store.get(tokensAccount(server)), OAuthTokensSchema)
+}
+
 /** Tokens and client of one server in a secret store (accounts `tokens:<server>` and `client:<server>`). */
 export async function storePersistence(store: SecretStore, server: string): Promise<OAuthPersistence> {
-  const tokens = parseStored(await store.get(tokensAccount(server)), OAuthTokensSchema)
+  const tokens = await readStoredTokens(store, server)
   const client = parseStored(await store.get(clientAccount(server)), OAuthClientInfoSchema)
   return {
     ...(tokens ? { tokens } : {}),

@@ -24,7 +24,8 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
   const { dataDir, workspace } = rooms.context.serve
   const launcher = () => currentLauncher(dataDir, workspace)
   return {
-    'mcp.list': async () => ({ entries: registry.list(), sources: host.sources(), secretStore: host.secretStore.description }),
+    'mcp.list': async () => ({ entries: registry.list(), sources: host.sources(), secretStore: host.secretStore.description, clientMetadata: host.clientMetadata() }),
+    'mcp.setClientMetadataUrl': ({ url }) => guarded(() => host.setClientMetadataUrl(url)),
     'mcp.tools': ({ name }) => guarded(() => registry.tools(name)),
     'mcp.callTool': async ({ name, tool, args, timeoutMs }) => {
       const started = performance.now()

@@ -3,6 +3,7 @@ import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
 import { ExportPanel } from './ExportPanel'
 import { useCall, useCallMutation, useEvent, useInvalidateOn } from '../../hooks'
+import { ClientMetadataPanel } from './ClientMetadataPanel'
 import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
 import { NEW_SERVER, ServerEditor, type EditTarget } from './ServerEditor'
@@ -106,6 +107,11 @@ function EntryRow({ entry, selected, onSelect, onEdit }: { entry: McpEntry; sele
         <span className={`badge mcp-${entry.state}`} data-testid={`mcp-state-${entry.name}`}>
           {STATE_LABELS[entry.state]}
         </span>
+        {entry.warning && (
+          <div className="warn" data-testid={`mcp-warning-${entry.name}`}>
+            <small>{entry.warning}</small>
+          </div>
+        )}
         {entry.error && (
           <div className="mcp-error" data-testid={`mcp-error-${entry.name}`}>
             <strong>{entry.error.code}</strong>: {entry.error.message}
@@ -189,6 +195,7 @@ export function McpPage() {
           <p className="hint">
             The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name. Secrets: {list.data.secretStore}.
           </p>
+          <ClientMetadataPanel key={list.data.clientMetadata.url ?? ''} setting={list.data.clientMetadata} />
           <ImportPanel />
           <ExportPanel />
         </section>
