@@ -1,10 +1,14 @@
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { type AddressInfo, connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type ShapeInput, resolveDefinition } from '../../src/main/shapes/definition/definition'
 import { setDisplaySettingsSql } from '../../src/main/shapes/definition/row-sql'
 import { readTableInfo } from '../../src/main/shapes/definition/table-info'
+import { protocolHeaderNames } from '../../src/main/shapes/http/protocol'
+import { Responder } from '../../src/main/shapes/http/responder'
 import { type SnapshotQuery, runSnapshot } from '../../src/main/shapes/snapshot/snapshot'
 import { loadParser } from '../../src/main/sql'
 import { useTestDatabase } from '../support/test-database'
@@ -73,4 +77,40 @@ describe('the snapshot fast path (COPY off the socket, WebAssembly encoder) besi
       for (const [id, row] of await postgresText(where)) expect(values.get(`"public"."awkward"/"${id.replaceAll('/', '//')}"`), id).toEqual(row)
     })
   }
+})
+
+/** The raw bytes of the response to one keep-alive GET of `path`, its Date value blanked (the second may turn). */
+async function rawResponse(port: number, path: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1')
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://localhost:5173\r\n\r\n`)
+  let text = ''
+  for await (const chunk of socket as AsyncIterable<Buffer>) {
+    text += chunk.toString('latin1')
+    const headEnd = text.indexOf('\r\n\r\n')
+    const length = Number(/content-length: (\d+)/i.exec(text)?.[1])
+    if (headEnd !== -1 && text.length >= headEnd + 4 + length) break
+  }
+  socket.destroy()
+  return text.replace(/\r\nDate: [^\r]+/, '\r\nDate: <date>')
+}
+
+describe('a whole response written to the socket at once, beside Node writing it', () => {
+  it('puts the same bytes on the wire', async () => {
+    const answer = { headers: ['content-type', 'application/json; charset=utf-8', 'etag', '"1-2-3"', 'content-length', '9'], body: Buffer.from('[{"a":1}]') }
+    const server = createServer((req, res) => {
+      const r = new Responder(req, res, protocolHeaderNames('electric'), '/v1/shape', 'Syncscope/test')
+      const prepared = { headers: r.flatHeaders({ 'content-type': 'application/json; charset=utf-8', etag: '"1-2-3"' }, answer.body), body: answer.body }
+      if (req.url === '/wire') r.sendPrepared(prepared)
+      else r.sendFlat(200, prepared.headers, prepared.body)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      const plain = await rawResponse(port, '/plain')
+      expect(plain).toContain('\r\n\r\n[{"a":1}]')
+      expect(await rawResponse(port, '/wire')).toBe(plain)
+    } finally {
+      server.close()
+    }
+  })
 })
