@@ -2,6 +2,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
+import { roomImports } from './scripts/eslint-room-imports.mjs'
 
 const electronOnlyInShell = { name: 'electron', message: 'Only src/main/index.ts and src/main/electron/ know Electron.' }
 const sqlInternals = { regex: '^(\\.\\./)+(src/main/)?sql/(?!index$)', message: 'Import the SQL toolkit from src/main/sql (its index), not its inner files.' }
@@ -33,9 +34,36 @@ export default tseslint.config(
   },
   { files: ['src/main/sql/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: [electronOnlyInShell] }] } },
   {
-    files: ['src/renderer/**/*.{ts,tsx}', 'src/shared/**/*.ts'],
+    files: ['src/main/**/*.ts'],
+    plugins: { syncscope: { rules: { 'room-imports': roomImports } } },
+    rules: { 'syncscope/room-imports': 'error' }
+  },
+  {
+    files: ['src/renderer/**/*.{ts,tsx}'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: 'The renderer and shared code run in a browser.' }] }]
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'The renderer runs in a browser.' },
+            { regex: '^(\\.\\./)+main(/|$)', message: 'The renderer never imports src/main: it reaches main through the contract (src/shared/contract).' }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'Shared code runs in the browser too.' },
+            { regex: '^(\\.\\./)+(main|renderer)(/|$)', message: 'src/shared never imports src/main or src/renderer: both import it.' }
+          ]
+        }
+      ]
     }
   }
 )

@@ -3,6 +3,8 @@ import { chromiumArgs, chromiumPath } from './e2e/chromium'
 
 export default defineConfig({
   testDir: './e2e',
+  // the app under test is the built one (bin/syncscope.js runs out/main/cli.js, serving out/renderer)
+  globalSetup: './test/support/build-app.ts',
   outputDir: 'test-results/e2e',
   timeout: 60_000,
   expect: { timeout: 15_000 },

@@ -11,6 +11,8 @@ export default defineConfig({
     pool: 'forks',
     // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)
     setupFiles: ['test/support/leftover-clusters.ts'],
+    // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
+    globalSetup: ['test/support/build-app.ts'],
     // One file at a time: a full run with 2 workers (29 min, beside other test runs on the same 2 cores) failed 5
     // timing-bound tests in 5 files (checker app, mcp stdio timeout, resilience backoff, drop-during-snapshot, restart).
     maxWorkers: 1,

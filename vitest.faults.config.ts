@@ -10,6 +10,8 @@ export default defineConfig({
     pool: 'forks',
     // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)
     setupFiles: ['test/support/leftover-clusters.ts'],
+    // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
+    globalSetup: ['test/support/build-app.ts'],
     maxWorkers: 1,
     passWithNoTests: true,
     reporters: ['default', ['json', { outputFile: 'test-results/vitest-faults.json' }]]

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks'
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import type { TestShapeServer } from '../test/support/shape-server'
 import { TASK_ROWS, createTasks, selectedKeys, unindexedWhere, updateAllTasks } from '../test/support/unindexed-workload'
@@ -51,7 +51,7 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
     shapes.push(...(await Promise.all(batch)))
   }
   const dir = await mkdtemp(join(tmpdir(), 'syncscope-bench-'))
-  const rounds: Array<{ delivered: number; p50: number; blocked: number; cpu: number; answers: number; gcMax: number }> = []
+  const rounds: Array<{ delivered: number; p50: number; blocked: number; cpu: number; answers: number; gcMax: number; gcTotal: number; gcMajor: number }> = []
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const update = updateAllTasks(round)
@@ -64,8 +64,10 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
       await new Promise((resolve) => setTimeout(resolve, 3_000))
       const applied = service.globalLsn
       const delay = monitorEventLoopDelay({ resolution: 1 })
-      const gcs: number[] = []
-      const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries().map((entry) => entry.duration)))
+      const gcs: Array<{ duration: number; major: boolean }> = []
+      const gcObserver = new PerformanceObserver((list) =>
+        gcs.push(...list.getEntries().map((entry) => ({ duration: entry.duration, major: ((entry as { detail?: { kind?: number } }).detail?.kind ?? 0) !== constants.NODE_PERFORMANCE_GC_MINOR })))
+      )
       gcObserver.observe({ entryTypes: ['gc'] })
       delay.enable()
       const cpu = process.cpuUsage()
@@ -84,7 +86,9 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
         blocked: delay.max / 1e6,
         cpu: (used.user + used.system) / 1000,
         answers: answers.length,
-        gcMax: Math.max(0, ...gcs)
+        gcMax: Math.max(0, ...gcs.map((gc) => gc.duration)),
+        gcTotal: gcs.reduce((sum, gc) => sum + gc.duration, 0),
+        gcMajor: gcs.filter((gc) => gc.major).length
       })
       if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
       for (const shape of shapes) {

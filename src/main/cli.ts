@@ -16,7 +16,8 @@ usage:
   syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\``
 
 function rendererDir(): string {
-  const dir = resolve(__dirname, '../../out/renderer')
+  // this module runs as out/main/cli.js, beside the built renderer
+  const dir = resolve(__dirname, '../renderer')
   if (!existsSync(resolve(dir, 'index.html'))) {
     throw new Error(`the UI is not built (${dir} is missing): run \`npm run build\` first`)
   }

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react'
+import { useEventsIntoCache } from './hooks'
 import { pages } from './pages'
 
 function pageFromHash(): string {
@@ -7,6 +8,7 @@ function pageFromHash(): string {
 }
 
 export function App() {
+  useEventsIntoCache()
   const [current, setCurrent] = useState(pageFromHash)
   useEffect(() => {
     const onHash = () => setCurrent(pageFromHash())

@@ -1,9 +1,16 @@
-import type { CallInput, CallName, CallOutput, EventName } from '../shared/contract'
+import type { CallInput, CallName, CallOutput } from '../shared/contract'
 import { RpcErrorSchema, type RpcErrorBody } from '../shared/contract/errors'
+import { decodeEvent, decodeEventFrame, type AppEvent } from './events'
 
 interface Bridge {
   call(name: string, input: unknown): Promise<unknown>
   subscribe(listener: (name: string, payload: unknown) => void): () => void
+}
+
+/** The headless shell's bridge delivers events decoded already (one decode per frame, not per listener). */
+interface HttpBridge {
+  call: Bridge['call']
+  subscribe(listener: (event: AppEvent) => void): () => void
 }
 
 declare global {
@@ -34,7 +41,7 @@ function toError(status: number, body: unknown): ApiError {
 }
 
 /** The Electron preload bridge when present, the headless shell's HTTP contract otherwise. */
-const httpBridge: Bridge = {
+const httpBridge: HttpBridge = {
   async call(name, input) {
     const response = await fetch(`/rpc/${encodeURIComponent(name)}`, {
       method: 'POST',
@@ -61,28 +68,31 @@ const httpBridge: Bridge = {
  * One event stream for every subscriber of the page: Chromium gives a host six HTTP/1.1 connections, and a stream per
  * hook took them all, so the page's calls waited behind its own event streams.
  */
-const eventListeners = new Set<(name: string, payload: unknown) => void>()
+const eventListeners = new Set<(event: AppEvent) => void>()
 let eventSource: EventSource | null = null
 
 function openEvents(): EventSource {
   const source = new EventSource('/events', { withCredentials: true })
-  source.onmessage = (event: MessageEvent<string>) => {
-    const { name, payload } = JSON.parse(event.data) as { name: string; payload: unknown }
-    for (const listener of [...eventListeners]) listener(name, payload)
+  source.onmessage = (message: MessageEvent<string>) => {
+    const event = decodeEventFrame(message.data)
+    if (event) for (const listener of [...eventListeners]) listener(event)
   }
   return source
 }
 
-const bridge = (): Bridge => window.syncscope ?? httpBridge
-
 export const api = {
   async call<N extends CallName>(name: N, input: CallInput<N>): Promise<CallOutput<N>> {
-    const outcome = (await bridge().call(name, input)) as Outcome
+    const outcome = (await (window.syncscope ?? httpBridge).call(name, input)) as Outcome
     if (!outcome.ok) throw toError(outcome.status, outcome.body)
     return outcome.value as CallOutput<N>
   },
-  /** Every event main pushes; payloads are typed by name at the use site (see useEvent). */
-  subscribe(listener: (name: EventName, payload: unknown) => void): () => void {
-    return bridge().subscribe((name, payload) => listener(name as EventName, payload))
+  /** Every event main pushes that matches the contract; one that does not is dropped with a warning (see decodeEvent). */
+  subscribe(listener: (event: AppEvent) => void): () => void {
+    const ipc = window.syncscope
+    if (!ipc) return httpBridge.subscribe(listener)
+    return ipc.subscribe((name, payload) => {
+      const event = decodeEvent(name, payload)
+      if (event) listener(event)
+    })
   }
 }

@@ -2,6 +2,7 @@ import { useEffect } from 'react'
 import { useMutation, useQuery, useQueryClient, type UseQueryOptions } from '@tanstack/react-query'
 import type { CallInput, CallName, CallOutput, EventName, EventPayload } from '../shared/contract'
 import { api, type ApiError } from './api'
+import { writeEventToCache } from './event-cache'
 
 /** A contract call as a query, keyed by its name and input. */
 export function useCall<N extends CallName>(
@@ -25,8 +26,8 @@ export function useCallMutation<N extends CallName>(name: N, invalidates: readon
 export function useEvent<N extends EventName>(name: N, handler: (payload: EventPayload<N>) => void): void {
   useEffect(
     () =>
-      api.subscribe((eventName, payload) => {
-        if (eventName === name) handler(payload as EventPayload<N>)
+      api.subscribe((event) => {
+        if (event.name === name) handler(event.payload as EventPayload<N>)
       }),
     [name, handler]
   )
@@ -39,9 +40,15 @@ export function useInvalidateOn(name: EventName, queries: readonly CallName[]): 
   const names = queries.join(' ')
   useEffect(
     () =>
-      api.subscribe((eventName) => {
-        if (eventName === name) for (const key of names.split(' ')) void client.invalidateQueries({ queryKey: [key] })
+      api.subscribe((event) => {
+        if (event.name === name) for (const key of names.split(' ')) void client.invalidateQueries({ queryKey: [key] })
       }),
     [client, name, names]
   )
+}
+
+/** Keeps the queries an event carries new state for current from the event itself (see writeEventToCache); mount once. */
+export function useEventsIntoCache(): void {
+  const client = useQueryClient()
+  useEffect(() => api.subscribe((event) => void writeEventToCache(client, event)), [client])
 }

@@ -4,7 +4,7 @@ import { exportableServers } from '../mcp/export/host-exports'
 import { ExportHostSchema, EXPORT_HOSTS } from '../mcp/export/hosts'
 import { applyExport, planExport } from '../mcp/export/launcher-entries'
 import type { Registry } from '../mcp/registry'
-import { UsageError, type Output } from './mcp'
+import { UsageError, type Output } from './output'
 
 export interface ExportValues {
   to?: string | undefined

@@ -8,6 +8,7 @@ import { McpHost } from '../mcp/host'
 import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
 import { exportCommand } from './mcp-export'
+import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
   syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
@@ -25,12 +26,6 @@ options for all:
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
 
-export interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-
-export class UsageError extends Error {}
 
 function parse(argv: string[]) {
   return parseArgs({

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import type { McpRpcMessage } from '../../shared/contract/mcp'
+import { MCP_RPC_LOG_KEPT, type McpRpcMessage } from '../../shared/contract/mcp'
 
 /** As sent and as received (`message` of the log entries). */
 export interface RpcExchange {
@@ -19,7 +19,7 @@ export class RpcLog {
 
   constructor(
     private readonly onMessage: (message: McpRpcMessage) => void = () => {},
-    private readonly limit = 500
+    private readonly limit = MCP_RPC_LOG_KEPT
   ) {}
 
   /** Records everything `client` exchanges from its connect on (initialize included); call before it connects. */

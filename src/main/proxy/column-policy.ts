@@ -1,7 +1,7 @@
 import type { Node } from 'libpg-query'
 import { WhereError, parseSelect } from '../sql'
 import { BodyError } from './request-body'
-import { Refusal } from './runtime'
+import { Refusal } from './refusal'
 import type { CanonicalShape } from './shape-definition'
 import { parseWhere } from './where-tree'
 

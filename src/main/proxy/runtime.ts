@@ -1,6 +1,7 @@
 import { checkSubsetColumns } from './column-policy'
 import type { LoadedConfig } from './config'
 import { upstreamShapeParams, type CanonicalShape } from './shape-definition'
+import { Refusal } from './refusal'
 import { readSubsetBody } from './request-body'
 import type { TokenService } from './tokens'
 import { forward, upstreamUrl, type UpstreamRequestRecord, type UpstreamTarget } from './upstream'
@@ -22,18 +23,8 @@ export interface Exchange {
   upstream: UpstreamRequestRecord | null
 }
 
-/** A refusal the proxy answers itself, with a JSON body naming the problem. */
-export class Refusal extends Error {
-  override readonly name = 'Refusal'
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly headers: Record<string, string> = {}
-  ) {
-    super(message)
-  }
-}
+// kept here too: the proxy's modules import it with the runtime they use
+export { Refusal }
 
 /** Names the exchange record of a response, so a tool can show the upstream request behind it. */
 export const EXCHANGE_HEADER = 'x-proxy-exchange'

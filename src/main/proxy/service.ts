@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { PROXY_EXCHANGES_KEPT } from '../../shared/contract/proxy'
 import type { LoadedConfig } from './config'
 import { ProxyConfigFile } from './config-file'
 import { createProxyHandler, type ProxyExchange, type ProxyHandler, type ProxyRuntime } from './handler'
@@ -38,7 +39,6 @@ export interface ProxyService {
   close(): Promise<void>
 }
 
-const KEPT_EXCHANGES = 100
 export const SIGNING_KEYS_FILE = 'proxy-signing-keys.json'
 
 /** Starts the proxy on its own port from a config file that is reloaded on every change. */
@@ -81,7 +81,7 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
   const current = () => runtime as ProxyRuntime
   const handler = createProxyHandler(current, (exchange) => {
     exchanges.push(exchange)
-    if (exchanges.length > KEPT_EXCHANGES) exchanges.shift()
+    if (exchanges.length > PROXY_EXCHANGES_KEPT) exchanges.shift()
     options.onExchange?.(exchange)
   })
   try {

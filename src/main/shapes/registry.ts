@@ -153,6 +153,7 @@ export class ShapeRegistry {
 
   private async removeFiles(shape: Shape): Promise<void> {
     await this.options.snapshots.cancel(shape)
+    shape.log.close()
     // retried: a file of the shape may be created while its folder is removed (a chunk or meta.json being written)
     await rm(shape.dir, { recursive: true, force: true, maxRetries: 5 }).catch((error: unknown) => {
       this.options.log(`files of dropped shape ${shape.handle} not removed: ${(error as Error).message}`)
@@ -202,6 +203,7 @@ export class ShapeRegistry {
     for (const shape of this.shapes.values()) shape.invalidate()
     await Promise.all(unfinished.map((shape) => this.drop(shape)))
     await Promise.all(this.retiring.values())
+    for (const shape of this.shapes.values()) shape.log.close()
   }
 
   /** New shapes are refused from now on (the service stops). */

@@ -201,6 +201,10 @@ export const McpEntrySchema = z.object({
 export type McpEntry = z.infer<typeof McpEntrySchema>
 
 export const OAuthStepSchema = z.enum(['discovery', 'registration', 'authorization', 'callback', 'token', 'refresh', 'resource'])
+/** How many entries main keeps per server in `mcp.oauthLog` and `mcp.rpcLog`; the renderer's cache keeps as many. */
+export const MCP_OAUTH_LOG_KEPT = 200
+export const MCP_RPC_LOG_KEPT = 500
+
 export const OAuthExchangeSchema = z.object({
   at: z.string(),
   step: OAuthStepSchema,

@@ -12,6 +12,9 @@ export const UpstreamRequestSchema = z.object({
 })
 export type UpstreamRequest = z.infer<typeof UpstreamRequestSchema>
 
+/** How many exchanges main keeps (`proxy.exchanges`); the renderer's cache keeps as many. */
+export const PROXY_EXCHANGES_KEPT = 100
+
 export const ProxyExchangeSchema = z.object({
   id: z.string(),
   at: z.string(),

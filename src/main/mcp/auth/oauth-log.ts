@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose'
-import type { OAuthExchange } from '../../../shared/contract/mcp'
+import { MCP_OAUTH_LOG_KEPT, type OAuthExchange } from '../../../shared/contract/mcp'
 
 type Step = OAuthExchange['step']
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>
@@ -48,7 +48,7 @@ export class OAuthLog {
   private readonly exchanges: OAuthExchange[] = []
   constructor(
     private readonly onExchange: (exchange: OAuthExchange) => void = () => {},
-    private readonly limit = 200
+    private readonly limit = MCP_OAUTH_LOG_KEPT
   ) {}
 
   add(step: Step, method: string, url: string, status: number | null, note: string | null = null, claims: Record<string, unknown> | null = null): void {

@@ -7,11 +7,12 @@ import { type PreparedAnswer, preparedAnswer } from '../live/prepared-answers'
 import type { LogSlice } from '../storage/shape-log'
 import { schemaHeader } from '../definition/table-info'
 import { isCallersQueryError } from '../../sql'
-import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, nextCursor, upToDateMessage } from './protocol'
+import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, upToDateMessage } from './protocol'
 import type { HeaderMap, Responder } from './responder'
 import type { ShapeRequest } from './shape-request'
 import { releaseSource } from './chunk-body'
 import { streamSse } from './sse'
+import { hasNews, shapeHeaders } from './live-answer'
 
 export interface LiveSettings {
   longPollTimeout: number
@@ -210,9 +211,6 @@ function longPollKey(context: LogRequestContext, offset: LogOffset): string {
   return [formatOffset(offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache, r.head, r.req.headers['if-none-match'] ?? ''].join('\u0000')
 }
 
-/** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
-export const hasNews = (shape: Shape, from: LogOffset): boolean => compareOffsets(shape.lastOffset, from) > 0 || shape.invalidated || shape.failure !== null
-
 /** Answers one long-poll on its own (timed out, cancelled, conditional, or its group could not share an answer). */
 async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
   if (shape.invalidated) return conflict(context, await replacement(context))
@@ -239,14 +237,6 @@ function catchUpAnswer(context: LogRequestContext, shape: Shape, requested: stri
 }
 
 const maxBigint = (a: bigint, b: bigint): bigint => (a > b ? a : b)
-
-/** Headers every answer for a shape carries (also SSE's). */
-export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: LogOffset): HeaderMap {
-  const { names } = context.r
-  const headers: HeaderMap = { [names.handle]: shape.handle, [names.offset]: formatOffset(offset) }
-  if (context.request.live) headers[names.cursor] = String(nextCursor(context.live.longPollTimeout, context.request.cursor))
-  return headers
-}
 
 /**
  * No answer claims up-to-date while the server's own writes fail (stalled), nor a live one while the replication

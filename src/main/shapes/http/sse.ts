@@ -5,7 +5,8 @@ import type { Shape } from '../storage/shape'
 import type { LogSlice } from '../storage/shape-log'
 import { CACHE_CONTROL, upToDateMessage } from './protocol'
 import { ParallelSocketWrites } from './parallel-writes'
-import { type LiveSettings, type LogRequestContext, hasNews, shapeHeaders } from './serve-log'
+import { hasNews, shapeHeaders } from './live-answer'
+import type { LiveSettings, LogRequestContext } from './serve-log'
 
 /**
  * SSE bytes built once and written to every stream that shares them: `wire` is the payload as one HTTP/1.1 chunk

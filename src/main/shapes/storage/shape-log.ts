@@ -1,8 +1,10 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs'
+import { existsSync, fstatSync, ftruncateSync, readSync, writeFileSync, writeSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { crc32 } from 'node:zlib'
 import { syncPath } from '../../fs/atomic-write'
+import { type LogDescriptors, logDescriptors } from './log-descriptors'
+import { LogTail } from './log-tail'
 import { type LogOffset, SNAPSHOT_END, compareOffsets } from './offset'
 
 /** A shape's files do not hold what they promise (cut, overwritten, garbage): the shape must not be served. */
@@ -75,21 +77,20 @@ export class ShapeLog {
   private readonly checksums = new Column(new Uint32Array(0), (size) => new Uint32Array(size))
   private chunkEnds: number[] = []
   private chunkStart = 0
-  /** The log's bytes from `tailStart` to its end (at most TAIL_BYTES of them). */
-  private tail = Buffer.alloc(0)
-  private tailStart = 0
+  private tail = new LogTail(TAIL_BYTES, 0)
   /** Appended since the last sync(). */
   private unsynced = false
 
   private constructor(
     readonly logPath: string,
     private readonly indexPath: string,
-    private readonly chunkBytes: number
+    private readonly chunkBytes: number,
+    private readonly descriptors: LogDescriptors
   ) {}
 
-  /** Creates an empty log in `dir`. Files are opened per operation, so thousands of idle shapes hold no file descriptors. */
-  static create(dir: string, chunkBytes: number): ShapeLog {
-    const log = new ShapeLog(join(dir, 'log.jsonl'), join(dir, 'log.idx'), chunkBytes)
+  /** Creates an empty log in `dir`. Its descriptors are kept while it is busy (see LogDescriptors), not while idle. */
+  static create(dir: string, chunkBytes: number, descriptors = logDescriptors): ShapeLog {
+    const log = new ShapeLog(join(dir, 'log.jsonl'), join(dir, 'log.idx'), chunkBytes, descriptors)
     writeFileSync(log.logPath, '')
     writeFileSync(log.indexPath, '')
     return log
@@ -100,8 +101,8 @@ export class ShapeLog {
    * may be missing or half-written (a crash before they were made durable; they are replayed): that tail is dropped.
    * Anything wrong with what was durable throws ShapeDamagedError.
    */
-  static restore(dir: string, chunkBytes: number, durableLsn: bigint): ShapeLog {
-    const log = new ShapeLog(join(dir, 'log.jsonl'), join(dir, 'log.idx'), chunkBytes)
+  static restore(dir: string, chunkBytes: number, durableLsn: bigint, descriptors = logDescriptors): ShapeLog {
+    const log = new ShapeLog(join(dir, 'log.jsonl'), join(dir, 'log.idx'), chunkBytes, descriptors)
     if (!existsSync(log.indexPath) || !existsSync(log.logPath)) throw log.damaged('log.jsonl or log.idx is missing')
     log.load(durableLsn)
     return log
@@ -112,17 +113,13 @@ export class ShapeLog {
   }
 
   private withFiles<T>(use: (logFd: number, indexFd: number) => T): T {
-    const logFd = openSync(this.logPath, 'r+')
-    try {
-      const indexFd = openSync(this.indexPath, 'r+')
-      try {
-        return use(logFd, indexFd)
-      } finally {
-        closeSync(indexFd)
-      }
-    } finally {
-      closeSync(logFd)
-    }
+    const logFd = this.descriptors.get(this.logPath)
+    return use(logFd, this.descriptors.get(this.indexPath))
+  }
+
+  /** Closes the files' descriptors; called when the shape is dropped or the server stops. */
+  close(): void {
+    this.descriptors.forget(this.logPath, this.indexPath)
   }
 
   private load(durableLsn: bigint): void {
@@ -157,7 +154,7 @@ export class ShapeLog {
       ftruncateSync(indexFd, valid * RECORD_BYTES)
       ftruncateSync(logFd, end)
     })
-    this.tailStart = this.byteEnd(this.count - 1)
+    this.tail = new LogTail(TAIL_BYTES, this.byteEnd(this.count - 1))
   }
 
   private byteEnd(index: number): number {
@@ -220,7 +217,7 @@ export class ShapeLog {
       end += (lines[i] as Buffer).length
       this.remember(entry.offset.tx, entry.offset.op, end, checksums[i] as number)
     })
-    this.keepTail(text)
+    this.tail.append(text)
     return fresh.length
   }
 
@@ -236,13 +233,6 @@ export class ShapeLog {
       this.unsynced = true
       throw error
     }
-  }
-
-  private keepTail(text: Buffer): void {
-    const tail = Buffer.concat([this.tail, text])
-    const drop = Math.max(0, tail.length - TAIL_BYTES)
-    this.tail = drop > 0 ? Buffer.from(tail.subarray(drop)) : tail
-    this.tailStart += drop
   }
 
   /** Index of the first entry after `offset`. */
@@ -271,25 +261,25 @@ export class ShapeLog {
   /** Where the next read after `offset` lies in `log.jsonl` (its messages without the last newline), and where it ends. */
   rangeAfter(offset: LogOffset): { start: number; length: number; end: LogOffset; inMemory: boolean } | null {
     const slice = this.sliceAfter(offset)
-    return slice && { start: slice.start, length: slice.length, end: this.offsetAt(slice.last), inMemory: slice.start >= this.tailStart }
+    return slice && { start: slice.start, length: slice.length, end: this.offsetAt(slice.last), inMemory: slice.start >= this.tail.start }
   }
 
   /** What readAfter gives, when the in-memory tail holds it; undefined when it takes a read from disk. */
   tailAfter(offset: LogOffset): LogSlice | null | undefined {
     const slice = this.sliceAfter(offset)
     if (!slice) return null
-    return slice.start >= this.tailStart ? this.fromTail(slice) : undefined
+    return slice.start >= this.tail.start ? this.fromTail(slice) : undefined
   }
 
   private fromTail({ last, start, length }: { last: number; start: number; length: number }): LogSlice {
-    return { lines: this.tail.subarray(start - this.tailStart, start - this.tailStart + length), end: this.offsetAt(last) }
+    return { lines: this.tail.slice(start, length), end: this.offsetAt(last) }
   }
 
   /** The entries after `offset` up to the end of the chunk the first of them is in; null when there are none. */
   async readAfter(offset: LogOffset): Promise<LogSlice | null> {
     const slice = this.sliceAfter(offset)
     if (!slice) return null
-    if (slice.start >= this.tailStart) return this.fromTail(slice)
+    if (slice.start >= this.tail.start) return this.fromTail(slice)
     const { last, start, length } = slice
     const lines = Buffer.alloc(length + 1)
     const file = await open(this.logPath, 'r')

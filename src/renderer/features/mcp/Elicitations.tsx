@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import type { McpElicitation } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
-import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'
+import { useCall, useCallMutation } from '../../hooks'
 
 interface Property {
   type?: string
@@ -85,8 +85,8 @@ function ElicitationForm({ elicitation }: { elicitation: McpElicitation }) {
 
 /** Questions servers ask while a tool runs (elicitation/create), each answered here. */
 export function Elicitations() {
+  // kept current by the 'mcp.elicitation' events (useEventsIntoCache)
   const pending = useCall('mcp.elicitations', {})
-  useInvalidateOn('mcp.elicitation', ['mcp.elicitations'])
   if (!pending.data?.length) return null
   return (
     <section className="panel" aria-label="Questions from servers" data-testid="mcp-elicitations">

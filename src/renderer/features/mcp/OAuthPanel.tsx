@@ -1,24 +1,15 @@
-import { useCallback } from 'react'
-import { useQueryClient } from '@tanstack/react-query'
 import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
-import { useCall, useCallMutation, useEvent } from '../../hooks'
+import { useCall, useCallMutation } from '../../hooks'
 
 const formatExpiry = (expiresAt: number | null) => (expiresAt === null ? 'unknown' : `${new Date(expiresAt * 1000).toLocaleString()}${expiresAt * 1000 < Date.now() ? ' (expired)' : ''}`)
 
 /** Token status, Log in / Log out, and each step of the OAuth flows with its HTTP exchange. */
 export function OAuthPanel({ entry }: { entry: McpEntry }) {
-  const client = useQueryClient()
+  // kept current by the 'mcp.oauthStep' events (useEventsIntoCache)
   const log = useCall('mcp.oauthLog', { name: entry.name })
   const login = useCallMutation('mcp.login', ['mcp.list', 'mcp.oauthLog'])
   const logout = useCallMutation('mcp.logout', ['mcp.list', 'mcp.oauthLog'])
-  const refreshLog = useCallback(
-    (payload: { name: string }) => {
-      if (payload.name === entry.name) void client.invalidateQueries({ queryKey: ['mcp.oauthLog'] })
-    },
-    [client, entry.name]
-  )
-  useEvent('mcp.oauthStep', refreshLog)
   const tokens = entry.tokens
   const startLogin = () =>
     login.mutate(

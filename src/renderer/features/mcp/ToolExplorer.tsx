@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react'
 import type { McpCallResult, McpToolInfo } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
-import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'
+import { useCall, useCallMutation } from '../../hooks'
 
 interface JsonSchemaProperty {
   type?: string | string[]
@@ -136,8 +136,8 @@ function CallResultView({ result }: { result: McpCallResult }) {
 
 /** Every JSON-RPC message exchanged with the server, newest last. */
 function RpcLogView({ server }: { server: string }) {
+  // kept current by the 'mcp.rpc' events (useEventsIntoCache)
   const log = useCall('mcp.rpcLog', { name: server })
-  useInvalidateOn('mcp.rpc', ['mcp.rpcLog'])
   return (
     <details data-testid="mcp-rpc-log">
       <summary>JSON-RPC log ({log.data?.length ?? 0} messages)</summary>

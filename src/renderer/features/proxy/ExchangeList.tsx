@@ -1,13 +1,9 @@
-import { useCallback } from 'react'
-import { useQueryClient } from '@tanstack/react-query'
-import { useCall, useEvent } from '../../hooks'
+import { useCall } from '../../hooks'
 
 /** The latest requests the proxy answered, live. */
 export function ExchangeList() {
+  // kept current by the 'proxy.exchange' events (useEventsIntoCache)
   const exchanges = useCall('proxy.exchanges', {})
-  const client = useQueryClient()
-  const refresh = useCallback(() => void client.invalidateQueries({ queryKey: ['proxy.exchanges'] }), [client])
-  useEvent('proxy.exchange', refresh)
   const list = [...(exchanges.data ?? [])].reverse().slice(0, 30)
   return (
     <section className="panel" aria-label="Recent requests">
