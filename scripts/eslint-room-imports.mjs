@@ -2,7 +2,8 @@
 // it may import src/shared, itself and the rooms ROOM_IMPORTS lists for it. The files directly in src/main (app, core,
 // rooms, cli, index, …) wire the rooms together and may import any of them. Keep ROOM_IMPORTS in step with
 // docs/architecture.md.
-import { dirname, relative, resolve, sep } from 'node:path'
+import { statSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
@@ -15,10 +16,11 @@ export const ROOM_IMPORTS = {
   headless: ['rpc', '@events'],
   mcp: ['fs', '@rooms'],
   net: [],
-  proxy: ['fs', 'headless', 'shapes', '@resources', '@rooms'],
+  proxy: ['fs', 'headless', 'shapes', 'sql', '@resources', '@rooms'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],
-  shapes: ['db', 'fs', 'headless', '@rooms'],
-  workbench: ['fs', 'shapes']
+  shapes: ['db', 'fs', 'headless', 'sql', '@rooms'],
+  sql: [],
+  workbench: ['fs', 'shapes', 'sql']
 }
 
 /** The room of a path under src/main: its folder, or `@file` for a file directly in src/main; null elsewhere. */
@@ -43,7 +45,9 @@ export const roomImports = {
     const allowed = ROOM_IMPORTS[from] ?? []
     const check = (node, specifier) => {
       if (typeof specifier !== 'string' || !specifier.startsWith('.')) return
-      const target = roomOf(mainDir, resolve(dirname(context.filename), specifier))
+      const path = resolve(dirname(context.filename), specifier)
+      // a folder's import (`../sql`) is of its index, inside the room
+      const target = roomOf(mainDir, statSync(path, { throwIfNoEntry: false })?.isDirectory() ? join(path, 'index') : path)
       if (target === null || target === from || allowed.includes(target)) return
       const named = target.startsWith('@') ? `src/main/${target.slice(1)}` : `src/main/${target}/`
       context.report({ node, messageId: 'forbidden', data: { from, target: named, allowed: allowed.length > 0 ? allowed.join(', ') : 'none' } })
