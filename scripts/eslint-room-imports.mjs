@@ -3,7 +3,7 @@
 // rooms, cli, index, …) wire the rooms together and may import any of them. Keep ROOM_IMPORTS in step with
 // docs/architecture.md.
 import { statSync } from 'node:fs'
-import { dirname, relative, resolve, sep } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
@@ -28,16 +28,7 @@ function roomOf(mainDir, path) {
   const inside = relative(mainDir, path)
   if (inside.startsWith('..') || inside === '') return null
   const [first, ...rest] = inside.split(sep)
-  return rest.length === 0 && !isFolder(path) ? `@${first.replace(/\.tsx?$/, '')}` : first
-}
-
-/** Whether an import resolves to a folder (its index), such as `'../sql'`. */
-function isFolder(path) {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
+  return rest.length === 0 ? `@${first.replace(/\.tsx?$/, '')}` : first
 }
 
 export const roomImports = {
@@ -54,7 +45,9 @@ export const roomImports = {
     const allowed = ROOM_IMPORTS[from] ?? []
     const check = (node, specifier) => {
       if (typeof specifier !== 'string' || !specifier.startsWith('.')) return
-      const target = roomOf(mainDir, resolve(dirname(context.filename), specifier))
+      const path = resolve(dirname(context.filename), specifier)
+      // a folder's import (`../sql`) is of its index, inside the room
+      const target = roomOf(mainDir, statSync(path, { throwIfNoEntry: false })?.isDirectory() ? join(path, 'index') : path)
       if (target === null || target === from || allowed.includes(target)) return
       const named = target.startsWith('@') ? `src/main/${target.slice(1)}` : `src/main/${target}/`
       context.report({ node, messageId: 'forbidden', data: { from, target: named, allowed: allowed.length > 0 ? allowed.join(', ') : 'none' } })

@@ -47,6 +47,8 @@ export class ShapeRegistry {
   private readonly retiring = new Map<string, Promise<void>>()
   private counter = 0
   private stopping = false
+  /** While the replication slot is replaced: a snapshot taken before the new slot exists would miss what commits between. */
+  private slotReplaced: Promise<void> = Promise.resolve()
 
   constructor(private readonly options: ShapeRegistryOptions) {}
 
@@ -92,9 +94,10 @@ export class ShapeRegistry {
     this.publishedTables.add(table.oid)
   }
 
-  /** The slot was replaced: no table is in its publication yet. */
-  forgetPublishedTables(): void {
+  /** The slot is being replaced: no table is in its publication yet, and new shapes wait until `replaced` settles. */
+  slotLost(replaced: Promise<void>): void {
     this.publishedTables.clear()
+    this.slotReplaced = replaced
   }
 
   private newHandle(definition: ResolvedShape): string {
@@ -103,6 +106,7 @@ export class ShapeRegistry {
   }
 
   private async create(definition: ResolvedShape): Promise<Shape> {
+    await this.slotReplaced
     for (const table of definitionTables(definition)) {
       await this.publish(table).catch((error: unknown) => {
         // e.g. a temporary or unlogged table, which logical replication cannot follow

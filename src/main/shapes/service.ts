@@ -43,6 +43,8 @@ export class ShapeService {
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null
   private replicationStatus: { state: 'streaming' | 'reconnecting'; error?: string } = { state: 'streaming' }
+  /** Lets new shapes be created again once the replacement of a lost slot streams. */
+  private slotReplaced: () => void = () => undefined
 
   private constructor(
     private readonly options: ShapeServiceOptions,
@@ -117,11 +119,12 @@ export class ShapeService {
       onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
+        this.registry.slotLost(new Promise((resolve) => (this.slotReplaced = resolve)))
         await Promise.all(this.registry.all().map((shape) => this.drop(shape)))
-        this.registry.forgetPublishedTables()
         await this.collector.restartAt((await this.replication?.currentWalLsn().catch(() => 0n)) ?? 0n)
       },
       onStatus: (status) => {
+        if (status.state === 'streaming') this.slotReplaced()
         // a failure retried with backoff is told once, not at every attempt
         if (status.error && status.error !== this.replicationStatus.error) this.options.log(`replication ${status.state}: ${status.error}`)
         this.replicationStatus = status
@@ -200,6 +203,7 @@ export class ShapeService {
    */
   async stop(): Promise<void> {
     this.registry.refuseNew()
+    this.slotReplaced()
     await this.replication?.stop()
     this.replication = null
     await this.collector.stop()

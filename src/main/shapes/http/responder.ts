@@ -77,7 +77,7 @@ export class Responder {
       this.sendFlat(200, answer.headers, answer.body)
       return false
     }
-    socket.write(wireBytes(answer))
+    socket.write(wireBytes(answer, keepAliveLine(this.res)))
     return true
   }
 
@@ -136,6 +136,20 @@ interface NodeResponseState {
   _headerSent: boolean
 }
 
+/** What Node's keep-alive head carries for the server's idle timeout (and request limit), as Node writes it. */
+interface NodeKeepAliveState {
+  _keepAliveTimeout?: number
+  _defaultKeepAlive?: boolean
+  _maxRequestsPerSocket?: number
+}
+
+/** The `Keep-Alive` line Node adds to a keep-alive response: without it a client may reuse a socket the server closed. */
+function keepAliveLine(res: ServerResponse): string {
+  const { _keepAliveTimeout: timeout, _defaultKeepAlive: keepAlive, _maxRequestsPerSocket: max } = res as unknown as NodeKeepAliveState
+  if (!timeout || !keepAlive) return ''
+  return `Keep-Alive: timeout=${Math.floor(timeout / 1000)}${max && max > 0 ? `, max=${max}` : ''}\r\n`
+}
+
 /**
  * Ends a response whose bytes were written to its socket directly: with its head marked as sent, `end()` writes
  * nothing and only finishes the response, so Node's keep-alive handling (the next request on the connection, timeouts)
@@ -157,14 +171,14 @@ function httpDate(): string {
   return dateLine.text
 }
 
-/** The answer as a complete response (with the headers Node adds: Date, Connection), rendered once per second. */
-function wireBytes(answer: PreparedAnswer): Buffer {
+/** The answer as a complete response (with the headers Node adds: Date, Connection, Keep-Alive), rendered once per second. */
+function wireBytes(answer: PreparedAnswer, keepAlive: string): Buffer {
   const date = httpDate()
-  if (answer.wire?.date === date) return answer.wire.bytes
+  if (answer.wire?.date === date && answer.wire.keepAlive === keepAlive) return answer.wire.bytes
   let head = 'HTTP/1.1 200 OK\r\n'
   for (let index = 0; index < answer.headers.length; index += 2) head += `${answer.headers[index]}: ${answer.headers[index + 1]}\r\n`
-  head += `Date: ${date}\r\nConnection: keep-alive\r\n\r\n`
+  head += `Date: ${date}\r\nConnection: keep-alive\r\n${keepAlive}\r\n`
   const bytes = Buffer.concat([Buffer.from(head, 'latin1'), answer.body])
-  answer.wire = { date, bytes }
+  answer.wire = { date, keepAlive, bytes }
   return bytes
 }

@@ -5,8 +5,8 @@ import type { Shape } from '../storage/shape'
 export interface PreparedAnswer {
   headers: string[]
   body: Buffer
-  /** The answer as the bytes of a complete HTTP/1.1 response, for the second whose Date it carries. */
-  wire?: { date: string; bytes: Buffer }
+  /** The answer as the bytes of a complete HTTP/1.1 response, for the second whose Date it carries (and Keep-Alive). */
+  wire?: { date: string; keepAlive: string; bytes: Buffer }
 }
 
 const MAX_PREPARED_ANSWERS = 64

@@ -8,6 +8,7 @@ import { CopyEncoder, type EncodedRows } from './copy-encoder'
 import { type BufferPool, bufferPool } from './buffer-pool'
 import { cancelBackend } from './cancel-query'
 import { CopyOut } from './copy-out'
+import { plainRows } from './plain-rows'
 import { qualifiedName, selectRowsSql, setDisplaySettingsSql } from '../definition/row-sql'
 import { tableIdentity } from '../definition/table-check'
 
@@ -26,6 +27,8 @@ export interface SnapshotQuery {
   withRows: boolean
   /** Reads the rows in the snapshot transaction instead of COPY (subquery shapes, whose rows carry tags). */
   read?: (...args: ReadRowsArgs) => Promise<void>
+  /** `copy` (the default): COPY taken off the socket and the WebAssembly encoder; `plain`: the path they must match. */
+  rowPath?: 'copy' | 'plain'
 }
 
 export type ReadRowsArgs = [client: pg.PoolClient, info: SnapshotInfo, add: (rows: EncodedRows) => Promise<void>]
@@ -340,6 +343,7 @@ export async function runSnapshot(
       async (client, info) => {
         progress.onSnapshot(info)
         if (query.read) await query.read(client, info, (rows) => writer.add(rows))
+        else if (query.withRows && query.rowPath === 'plain') await plainRows(client, query.definition, (rows) => writer.add(rows))
         else if (query.withRows) await copyRows(client, query.definition, writer, signal)
         await writer.finish(snapshotEndMessage(info))
         return info
