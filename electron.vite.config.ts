@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { defineConfig } from 'electron-vite'
 import react from '@vitejs/plugin-react'
+import { contentSecurityPolicy } from './src/main/csp'
 
 export default defineConfig({
   main: {
@@ -13,6 +14,10 @@ export default defineConfig({
   renderer: {
     root: resolve(__dirname, 'src/renderer'),
     build: { minify: true, rollupOptions: { input: resolve(__dirname, 'src/renderer/index.html') } },
-    plugins: [react()]
+    plugins: [
+      react(),
+      // the page's <meta> policy is the same one main sends with its responses (src/main/csp.ts)
+      { name: 'syncscope-csp', transformIndexHtml: (html: string) => html.replace('%SYNCSCOPE_CSP%', contentSecurityPolicy('meta')) }
+    ]
   }
 })

@@ -8,8 +8,8 @@ test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMI
 /**
  * Issue 16's "done means": the Shape workbench with 8 live clients (4 over SSE in one tab, 4 long-polling in another,
  * one browser and so one connection pool), and the other pages still answer while the clients keep receiving changes.
- * Chromium opens at most six HTTP/1.1 connections per host: 8 held shape requests on the page's own host would leave
- * the pages' calls waiting for a client's request to end (30 s for a long-poll here, for ever for SSE).
+ * Chromium caps HTTP/1.1 connections per host; a page call queued behind held live requests would wait for one to end
+ * (30 s for a long-poll here, for ever for SSE).
  */
 const ANSWERS_WITHIN = 10_000
 
@@ -28,12 +28,12 @@ async function startClients(page: Page, live: 'sse' | 'long-poll') {
 
 /** Each client's requests in the Requests view (labels `client·#request`), with their status (`…` while waiting). */
 async function requestsByClient(page: Page): Promise<Map<number, Array<{ id: number; status: string }>>> {
-  const rows = await page
-    .getByTestId('requests')
-    .locator('tbody tr')
-    .evaluateAll((trs) => trs.map((tr) => ({ label: tr.getAttribute('data-request') ?? '', status: tr.children[1]?.textContent ?? '' })))
+  const rows = page.getByTestId('requests').locator('tbody tr')
+  const labels = await rows.locator('td:nth-child(1)').allTextContents()
+  const statuses = await rows.locator('td:nth-child(2)').allTextContents()
   const byClient = new Map<number, Array<{ id: number; status: string }>>()
-  for (const { label, status } of rows) {
+  for (const [index, label] of labels.entries()) {
+    const status = statuses[index] ?? ''
     const match = /^(\d+)·#(\d+)$/.exec(label)
     if (!match) continue
     const client = Number(match[1])

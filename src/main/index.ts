@@ -1,33 +1,30 @@
-import { app, BrowserWindow, Menu, session } from 'electron'
+import { app, BrowserWindow, dialog, Menu, session } from 'electron'
 import { startApp, type RunningApp } from './app'
 import { ServeOptionsSchema } from './cli/serve-options'
+import { contentSecurityPolicy } from './csp'
 import { defaultDataDir } from './data-dir'
 import { serveContractOverIpc } from './electron/ipc'
 import { addTokenToOwnRequests } from './electron/local-api-token'
 import { safeStorageEncryption } from './electron/safe-storage-cipher'
 import { createMainWindow } from './electron/window'
+import { shellFolders } from './shell-settings'
 
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self' http://127.0.0.1:* http://localhost:*",
-  "frame-src 'none'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'"
-].join('; ')
+// The workbench holds one connection per live client (up to ten) to the app's shape server on loopback: Chromium's
+// six per host would leave the rest waiting. The window's own calls go over IPC, so only these requests are lifted.
+app.commandLine.appendSwitch('ignore-connections-limit', '127.0.0.1,localhost')
 
 let running: RunningApp | null = null
 
 async function boot(): Promise<void> {
+  const csp = contentSecurityPolicy()
   session.defaultSession.webRequest.onHeadersReceived((details, callback) =>
-    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CSP] } })
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } })
   )
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
   Menu.setApplicationMenu(Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'viewMenu' }, { role: 'windowMenu' }]))
-  const serve = ServeOptionsSchema.parse({ dataDir: defaultDataDir(), port: Number(process.env.SYNCSCOPE_PORT ?? 3000) })
+  const folders = shellFolders(defaultDataDir())
+  // port 0: a free port each run; the window learns the URL from main (shapesWorkbench.localServer)
+  const serve = ServeOptionsSchema.parse({ dataDir: folders.dataDir, workspace: folders.workspace, port: Number(process.env.SYNCSCOPE_PORT ?? 0) })
   running = await startApp({ serve, rendererDir: null, log: (line) => console.error(line), secretFileEncryption: safeStorageEncryption() })
   openWindow(running)
 }
@@ -38,10 +35,15 @@ function openWindow(app: RunningApp): void {
   serveContractOverIpc(app.dispatch, app.core.events, window)
 }
 
-app.whenReady().then(boot, (error: unknown) => {
-  console.error(error)
-  app.exit(1)
-})
+app
+  .whenReady()
+  .then(boot)
+  .catch((error: unknown) => {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error)
+    console.error(`syncscope: ${message}`)
+    dialog.showErrorBox('Syncscope cannot start', message ?? 'failed without saying why')
+    app.exit(1)
+  })
 app.on('window-all-closed', () => app.quit())
 app.on('before-quit', (event) => {
   if (!running) return

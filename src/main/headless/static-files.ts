@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { ServerResponse } from 'node:http'
 import { extname, join, normalize, sep } from 'node:path'
+import { contentSecurityPolicy } from '../csp'
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -38,7 +39,8 @@ export async function serveStatic(root: string, pathname: string, res: ServerRes
     'cache-control': isIndex ? 'no-store' : 'private, max-age=3600',
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer'
+    'referrer-policy': 'no-referrer',
+    ...(isIndex ? { 'content-security-policy': contentSecurityPolicy() } : {})
   })
   createReadStream(file).pipe(res)
 }

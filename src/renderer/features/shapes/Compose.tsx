@@ -117,7 +117,8 @@ function Select<T extends string>({ label, value, options, onChange }: { label: 
 const NEW_TARGETS: Record<ShapeTarget['kind'], ShapeTarget> = {
   local: { kind: 'local' },
   proxy: { kind: 'proxy', route: 'shape', shapeName: '', userId: '' },
-  custom: { kind: 'custom', url: 'http://127.0.0.1:3000/v1/shape', headers: [], params: [] }
+  // Compose starts its URL at the app's own shape server, whose port main picks
+  custom: { kind: 'custom', url: '', headers: [], params: [] }
 }
 
 /** The proxy target: a named shape or the gatekeeper, and the test user to call as (their token is asked for per run). */
@@ -213,7 +214,7 @@ export function Compose({ settings, onChange, tables, localServer, proxy, localS
           ['proxy', 'proxy (as a test user)'],
           ['custom', 'custom URL']
         ]}
-        onChange={(kind) => onChange({ ...settings, target: NEW_TARGETS[kind] })}
+        onChange={(kind) => onChange({ ...settings, target: kind === 'custom' ? { kind, url: `${localServer?.url ?? window.location.origin}/v1/shape`, headers: [], params: [] } : NEW_TARGETS[kind] })}
       />
       {target.kind === 'proxy' && <ProxyTargetFields target={target} proxy={proxy} onChange={(next) => onChange({ ...settings, target: next })} />}
       {target.kind === 'local' && localServer?.secretRequired && (
@@ -228,20 +229,12 @@ export function Compose({ settings, onChange, tables, localServer, proxy, localS
             <span>shape URL</span>
             <input aria-label="shape URL" value={target.url} onChange={(event) => onChange({ ...settings, target: { ...target, url: event.target.value } })} />
           </label>
-          {!isLoopbackUrl(target.url) && (
-            <p className="warn">The app&apos;s content security policy lets the UI reach only 127.0.0.1 and localhost: put a local proxy in front of a remote service.</p>
-          )}
           <NameValueList label="Headers" entries={target.headers} onChange={(headers) => onChange({ ...settings, target: { ...target, headers } })} />
           <NameValueList label="Query params" entries={target.params} onChange={(params) => onChange({ ...settings, target: { ...target, params } })} />
         </>
       )}
     </div>
   )
-}
-
-function isLoopbackUrl(url: string): boolean {
-  if (!URL.canParse(url)) return true
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname)
 }
 
 /** The server refuses a column list without the primary key, so it is always part of it. */

@@ -10,7 +10,6 @@ import { LogView } from './LogView'
 import { RequestsView } from './RequestsView'
 import { RowsView } from './RowsView'
 import { SavedShapes } from './SavedShapes'
-import { shapeServerApartFromPage } from './page-apart'
 import { proxyStreamTarget, proxyTargetProblem } from './proxy-target'
 import { WorkbenchSession, type SessionConfig } from './session'
 import { rememberWorkbenchSession } from '../doctor/workbench-sessions'
@@ -42,8 +41,7 @@ type DirectTarget = Exclude<WorkbenchSettings['target'], { kind: 'proxy' }>
 /** Where requests go: the app's own shape server (its URL, or this UI's origin) or a URL with its headers and params. */
 function requestTarget(target: DirectTarget, local: LocalShapeServer | undefined, localSecret: string): ShapeRequestTarget {
   if (target.kind === 'local') {
-    const server = shapeServerApartFromPage(local?.url ?? window.location.origin, window.location.origin)
-    return { url: `${server}/v1/shape`, headers: {}, params: local?.secretRequired && localSecret ? { secret: localSecret } : {} }
+    return { url: `${local?.url ?? window.location.origin}/v1/shape`, headers: {}, params: local?.secretRequired && localSecret ? { secret: localSecret } : {} }
   }
   const entries = (list: typeof target.headers) => Object.fromEntries(list.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value]))
   return { url: target.url, headers: entries(target.headers), params: entries(target.params) }
