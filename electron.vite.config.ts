@@ -6,10 +6,16 @@ import { contentSecurityPolicy } from './src/main/csp'
 export default defineConfig({
   main: {
     // index: the Electron shell; cli: `syncscope` (bin/syncscope.js runs out/main/cli.js), the same code without Electron
-    build: { rollupOptions: { input: { index: resolve(__dirname, 'src/main/index.ts'), cli: resolve(__dirname, 'src/main/cli.ts') } } }
+    build: {
+      rollupOptions: {
+        input: { index: resolve(__dirname, 'src/main/index.ts'), cli: resolve(__dirname, 'src/main/cli.ts') }
+      }
+    }
   },
   preload: {
-    build: { rollupOptions: { input: { index: resolve(__dirname, 'src/preload/index.ts') }, output: { format: 'cjs' } } }
+    build: {
+      rollupOptions: { input: { index: resolve(__dirname, 'src/preload/index.ts') }, output: { format: 'cjs' } }
+    }
   },
   renderer: {
     root: resolve(__dirname, 'src/renderer'),
@@ -17,7 +23,10 @@ export default defineConfig({
     plugins: [
       react(),
       // the page's <meta> policy is the same one main sends with its responses (src/main/csp.ts)
-      { name: 'syncscope-csp', transformIndexHtml: (html: string) => html.replace('%SYNCSCOPE_CSP%', contentSecurityPolicy('meta')) }
+      {
+        name: 'syncscope-csp',
+        transformIndexHtml: (html: string) => html.replace('%SYNCSCOPE_CSP%', contentSecurityPolicy('meta'))
+      }
     ]
   }
 })

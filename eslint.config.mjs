@@ -4,8 +4,14 @@ import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
 import { roomImports } from './scripts/eslint-room-imports.mjs'
 
-const electronOnlyInShell = { name: 'electron', message: 'Only src/main/index.ts and src/main/electron/ know Electron.' }
-const sqlInternals = { regex: '^(\\.\\./)+(src/main/)?sql/(?!index$)', message: 'Import the SQL toolkit from src/main/sql (its index), not its inner files.' }
+const electronOnlyInShell = {
+  name: 'electron',
+  message: 'Only src/main/index.ts and src/main/electron/ know Electron.'
+}
+const sqlInternals = {
+  regex: '^(\\.\\./)+(src/main/)?sql/(?!index$)',
+  message: 'Import the SQL toolkit from src/main/sql (its index), not its inner files.'
+}
 
 export default tseslint.config(
   { ignores: ['out/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'bin/**'] },
@@ -26,7 +32,10 @@ export default tseslint.config(
     rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'warn' }
   },
   // each block below sets no-restricted-imports whole (a later block replaces an earlier one's options)
-  { files: ['test/**/*.ts', 'bench/**/*.ts', 'e2e/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [sqlInternals] }] } },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'e2e/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sqlInternals] }] }
+  },
   {
     files: ['src/main/**/*.ts'],
     ignores: ['src/main/index.ts', 'src/main/electron/**', 'src/main/sql/**'],
@@ -48,7 +57,11 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'The renderer runs in a browser.' },
-            { regex: '^(\\.\\./)+main(/|$)', message: 'The renderer never imports src/main: it reaches main through the contract (src/shared/contract).' }
+            {
+              regex: '^(\\.\\./)+main(/|$)',
+              message:
+                'The renderer never imports src/main: it reaches main through the contract (src/shared/contract).'
+            }
           ]
         }
       ]
@@ -62,7 +75,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'Shared code runs in the browser too.' },
-            { regex: '^(\\.\\./)+(main|renderer)(/|$)', message: 'src/shared never imports src/main or src/renderer: both import it.' }
+            {
+              regex: '^(\\.\\./)+(main|renderer)(/|$)',
+              message: 'src/shared never imports src/main or src/renderer: both import it.'
+            }
           ]
         }
       ]

@@ -37,7 +37,9 @@ function jsonLineSql(definition: ResolvedShape): string {
   const keyPart = (column: string) => `COALESCE('"' || replace(${text(column)}, '/', '//') || '"', '_')`
   const key = `to_json(${sqlString(general.keyStart)} || ${table.keyColumns.map(keyPart).join(` || '/' || `)})::text`
   const value = (column: string) => {
-    const json = isBoolColumn(table, column) ? `to_json(CASE WHEN ${quoteIdent(column)} THEN 'true' ELSE 'false' END)::text` : `to_json(${text(column)})::text`
+    const json = isBoolColumn(table, column)
+      ? `to_json(CASE WHEN ${quoteIdent(column)} THEN 'true' ELSE 'false' END)::text`
+      : `to_json(${text(column)})::text`
     return `${sqlString(`${JSON.stringify(column)}:`)} || COALESCE(${json}, 'null')`
   }
   const values = definition.columns.map(value).join(` || ',' || `)
@@ -100,25 +102,43 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 
 async function main(): Promise<void> {
   const postgres = await startTestPostgres()
-  const pool = new pg.Pool({ connectionString: postgres.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+  const pool = new pg.Pool({
+    connectionString: postgres.url,
+    max: 2,
+    types: { getTypeParser: () => (value: string) => value }
+  })
   try {
-    await pool.query('CREATE TABLE big (id bigint PRIMARY KEY, owner int NOT NULL, title text, amount numeric(12,2), done boolean, created timestamptz)')
+    await pool.query(
+      'CREATE TABLE big (id bigint PRIMARY KEY, owner int NOT NULL, title text, amount numeric(12,2), done boolean, created timestamptz)'
+    )
     await pool.query(
       `INSERT INTO big SELECT g, g % 1000, 'row ' || g || ' of the benchmark', (g % 10000) / 7.0, g % 3 = 0, timestamptz '2025-01-01' + g * interval '1 second' FROM generate_series(1, ${ROWS}) g`
     )
     await pool.query('VACUUM ANALYZE big')
     await loadParser()
-    const input = { table: 'big', columns: null, queryableColumns: null, where: null, params: {}, replica: 'default' as const, log: 'full' as const }
+    const input = {
+      table: 'big',
+      columns: null,
+      queryableColumns: null,
+      where: null,
+      params: {},
+      replica: 'default' as const,
+      log: 'full' as const
+    }
     const definition = await resolveDefinition(input, (schema, name) => readTableInfo(pool, schema, name))
     // one warm-up round of each, not counted
     const [warmEncoder, warmSql] = [await encoderRun(pool, definition), await sqlRun(pool, definition)]
-    const identical = warmEncoder.rows === warmSql.rows && warmEncoder.bytes === warmSql.bytes && warmEncoder.crc === warmSql.crc
+    const identical =
+      warmEncoder.rows === warmSql.rows && warmEncoder.bytes === warmSql.bytes && warmEncoder.crc === warmSql.crc
     const encoder: number[] = []
     const sql: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       encoder.push((await encoderRun(pool, definition)).rate)
       sql.push((await sqlRun(pool, definition)).rate)
-      if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: encoder ${rate(encoder[round] as number)} JSON in SQL ${rate(sql[round] as number)} rows/s\n`)
+      if (process.env.BENCH_VERBOSE)
+        process.stderr.write(
+          `round ${round}: encoder ${rate(encoder[round] as number)} JSON in SQL ${rate(sql[round] as number)} rows/s\n`
+        )
     }
     process.stdout.write(
       `${ROWS.toLocaleString('en')} rows, ${ROUNDS} rounds after a warm-up: COPY + WebAssembly encoder median ${rate(median(encoder))} rows/s (${range(encoder)}); ` +

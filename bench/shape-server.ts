@@ -25,7 +25,11 @@ import { subqueryRouting } from './subquery-routing'
 import { unindexedRouting } from './unindexed-routing'
 
 const args = process.argv.slice(2)
-const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',').map(Number) ?? [1, 2, 3, 4, 6]
+const only = args
+  .find((arg) => arg.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',')
+  .map(Number) ?? [1, 2, 3, 4, 6]
 const [ROWS = 1_000_000, SHAPES = 10_000, CLIENTS = 1_000] = args.filter((arg) => !arg.startsWith('--')).map(Number)
 
 const percentile = (values: number[], p: number): number => {
@@ -42,7 +46,9 @@ const report = (line: string) => process.stdout.write(`${line}\n`)
 const SYNC_ROUNDS = 5
 
 async function initialSync(server: TestShapeServer): Promise<void> {
-  await server.pool.query('CREATE TABLE big (id bigint PRIMARY KEY, owner int NOT NULL, title text, amount numeric(12,2), done boolean, created timestamptz)')
+  await server.pool.query(
+    'CREATE TABLE big (id bigint PRIMARY KEY, owner int NOT NULL, title text, amount numeric(12,2), done boolean, created timestamptz)'
+  )
   await server.pool.query(
     `INSERT INTO big SELECT g, g % 1000, 'row ' || g || ' of the benchmark', (g % 10000) / 7.0, g % 3 = 0, timestamptz '2025-01-01' + g * interval '1 second' FROM generate_series(1, ${ROWS}) g`
   )
@@ -55,16 +61,22 @@ async function initialSync(server: TestShapeServer): Promise<void> {
     const copy = await copyRate(server)
     last = await syncOnce(server, 'count')
     rounds.push({ copy, sync: last.rate, ratio: last.rate / copy })
-    if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: COPY ${rate(copy)} sync ${rate(last.rate)} ratio ${(last.rate / copy).toFixed(2)}\n`)
+    if (process.env.BENCH_VERBOSE)
+      process.stderr.write(
+        `round ${round}: COPY ${rate(copy)} sync ${rate(last.rate)} ratio ${(last.rate / copy).toFixed(2)}\n`
+      )
   }
   const parsed = await syncOnce(server, 'parse')
   const median = (values: number[]) => percentile(values, 50)
-  const range = (values: number[], format: (value: number) => string) => `${format(Math.min(...values))}–${format(Math.max(...values))}`
+  const range = (values: number[], format: (value: number) => string) =>
+    `${format(Math.min(...values))}–${format(Math.max(...values))}`
   const ratios = rounds.map((r) => r.ratio)
   const syncs = rounds.map((r) => r.sync)
   const copies = rounds.map((r) => r.copy)
   const detail = `${SYNC_ROUNDS} rounds of COPY then sync, after one warm-up round: sync ${range(syncs, rate)} rows/s, COPY ${range(copies, rate)} rows/s, ratio ${range(ratios, (v) => v.toFixed(2))}; a client that JSON.parses every body: ${rate(parsed.rate)} rows/s`
-  report(`| 1. initial sync of ${last.rows.toLocaleString('en')} rows (${last.requests} requests of ${(last.bytes / last.requests / 2 ** 20).toFixed(1)} MiB, client in another process) | median ${rate(median(syncs))} rows/s, **${median(ratios).toFixed(2)}× COPY** | ${detail} | ≥ 200,000 rows/s and ≥ 0.5× COPY |`)
+  report(
+    `| 1. initial sync of ${last.rows.toLocaleString('en')} rows (${last.requests} requests of ${(last.bytes / last.requests / 2 ** 20).toFixed(1)} MiB, client in another process) | median ${rate(median(syncs))} rows/s, **${median(ratios).toFixed(2)}× COPY** | ${detail} | ≥ 200,000 rows/s and ≥ 0.5× COPY |`
+  )
 }
 
 /** `COPY (SELECT * FROM big) TO STDOUT` read by this process, lines counted: rows per second. */
@@ -85,9 +97,14 @@ async function copyRate(server: TestShapeServer): Promise<number> {
 const rate = (value: number): string => Math.round(value).toLocaleString('en')
 
 /** One initial sync of `big` from a fresh shape (the previous one is deleted), by a client that counts or parses. */
-async function syncOnce(server: TestShapeServer, mode: 'count' | 'parse'): Promise<{ rows: number; requests: number; bytes: number; ms: number; rate: number }> {
+async function syncOnce(
+  server: TestShapeServer,
+  mode: 'count' | 'parse'
+): Promise<{ rows: number; requests: number; bytes: number; ms: number; rate: number }> {
   await fetch(shapeUrl(server.url, { table: 'big' }), { method: 'DELETE' })
-  const result = JSON.parse(await runChild('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' }), mode])) as { rows: number; requests: number; bytes: number; ms: number }
+  const result = JSON.parse(
+    await runChild('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' }), mode])
+  ) as { rows: number; requests: number; bytes: number; ms: number }
   if (result.rows !== ROWS) throw new Error(`the ${mode} client saw ${result.rows} rows, not ${ROWS}`)
   return { ...result, rate: result.rows / (result.ms / 1000) }
 }
@@ -97,10 +114,14 @@ function runChild(script: string, args: string[]): Promise<string> {
   const child = spawn(process.execPath, [join(__dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
   let output = ''
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} exited with ${code}`)))))
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} exited with ${code}`))))
+  )
 }
 
-async function createShapes(server: TestShapeServer): Promise<Array<{ owner: number; handle: string; offset: string }>> {
+async function createShapes(
+  server: TestShapeServer
+): Promise<Array<{ owner: number; handle: string; offset: string }>> {
   await server.pool.query('CREATE TABLE items (id serial PRIMARY KEY, owner int NOT NULL, val int NOT NULL DEFAULT 0)')
   await server.pool.query(`INSERT INTO items (owner) SELECT g FROM generate_series(0, ${SHAPES - 1}) g`)
   await server.pool.query('CREATE INDEX items_owner ON items (owner)')
@@ -125,11 +146,20 @@ function heapUsed(): number {
   return process.memoryUsage().heapUsed
 }
 
-async function commitLatency(server: TestShapeServer, shapes: Array<{ owner: number; handle: string; offset: string }>): Promise<void> {
+async function commitLatency(
+  server: TestShapeServer,
+  shapes: Array<{ owner: number; handle: string; offset: string }>
+): Promise<void> {
   const latencies: number[] = []
   for (let i = 0; i < 300; i++) {
     const shape = shapes[(i * 7919) % shapes.length]!
-    const params = { table: 'items', where: `owner = ${shape.owner}`, handle: shape.handle, offset: shape.offset, live: 'true' }
+    const params = {
+      table: 'items',
+      where: `owner = ${shape.owner}`,
+      handle: shape.handle,
+      offset: shape.offset,
+      live: 'true'
+    }
     const waiting = get(server.url, params)
     await new Promise((resolve) => setTimeout(resolve, 5))
     const start = process.hrtime.bigint()
@@ -138,13 +168,20 @@ async function commitLatency(server: TestShapeServer, shapes: Array<{ owner: num
     latencies.push(ms(start))
     shape.offset = response.header('@offset') ?? shape.offset
   }
-  report(`| 2. commit → client, ${shapes.length.toLocaleString('en')} shapes \`owner = const\` on one table (300 commits) | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | max ${Math.max(...latencies).toFixed(1)} ms | p99 ≤ 15 ms |`)
+  report(
+    `| 2. commit → client, ${shapes.length.toLocaleString('en')} shapes \`owner = const\` on one table (300 commits) | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | max ${Math.max(...latencies).toFixed(1)} ms | p99 ≤ 15 ms |`
+  )
 }
 
 /** Long-poll clients in a child process (so their fetch work does not share the server's event loop). */
-function clientsProcess(url: string, count: number): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> } {
+function clientsProcess(
+  url: string,
+  count: number
+): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> } {
   const child = clientProcess('long-poll-clients.mjs', [url, String(count)])
-  const answers = child.lines.then((lines) => (lines as Array<{ status: number; at: number; ready?: boolean }>).filter((line) => !line.ready))
+  const answers = child.lines.then((lines) =>
+    (lines as Array<{ status: number; at: number; ready?: boolean }>).filter((line) => !line.ready)
+  )
   return { answers, ready: child.ready }
 }
 
@@ -162,19 +199,29 @@ async function fanOut(server: TestShapeServer, table: string, condition: string)
     const start = performance.timeOrigin + performance.now()
     await server.pool.query(`UPDATE ${table} SET val = val + 1`)
     const answers = await clients.answers
-    if (answers.some((answer) => answer.status !== 200)) throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
+    if (answers.some((answer) => answer.status !== 200))
+      throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
     const round_ = answers.map((answer) => answer.at - start)
     latencies.push(...round_)
-    if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: p50 ${percentile(round_, 50).toFixed(1)} p99 ${percentile(round_, 99).toFixed(1)} first ${Math.min(...round_).toFixed(1)}\n`)
-    synced.offset = (await get(server.url, { table, handle: synced.handle, offset: synced.offset })).header('@offset') ?? synced.offset
+    if (process.env.BENCH_VERBOSE)
+      process.stderr.write(
+        `round ${round}: p50 ${percentile(round_, 50).toFixed(1)} p99 ${percentile(round_, 99).toFixed(1)} first ${Math.min(...round_).toFixed(1)}\n`
+      )
+    synced.offset =
+      (await get(server.url, { table, handle: synced.handle, offset: synced.offset })).header('@offset') ??
+      synced.offset
   }
-  report(`| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process), ${condition} | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | ${latencies.length} answers | p99 ≤ 100 ms |`)
+  report(
+    `| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process), ${condition} | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | ${latencies.length} answers | p99 ≤ 100 ms |`
+  )
 }
 
 async function main(): Promise<void> {
   const server = await startTestShapeServer({ longPollTimeout: 20_000 })
   try {
-    report(`machine: ${(await import('node:os')).cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`)
+    report(
+      `machine: ${(await import('node:os')).cpus().length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`
+    )
     report('| target | measured | detail | goal |')
     report('|---|---|---|---|')
     if (only.includes(1)) await initialSync(server)
@@ -184,11 +231,19 @@ async function main(): Promise<void> {
       const before = heapUsed()
       const shapes = await createShapes(server)
       const perShape = (heapUsed() - before) / shapes.length
-      report(`| 4. memory per idle shape (${shapes.length.toLocaleString('en')} shapes, heap after GC) | ${(perShape / 1024).toFixed(1)} kB | ${server.app.rooms.shapes.service()?.shapeCount} shapes registered | ≤ 15 kB |`)
+      report(
+        `| 4. memory per idle shape (${shapes.length.toLocaleString('en')} shapes, heap after GC) | ${(perShape / 1024).toFixed(1)} kB | ${server.app.rooms.shapes.service()?.shapeCount} shapes registered | ≤ 15 kB |`
+      )
       if (only.includes(2)) await commitLatency(server, shapes)
     }
-    if (only.includes(3) && (only.includes(2) || only.includes(4))) await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
-    if (only.includes(5)) await sseFanOut(report, Number(process.env.SSE_CLIENTS ?? 10_000), Number(process.env.SSE_CLIENT_PROCESSES ?? availableParallelism()))
+    if (only.includes(3) && (only.includes(2) || only.includes(4)))
+      await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
+    if (only.includes(5))
+      await sseFanOut(
+        report,
+        Number(process.env.SSE_CLIENTS ?? 10_000),
+        Number(process.env.SSE_CLIENT_PROCESSES ?? availableParallelism())
+      )
     if (only.includes(7)) await slowReaders(report)
     if (only.includes(8)) await subqueryRouting(server, report)
   } finally {

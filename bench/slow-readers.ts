@@ -30,7 +30,11 @@ async function growth(url: string): Promise<{ before: number; growth: number; bu
     for (let i = 0; i < READERS; i++) sockets.push(await slowReader(url))
     await sleep(3_000)
     const after = memory()
-    return { before: before.rss / 2 ** 20, growth: (after.rss - before.rss) / 2 ** 20, buffers: (after.buffers - before.buffers) / 2 ** 20 }
+    return {
+      before: before.rss / 2 ** 20,
+      growth: (after.rss - before.rss) / 2 ** 20,
+      buffers: (after.buffers - before.buffers) / 2 ** 20
+    }
   } finally {
     for (const socket of sockets) socket.destroy()
     await sleep(500)
@@ -45,7 +49,9 @@ export async function slowReaders(report: Report): Promise<void> {
     await server.pool.query('INSERT INTO slow_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 45000) g')
     const synced = await syncToEnd(server.url, shape)
     const snapshot = await growth(shapeUrl(server.url, { ...shape, offset: '-1' }))
-    await server.pool.query('INSERT INTO slow_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(100001, 145000) g')
+    await server.pool.query(
+      'INSERT INTO slow_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(100001, 145000) g'
+    )
     for (;;) {
       const caughtUp = await get(server.url, { ...shape, offset: synced.offset, handle: synced.handle })
       if (caughtUp.text.length > 10 * 2 ** 20) break

@@ -15,7 +15,15 @@ const streams = []
 
 function open() {
   return new Promise((resolve, reject) => {
-    const stream = { socket: null, headers: false, lastEvent: 0, delivered: null, keepAliveGaps: [], text: '', ended: false }
+    const stream = {
+      socket: null,
+      headers: false,
+      lastEvent: 0,
+      delivered: null,
+      keepAliveGaps: [],
+      text: '',
+      ended: false
+    }
     const socket = connect(Number(port), hostname, () => socket.write(request))
     stream.socket = socket
     socket.setEncoding('latin1')

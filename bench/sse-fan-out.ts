@@ -37,7 +37,10 @@ interface ClientsResult {
  * the server wrote them measured its own read loop, not the server (real clients are on other machines).
  */
 function clientsProcesses(url: string, count: number, processes: number) {
-  const shares = Array.from({ length: processes }, (_, index) => Math.floor(count / processes) + (index < count % processes ? 1 : 0))
+  const shares = Array.from(
+    { length: processes },
+    (_, index) => Math.floor(count / processes) + (index < count % processes ? 1 : 0)
+  )
   const children = shares.map((share) => clientProcess('sse-clients.mjs', [url, String(share)]))
   const results = Promise.all(children.map((child) => child.lines.then((lines) => lines.at(-1) as ClientsResult)))
   return {
@@ -57,7 +60,13 @@ export async function sseFanOut(report: Report, clients: number, processes: numb
     await server.pool.query('CREATE TABLE sse_fan (id int PRIMARY KEY, val int)')
     await server.pool.query('INSERT INTO sse_fan VALUES (1, 0)')
     const synced = await syncToEnd(server.url, { table: 'sse_fan' })
-    const url = shapeUrl(server.url, { table: 'sse_fan', handle: synced.handle, offset: synced.offset, live: 'true', live_sse: 'true' })
+    const url = shapeUrl(server.url, {
+      table: 'sse_fan',
+      handle: synced.handle,
+      offset: synced.offset,
+      live: 'true',
+      live_sse: 'true'
+    })
     const before = memory()
     const opening = Date.now()
     const streams = clientsProcesses(url, clients, processes)

@@ -22,23 +22,40 @@ const whereOf = (owner: number): string => `project_id IN (SELECT id FROM sq_pro
 
 export async function subqueryRouting(server: TestShapeServer, report: (line: string) => void): Promise<void> {
   await server.pool.query('CREATE TABLE sq_projects (id int PRIMARY KEY, owner_id int NOT NULL)')
-  await server.pool.query('CREATE TABLE sq_tasks (id serial PRIMARY KEY, project_id int NOT NULL, val int NOT NULL DEFAULT 0)')
+  await server.pool.query(
+    'CREATE TABLE sq_tasks (id serial PRIMARY KEY, project_id int NOT NULL, val int NOT NULL DEFAULT 0)'
+  )
   await server.pool.query(`INSERT INTO sq_projects SELECT g, g FROM generate_series(0, ${SHAPES - 1}) g`)
-  await server.pool.query(`INSERT INTO sq_tasks (project_id) SELECT g % ${SHAPES} FROM generate_series(0, ${SHAPES * TASKS_PER_PROJECT - 1}) g`)
+  await server.pool.query(
+    `INSERT INTO sq_tasks (project_id) SELECT g % ${SHAPES} FROM generate_series(0, ${SHAPES * TASKS_PER_PROJECT - 1}) g`
+  )
   await server.pool.query('CREATE INDEX sq_tasks_project ON sq_tasks (project_id)')
   const baseline = await commitLatencies(server, (owner) => `project_id = ${owner}`)
-  report(`| 8 (baseline, same run). commit → client, ${SHAPES.toLocaleString('en')} plain shapes \`project_id = const\` (${COMMITS} commits) | p50 ${percentile(baseline.changes, 50).toFixed(1)} ms, p99 ${percentile(baseline.changes, 99).toFixed(1)} ms | max ${Math.max(...baseline.changes).toFixed(1)} ms, ${baseline.cpu.toFixed(2)} ms CPU per commit | — |`)
+  report(
+    `| 8 (baseline, same run). commit → client, ${SHAPES.toLocaleString('en')} plain shapes \`project_id = const\` (${COMMITS} commits) | p50 ${percentile(baseline.changes, 50).toFixed(1)} ms, p99 ${percentile(baseline.changes, 99).toFixed(1)} ms | max ${Math.max(...baseline.changes).toFixed(1)} ms, ${baseline.cpu.toFixed(2)} ms CPU per commit | — |`
+  )
   const { changes, shapes, follow, cpu } = await commitLatencies(server, whereOf)
-  report(`| 8. commit → client, ${SHAPES.toLocaleString('en')} subquery shapes \`project_id IN (SELECT id FROM projects WHERE owner_id = const)\` on one table (${COMMITS} commits) | p50 ${percentile(changes, 50).toFixed(1)} ms, p99 ${percentile(changes, 99).toFixed(1)} ms | max ${Math.max(...changes).toFixed(1)} ms, ${cpu.toFixed(2)} ms CPU per commit | p99 ≤ 20 ms |`)
+  report(
+    `| 8. commit → client, ${SHAPES.toLocaleString('en')} subquery shapes \`project_id IN (SELECT id FROM projects WHERE owner_id = const)\` on one table (${COMMITS} commits) | p50 ${percentile(changes, 50).toFixed(1)} ms, p99 ${percentile(changes, 99).toFixed(1)} ms | max ${Math.max(...changes).toFixed(1)} ms, ${cpu.toFixed(2)} ms CPU per commit | p99 ≤ 20 ms |`
+  )
   const moves: number[] = []
   const movesCpu = process.cpuUsage()
   for (let i = 0; i < MOVES; i++) {
     const from = shapes[(i * 7919) % shapes.length] as (typeof shapes)[number]
     const to = shapes[(i * 7919 + 1) % shapes.length] as (typeof shapes)[number]
     // the receiving shape's move-in (event, rows read from Postgres, snapshot-end)
-    moves.push(await follow(to, () => server.pool.query('UPDATE sq_projects SET owner_id = $1 WHERE id = (SELECT min(id) FROM sq_projects WHERE owner_id = $2)', [to.owner, from.owner])))
+    moves.push(
+      await follow(to, () =>
+        server.pool.query(
+          'UPDATE sq_projects SET owner_id = $1 WHERE id = (SELECT min(id) FROM sq_projects WHERE owner_id = $2)',
+          [to.owner, from.owner]
+        )
+      )
+    )
   }
-  report(`| 8b. commit → client of a move-in (a project changes owner), same 1,000 shapes (${MOVES} moves) | p50 ${percentile(moves, 50).toFixed(1)} ms, p99 ${percentile(moves, 99).toFixed(1)} ms | max ${Math.max(...moves).toFixed(1)} ms, ${cpuPer(movesCpu, MOVES).toFixed(2)} ms CPU per move | (no goal) |`)
+  report(
+    `| 8b. commit → client of a move-in (a project changes owner), same 1,000 shapes (${MOVES} moves) | p50 ${percentile(moves, 50).toFixed(1)} ms, p99 ${percentile(moves, 99).toFixed(1)} ms | max ${Math.max(...moves).toFixed(1)} ms, ${cpuPer(movesCpu, MOVES).toFixed(2)} ms CPU per move | (no goal) |`
+  )
 }
 
 async function commitLatencies(server: TestShapeServer, where: (owner: number) => string) {
@@ -52,13 +69,20 @@ async function commitLatencies(server: TestShapeServer, where: (owner: number) =
     shapes.push(...(await Promise.all(batch)))
   }
   const follow = async (shape: (typeof shapes)[number], change: () => Promise<unknown>): Promise<number> => {
-    const waiting = get(server.url, { table: 'sq_tasks', where: where(shape.owner), handle: shape.handle, offset: shape.offset, live: 'true' })
+    const waiting = get(server.url, {
+      table: 'sq_tasks',
+      where: where(shape.owner),
+      handle: shape.handle,
+      offset: shape.offset,
+      live: 'true'
+    })
     await new Promise((resolve) => setTimeout(resolve, 5))
     const start = process.hrtime.bigint()
     await change()
     const response = await waiting
     const latency = since(start)
-    if (response.status !== 200 || !Array.isArray(response.body) || response.body.length < 2) throw new Error(`no change answered: ${response.status} ${response.text.slice(0, 200)}`)
+    if (response.status !== 200 || !Array.isArray(response.body) || response.body.length < 2)
+      throw new Error(`no change answered: ${response.status} ${response.text.slice(0, 200)}`)
     shape.offset = response.header('@offset') ?? shape.offset
     return latency
   }
@@ -66,7 +90,14 @@ async function commitLatencies(server: TestShapeServer, where: (owner: number) =
   const started = process.cpuUsage()
   for (let i = 0; i < COMMITS; i++) {
     const shape = shapes[(i * 7919) % shapes.length] as (typeof shapes)[number]
-    changes.push(await follow(shape, () => server.pool.query('UPDATE sq_tasks SET val = val + 1 WHERE id = (SELECT min(id) FROM sq_tasks WHERE project_id IN (SELECT id FROM sq_projects WHERE owner_id = $1))', [shape.owner])))
+    changes.push(
+      await follow(shape, () =>
+        server.pool.query(
+          'UPDATE sq_tasks SET val = val + 1 WHERE id = (SELECT min(id) FROM sq_tasks WHERE project_id IN (SELECT id FROM sq_projects WHERE owner_id = $1))',
+          [shape.owner]
+        )
+      )
+    )
   }
   return { changes, shapes, follow, cpu: cpuPer(started, COMMITS) }
 }

@@ -10,7 +10,13 @@ import { join } from 'node:path'
 import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import type { TestShapeServer } from '../test/support/shape-server'
-import { TASK_ROWS, createTasks, selectedKeys, unindexedWhere, updateAllTasks } from '../test/support/unindexed-workload'
+import {
+  TASK_ROWS,
+  createTasks,
+  selectedKeys,
+  unindexedWhere,
+  updateAllTasks
+} from '../test/support/unindexed-workload'
 
 const SHAPES = 2_000
 const ROUNDS = 3
@@ -19,7 +25,10 @@ export interface UnindexedRoutingBench {
   server: TestShapeServer
   report(line: string): void
   /** Long-polls in a child process: `target` a URL or `@file` of URLs; resolves `ready` once they are sent. */
-  clients(target: string, count: number): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> }
+  clients(
+    target: string,
+    count: number
+  ): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> }
 }
 
 /** Which shapes `update` changes (rows in the where before or after it), found in a transaction rolled back. */
@@ -51,14 +60,40 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
     shapes.push(...(await Promise.all(batch)))
   }
   const dir = await mkdtemp(join(tmpdir(), 'syncscope-bench-'))
-  const rounds: Array<{ delivered: number; p50: number; blocked: number; cpu: number; answers: number; gcMax: number; gcTotal: number; gcMajor: number }> = []
+  const rounds: Array<{
+    delivered: number
+    p50: number
+    blocked: number
+    cpu: number
+    answers: number
+    gcMax: number
+    gcTotal: number
+    gcMajor: number
+  }> = []
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const update = updateAllTasks(round)
-      const changing = await shapesChanged(server, shapes.map((shape) => shape.where), update)
+      const changing = await shapesChanged(
+        server,
+        shapes.map((shape) => shape.where),
+        update
+      )
       const file = join(dir, `urls-${round}`)
       const waiting = changing.map((i) => shapes[i] as (typeof shapes)[number])
-      writeFileSync(file, waiting.map((shape) => shapeUrl(server.url, { table: 'tasks', where: shape.where, handle: shape.handle, offset: shape.offset, live: 'true' })).join('\n'))
+      writeFileSync(
+        file,
+        waiting
+          .map((shape) =>
+            shapeUrl(server.url, {
+              table: 'tasks',
+              where: shape.where,
+              handle: shape.handle,
+              offset: shape.offset,
+              live: 'true'
+            })
+          )
+          .join('\n')
+      )
       const polls = clients(`@${file}`, 1)
       await polls.ready
       await new Promise((resolve) => setTimeout(resolve, 3_000))
@@ -66,7 +101,12 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
       const delay = monitorEventLoopDelay({ resolution: 1 })
       const gcs: Array<{ duration: number; major: boolean }> = []
       const gcObserver = new PerformanceObserver((list) =>
-        gcs.push(...list.getEntries().map((entry) => ({ duration: entry.duration, major: ((entry as { detail?: { kind?: number } }).detail?.kind ?? 0) !== constants.NODE_PERFORMANCE_GC_MINOR })))
+        gcs.push(
+          ...list.getEntries().map((entry) => ({
+            duration: entry.duration,
+            major: ((entry as { detail?: { kind?: number } }).detail?.kind ?? 0) !== constants.NODE_PERFORMANCE_GC_MINOR
+          }))
+        )
       )
       gcObserver.observe({ entryTypes: ['gc'] })
       delay.enable()
@@ -78,7 +118,8 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
       delay.disable()
       gcObserver.disconnect()
       const answers = await polls.answers
-      if (answers.some((answer) => answer.status !== 200)) throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
+      if (answers.some((answer) => answer.status !== 200))
+        throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
       const latencies = answers.map((answer) => answer.at - committed).sort((a, b) => a - b)
       rounds.push({
         delivered: latencies[latencies.length - 1] ?? NaN,
@@ -90,9 +131,13 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
         gcTotal: gcs.reduce((sum, gc) => sum + gc.duration, 0),
         gcMajor: gcs.filter((gc) => gc.major).length
       })
-      if (process.env.BENCH_VERBOSE) process.stderr.write(`round ${round}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
+      if (process.env.BENCH_VERBOSE)
+        process.stderr.write(`round ${round}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
       for (const shape of shapes) {
-        shape.offset = (await get(server.url, { table: 'tasks', where: shape.where, handle: shape.handle, offset: shape.offset })).header('@offset') ?? shape.offset
+        shape.offset =
+          (
+            await get(server.url, { table: 'tasks', where: shape.where, handle: shape.handle, offset: shape.offset })
+          ).header('@offset') ?? shape.offset
       }
     }
   } finally {

@@ -2,11 +2,16 @@ import { existsSync } from 'node:fs'
 import { chromium } from '@playwright/test'
 import { expect, test } from './fixtures'
 
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some((path) => !!path && existsSync(path))
+const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
+  (path) => !!path && existsSync(path)
+)
 test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // Short live timeouts so the long-poll and keep-alive checks finish within the test.
-test.use({ appArgs: ['--long-poll-timeout', '2000', '--sse-keep-alive', '500'], viewport: { width: 1400, height: 2000 } })
+test.use({
+  appArgs: ['--long-poll-timeout', '2000', '--sse-keep-alive', '500'],
+  viewport: { width: 1400, height: 2000 }
+})
 
 test('the Conformance page checks this app and shows the report', async ({ page, openApp }) => {
   test.setTimeout(120_000)
@@ -17,11 +22,16 @@ test('the Conformance page checks this app and shows the report', async ({ page,
   await page.getByLabel('Max wait').fill('10')
   await page.getByRole('button', { name: 'Run the check' }).click()
   const summary = page.getByTestId('conformance-summary')
-  await expect(summary).toContainText(/13 checks: 12 passed, 0 failed, 0 with warnings, 1 skipped in \d+\.\d s · live changes in syncscope_check_[0-9a-f]{8} \(dropped\)/, { timeout: 90_000 })
+  await expect(summary).toContainText(
+    /13 checks: 12 passed, 0 failed, 0 with warnings, 1 skipped in \d+\.\d s · live changes in syncscope_check_[0-9a-f]{8} \(dropped\)/,
+    { timeout: 90_000 }
+  )
   for (const id of ['initial-sync', 'long-poll', 'sse', 'must-refetch', 'cors', 'cache-key']) {
     await expect(page.getByTestId(`check-${id}`).getByTestId('status')).toHaveText('pass')
   }
-  await expect(page.getByTestId('check-sse-lifetime')).toContainText('needs up to 61 s (max-age 59 s); --max-wait is 10 s')
+  await expect(page.getByTestId('check-sse-lifetime')).toContainText(
+    'needs up to 61 s (max-age 59 s); --max-wait is 10 s'
+  )
   await page.screenshot({ path: test.info().outputPath('conformance-report.png'), fullPage: true })
 
   // The other brand than the app speaks: the finding, its rule, its fix and the exchange that shows it.

@@ -5,7 +5,10 @@ import { _electron as electron, expect, test } from '@playwright/test'
 const electronInstalled = existsSync(join(__dirname, '..', 'node_modules', 'electron', 'path.txt'))
 
 test.describe('Electron shell', () => {
-  test.skip(!electronInstalled, 'the Electron binary is not installed here (node_modules/electron/path.txt is missing; it cannot be downloaded on this machine)')
+  test.skip(
+    !electronInstalled,
+    'the Electron binary is not installed here (node_modules/electron/path.txt is missing; it cannot be downloaded on this machine)'
+  )
 
   test('opens one secure window with the Database view', async () => {
     const app = await electron.launch({ args: [join(__dirname, '..')], env: { ...process.env, SYNCSCOPE_PORT: '0' } })
@@ -18,7 +21,9 @@ test.describe('Electron shell', () => {
       bridge: Object.keys((window as unknown as { syncscope: object }).syncscope).sort()
     }))
     expect(exposed).toEqual({ require: 'undefined', process: 'undefined', bridge: ['call', 'subscribe'] })
-    await expect(window.evaluate(() => (globalThis as unknown as { open(url: string): unknown }).open('https://example.com'))).resolves.toBeNull()
+    await expect(
+      window.evaluate(() => (globalThis as unknown as { open(url: string): unknown }).open('https://example.com'))
+    ).resolves.toBeNull()
     await app.close()
   })
 })

@@ -27,13 +27,31 @@ export interface AppOptions {
 
 const ROOT = resolve(__dirname, '..')
 
-async function startHeadlessApp(args: string[], env: Record<string, string> = {}): Promise<{ app: RunningHeadlessApp; stop(): Promise<void> }> {
+async function startHeadlessApp(
+  args: string[],
+  env: Record<string, string> = {}
+): Promise<{ app: RunningHeadlessApp; stop(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-e2e-'))
-  const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'serve', '--ui', '--port', '0', '--data-dir', dataDir, '--workspace', dataDir, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'bin/syncscope.js'),
+      'serve',
+      '--ui',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--workspace',
+      dataDir,
+      ...args
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    }
+  )
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -81,7 +99,10 @@ async function startHeadlessApp(args: string[], env: Record<string, string> = {}
 }
 
 /** Each worker gets its own `syncscope serve --ui` with a fresh data folder (and so a fresh embedded Postgres). */
-export const test = base.extend<{ openApp: (page: Page, pageId?: string) => Promise<void> }, AppOptions & { app: RunningHeadlessApp }>({
+export const test = base.extend<
+  { openApp: (page: Page, pageId?: string) => Promise<void> },
+  AppOptions & { app: RunningHeadlessApp }
+>({
   appArgs: [[], { option: true, scope: 'worker' }],
   appEnv: [{}, { option: true, scope: 'worker' }],
   app: [

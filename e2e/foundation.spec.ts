@@ -10,13 +10,19 @@ test.describe('foundation: Database view and SQL console', () => {
       await expect(page.getByRole('article', { name: `table ${table}` })).toBeVisible()
     }
     await expect(page.getByTestId('rows-issues')).toHaveText('3,000 rows')
-    await expect(page.getByRole('article', { name: 'table issues' }).getByText('issue_status', { exact: true })).toBeVisible()
+    await expect(
+      page.getByRole('article', { name: 'table issues' }).getByText('issue_status', { exact: true })
+    ).toBeVisible()
     await page.screenshot({ path: test.info().outputPath('database-view.png'), fullPage: true })
   })
 
   test('a statement in the SQL console changes data and the Database view shows it', async ({ page, openApp }) => {
     await openApp(page, 'sql')
-    await page.getByLabel('SQL').fill("INSERT INTO users (id, email, name) VALUES (gen_random_uuid(), 'e2e-' || gen_random_uuid() || '@example.com', 'E2E');")
+    await page
+      .getByLabel('SQL')
+      .fill(
+        "INSERT INTO users (id, email, name) VALUES (gen_random_uuid(), 'e2e-' || gen_random_uuid() || '@example.com', 'E2E');"
+      )
     await page.getByRole('button', { name: /Run/ }).click()
     await expect(page.getByTestId('sql-results')).toContainText('INSERT — 1 row')
     await page.getByRole('link', { name: 'Database' }).click()
@@ -46,12 +52,24 @@ test.describe('foundation: the HTTP contract is guarded', () => {
     const noToken = await fetch(url, { method: 'POST', headers: json, body: '{}' })
     expect(noToken.status).toBe(401)
     expect(((await noToken.json()) as ErrorBody).error.code).toBe('missing_token')
-    const foreignOrigin = await fetch(url, { method: 'POST', headers: { ...json, 'x-syncscope-token': app.token, origin: 'http://evil.example' }, body: '{}' })
+    const foreignOrigin = await fetch(url, {
+      method: 'POST',
+      headers: { ...json, 'x-syncscope-token': app.token, origin: 'http://evil.example' },
+      body: '{}'
+    })
     expect(foreignOrigin.status).toBe(403)
     expect(((await foreignOrigin.json()) as ErrorBody).error.code).toBe('foreign_origin')
-    const wrongToken = await fetch(url, { method: 'POST', headers: { ...json, 'x-syncscope-token': 'not-the-token' }, body: '{}' })
+    const wrongToken = await fetch(url, {
+      method: 'POST',
+      headers: { ...json, 'x-syncscope-token': 'not-the-token' },
+      body: '{}'
+    })
     expect(wrongToken.status).toBe(401)
-    const ok = await fetch(url, { method: 'POST', headers: { ...json, 'x-syncscope-token': app.token, origin: app.baseUrl }, body: '{}' })
+    const ok = await fetch(url, {
+      method: 'POST',
+      headers: { ...json, 'x-syncscope-token': app.token, origin: app.baseUrl },
+      body: '{}'
+    })
     expect(ok.status).toBe(200)
     expect(((await ok.json()) as { result: { state: string } }).result.state).toBe('connected')
   })

@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs'
 import { chromium, type Page } from '@playwright/test'
 import { expect, test } from './fixtures'
 
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some((path) => !!path && existsSync(path))
+const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
+  (path) => !!path && existsSync(path)
+)
 test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 /**
@@ -42,7 +44,11 @@ async function requestsByClient(page: Page): Promise<Map<number, Array<{ id: num
   return byClient
 }
 
-test('with 8 live workbench clients (SSE and long-poll) the MCP, Proxy and Database pages answer, and the clients keep receiving changes', async ({ page, app, openApp }) => {
+test('with 8 live workbench clients (SSE and long-poll) the MCP, Proxy and Database pages answer, and the clients keep receiving changes', async ({
+  page,
+  app,
+  openApp
+}) => {
   test.setTimeout(120_000)
   let tick = 0
   const write = () => app.call('db.query', { sql: `UPDATE projects SET name = 'tick ${++tick}' WHERE id = 1000000001` })
@@ -58,19 +64,28 @@ test('with 8 live workbench clients (SSE and long-poll) the MCP, Proxy and Datab
   await startClients(longPolls, 'long-poll')
 
   const visits: Array<{ id: string; call: string; shown: (view: Page) => Promise<void> }> = [
-    { id: 'mcp', call: 'mcp.list', shown: (view) => expect(view.getByRole('region', { name: 'Servers' })).toContainText('No servers yet') },
+    {
+      id: 'mcp',
+      call: 'mcp.list',
+      shown: (view) => expect(view.getByRole('region', { name: 'Servers' })).toContainText('No servers yet')
+    },
     { id: 'proxy', call: 'proxy.status', shown: (view) => expect(view.getByTestId('proxy-not-running')).toBeVisible() },
     { id: 'database', call: 'db.tables', shown: (view) => expect(view.getByTestId('rows-projects')).toBeVisible() }
   ]
   for (const visit of visits) {
-    const answered = pages.waitForResponse((response) => response.url().endsWith(`/rpc/${visit.call}`) && response.ok(), { timeout: ANSWERS_WITHIN })
+    const answered = pages.waitForResponse(
+      (response) => response.url().endsWith(`/rpc/${visit.call}`) && response.ok(),
+      { timeout: ANSWERS_WITHIN }
+    )
     await pages.getByRole('navigation', { name: 'Main' }).locator(`a[href="#/${visit.id}"]`).click()
     await answered
     await visit.shown(pages)
     // both tabs' clients follow a change written now
     await write()
     for (const workbench of [page, longPolls]) {
-      await expect(workbench.getByRole('table', { name: 'Shape rows' })).toContainText(`tick ${tick}`, { timeout: ANSWERS_WITHIN })
+      await expect(workbench.getByRole('table', { name: 'Shape rows' })).toContainText(`tick ${tick}`, {
+        timeout: ANSWERS_WITHIN
+      })
     }
   }
 
@@ -86,7 +101,9 @@ test('with 8 live workbench clients (SSE and long-poll) the MCP, Proxy and Datab
         const after = await requestsByClient(longPolls)
         return [1, 2, 3, 4].filter((client) => {
           // the long-poll waiting when the change was written, or a later one, answers it
-          const waiting = Math.max(...(before.get(client) ?? []).filter((request) => request.status === '…').map((request) => request.id))
+          const waiting = Math.max(
+            ...(before.get(client) ?? []).filter((request) => request.status === '…').map((request) => request.id)
+          )
           return (after.get(client) ?? []).some((request) => request.id >= waiting && request.status === '200')
         })
       },

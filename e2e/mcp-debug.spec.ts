@@ -15,10 +15,16 @@ test.use({ appEnv: { HOME, XDG_CONFIG_HOME: join(HOME, '.config') } })
 
 test.describe('MCP page: tool debugging, questions from servers, export to other apps', () => {
   test.beforeAll(async ({ app }) => {
-    await app.call('mcp.save', { name: 'debug', entry: { transport: 'stdio', command: process.execPath, args: [DEBUG_FIXTURE], env: { API_TOKEN: SECRET } } })
+    await app.call('mcp.save', {
+      name: 'debug',
+      entry: { transport: 'stdio', command: process.execPath, args: [DEBUG_FIXTURE], env: { API_TOKEN: SECRET } }
+    })
   })
 
-  test('the tool explorer shows the raw JSON-RPC, output-schema violations and followed resource links', async ({ page, openApp }) => {
+  test('the tool explorer shows the raw JSON-RPC, output-schema violations and followed resource links', async ({
+    page,
+    openApp
+  }) => {
     await openApp(page, 'mcp')
     await page.getByTestId('mcp-row-debug').getByRole('button', { name: 'debug' }).click()
 
@@ -53,7 +59,10 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await page.screenshot({ path: test.info().outputPath('mcp-tool-debug.png'), fullPage: true })
   })
 
-  test('a question from a server while its tool runs is answered in the form, and the tool gets the answer', async ({ page, openApp }) => {
+  test('a question from a server while its tool runs is answered in the form, and the tool gets the answer', async ({
+    page,
+    openApp
+  }) => {
     await openApp(page, 'mcp')
     await page.getByTestId('mcp-row-debug').getByRole('button', { name: 'debug' }).click()
     await page.getByTestId('mcp-tool-mcp__debug__confirm').click()
@@ -64,7 +73,9 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await page.getByTestId('mcp-elicit-confirm').selectOption('true')
     await page.getByTestId('mcp-elicit-note').fill('after the backup')
     await page.getByTestId('mcp-elicit-accept').click()
-    await expect(page.getByTestId('mcp-call-text')).toHaveText('{"action":"accept","content":{"confirm":true,"note":"after the backup"}}')
+    await expect(page.getByTestId('mcp-call-text')).toHaveText(
+      '{"action":"accept","content":{"confirm":true,"note":"after the backup"}}'
+    )
     await expect(page.getByTestId('mcp-elicitations')).toHaveCount(0)
 
     // declined: the tool hears that, and nothing waits any more
@@ -73,7 +84,10 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await expect(page.getByTestId('mcp-call-text')).toHaveText('{"action":"decline"}')
   })
 
-  test("each host's file at its place, the diff an export makes, and the write (no secret in it)", async ({ page, openApp }) => {
+  test("each host's file at its place, the diff an export makes, and the write (no secret in it)", async ({
+    page,
+    openApp
+  }) => {
     await openApp(page, 'mcp')
     const claude = page.getByTestId('mcp-export-claude-desktop')
     const path = join(HOME, '.config', 'Claude', 'claude_desktop_config.json')
@@ -88,7 +102,8 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await expect(claude).toContainText('In it now: debug')
     const written = await readFile(path, 'utf8')
     expect(written).not.toContain(SECRET)
-    const entry = (JSON.parse(written) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers.debug!
+    const entry = (JSON.parse(written) as { mcpServers: Record<string, { command: string; args: string[] }> })
+      .mcpServers.debug!
     expect(entry.command).toBe(process.execPath)
     expect(entry.args.slice(1, 4)).toEqual(['mcp', 'run', 'debug'])
     // the other hosts' files are untouched and still offer the export
@@ -96,10 +111,16 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await page.screenshot({ path: test.info().outputPath('mcp-export.png'), fullPage: true })
   })
 
-  test("the app's client ID metadata URL is set on the page, refused when not https, and written to settings.json", async ({ page, openApp, app }) => {
+  test("the app's client ID metadata URL is set on the page, refused when not https, and written to settings.json", async ({
+    page,
+    openApp,
+    app
+  }) => {
     await openApp(page, 'mcp')
     const panel = page.getByTestId('mcp-client-metadata')
-    await expect(page.getByTestId('mcp-client-metadata-current')).toContainText('None: every authorisation server gets a dynamic registration')
+    await expect(page.getByTestId('mcp-client-metadata-current')).toContainText(
+      'None: every authorisation server gets a dynamic registration'
+    )
     await page.getByTestId('mcp-client-metadata-url').fill('http://syncscope.test/client.json')
     await page.getByTestId('mcp-client-metadata-save').click()
     await expect(panel).toContainText('must be an https:// URL with a path')
@@ -107,7 +128,9 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await page.getByTestId('mcp-client-metadata-save').click()
     await expect(page.getByTestId('mcp-client-metadata-current')).toHaveText('https://syncscope.test/oauth/client.json')
     await expect(panel).toContainText('(settings.json)')
-    const settings = JSON.parse(await readFile(join(app.dataDir, 'settings.json'), 'utf8')) as { mcp: { clientMetadataUrl?: string } }
+    const settings = JSON.parse(await readFile(join(app.dataDir, 'settings.json'), 'utf8')) as {
+      mcp: { clientMetadataUrl?: string }
+    }
     expect(settings.mcp.clientMetadataUrl).toBe('https://syncscope.test/oauth/client.json')
     await page.getByTestId('mcp-client-metadata-url').fill('')
     await page.getByTestId('mcp-client-metadata-save').click()

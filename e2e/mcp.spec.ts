@@ -33,14 +33,25 @@ test.describe('MCP servers page', () => {
       join(app.dataDir, 'mcp.json'),
       JSON.stringify({
         servers: {
-          broken: { transport: 'http', url: 'https://example.invalid/mcp', auth: { mode: 'clientCredentials', tokenUrl: 'https://example.invalid/token', clientIdRef: 'x', clientSecretRef: 'y' } },
+          broken: {
+            transport: 'http',
+            url: 'https://example.invalid/mcp',
+            auth: {
+              mode: 'clientCredentials',
+              tokenUrl: 'https://example.invalid/token',
+              clientIdRef: 'x',
+              clientSecretRef: 'y'
+            }
+          },
           fine: { transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] }
         }
       })
     )
     await openApp(page, 'mcp')
     await expect(page.getByTestId('mcp-state-broken')).toHaveText('error')
-    await expect(page.getByTestId('mcp-error-broken')).toContainText('clientIdRef, clientSecretRef: secrets are given inline')
+    await expect(page.getByTestId('mcp-error-broken')).toContainText(
+      'clientIdRef, clientSecretRef: secrets are given inline'
+    )
     await expect(page.getByTestId('mcp-state-fine')).toHaveText(/idle/)
     await page.getByTestId('mcp-row-fine').getByRole('button', { name: 'fine' }).click()
     await expect(page.getByTestId('mcp-tool-mcp__fine__get-sum')).toBeVisible()
@@ -69,8 +80,15 @@ test.describe('MCP servers page', () => {
       await rs?.stop()
     })
 
-    test('Log in opens the authorisation page in a new tab and the row turns connected', async ({ page, openApp, app }) => {
-      await app.call('mcp.save', { name: 'secured', entry: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } })
+    test('Log in opens the authorisation page in a new tab and the row turns connected', async ({
+      page,
+      openApp,
+      app
+    }) => {
+      await app.call('mcp.save', {
+        name: 'secured',
+        entry: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } }
+      })
       await openApp(page, 'mcp')
       await expect(page.getByTestId('mcp-state-secured')).toHaveText('needs login')
       await page.getByTestId('mcp-row-secured').getByRole('button', { name: 'secured' }).click()
@@ -84,7 +102,8 @@ test.describe('MCP servers page', () => {
       await expect(popup.getByTestId('oauth-result')).toContainText('secured is connected')
       await expect(page.getByTestId('mcp-state-secured')).toHaveText('connected')
       const steps = page.getByTestId('mcp-oauth-steps')
-      for (const step of ['discovery', 'registration', 'authorization', 'callback', 'token']) await expect(steps).toContainText(step)
+      for (const step of ['discovery', 'registration', 'authorization', 'callback', 'token'])
+        await expect(steps).toContainText(step)
       await expect(page.getByTestId('mcp-token-status')).toContainText('…')
       await page.getByTestId('mcp-tool-mcp__secured__echo').click()
       await page.getByTestId('mcp-arg-text').fill('through OAuth')

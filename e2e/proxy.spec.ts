@@ -81,7 +81,10 @@ test.describe('the Shape workbench through the proxy', () => {
   const DENNIS = '3e0469fb-1349-91f8-f75a-2760e409c6ed'
   const JWT = /eyJ[\w-]+\.[\w-]+\.[\w-]+/
 
-  test('streams a named shape as one user, then another, with Vary: Authorization on the answers', async ({ page, openApp }) => {
+  test('streams a named shape as one user, then another, with Vary: Authorization on the answers', async ({
+    page,
+    openApp
+  }) => {
     await openApp(page, 'shapes')
     await page.getByLabel('target', { exact: true }).selectOption('proxy')
     await expect(page.getByTestId('workbench-proxy-url')).toHaveText(/^http:\/\/127\.0\.0\.1:\d+$/)
@@ -110,7 +113,11 @@ test.describe('the Shape workbench through the proxy', () => {
     await page.screenshot({ path: test.info().outputPath('workbench-proxy-requests.png'), fullPage: true })
   })
 
-  test('goes through the gatekeeper for a composed shape and keeps the token out of saved shapes', async ({ page, openApp, app }) => {
+  test('goes through the gatekeeper for a composed shape and keeps the token out of saved shapes', async ({
+    page,
+    openApp,
+    app
+  }) => {
     await openApp(page, 'shapes')
     await page.getByLabel('table', { exact: true }).selectOption('issues')
     await page.getByLabel('where', { exact: true }).fill('priority > 0')

@@ -4,20 +4,36 @@ import { chromium } from '@playwright/test'
 import { chromiumArgs, chromiumPath } from './chromium'
 import { expect, test } from './fixtures'
 
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some((path) => !!path && existsSync(path))
+const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
+  (path) => !!path && existsSync(path)
+)
 test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // remote.test stands for a shape service elsewhere: a name that is neither the page's host nor loopback's
-test.use({ launchOptions: { executablePath: chromiumPath, args: [...chromiumArgs, '--host-resolver-rules=MAP remote.test 127.0.0.1'] } })
+test.use({
+  launchOptions: {
+    executablePath: chromiumPath,
+    args: [...chromiumArgs, '--host-resolver-rules=MAP remote.test 127.0.0.1']
+  }
+})
 
 /** A "remote" shape service: a second server on another port, passing every request to the app's shape API. */
 async function remoteShapeService(target: string): Promise<{ url: string; server: Server }> {
   const upstream = new URL(target)
   const server = createServer((req, res) => {
-    const forwarded = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(res)
-    })
+    const forwarded = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: upstream.host }
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      }
+    )
     forwarded.on('error', () => res.destroy())
     req.pipe(forwarded)
   })
@@ -25,7 +41,11 @@ async function remoteShapeService(target: string): Promise<{ url: string; server
   return { url: `http://remote.test:${(server.address() as { port: number }).port}`, server }
 }
 
-test('under the UI’s content security policy, the workbench follows a shape of a remote service (another port)', async ({ page, app, openApp }) => {
+test('under the UI’s content security policy, the workbench follows a shape of a remote service (another port)', async ({
+  page,
+  app,
+  openApp
+}) => {
   const remote = await remoteShapeService(app.baseUrl)
   const blocked: string[] = []
   page.on('console', (message) => {

@@ -2,13 +2,16 @@ import { existsSync } from 'node:fs'
 import { chromium, type Page } from '@playwright/test'
 import { expect, test } from './fixtures'
 
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some((path) => !!path && existsSync(path))
+const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
+  (path) => !!path && existsSync(path)
+)
 test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // Short live timeouts so live requests and keep-alive comments show up within the test.
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--sse-keep-alive', '500'] })
 
-const shot = (page: Page, name: string) => page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true })
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true })
 
 async function compose(page: Page, options: { where: string; params: string[]; live: 'long-poll' | 'sse' }) {
   await page.getByLabel('table', { exact: true }).selectOption('projects')
@@ -29,7 +32,10 @@ async function runSql(page: Page, sql: string) {
 
 const tab = (page: Page, name: string) => page.getByRole('tab', { name }).click()
 
-test('composes a shape with where and params, follows a change from the SQL console over long-poll, and explains the cache headers', async ({ page, openApp }) => {
+test('composes a shape with where and params, follows a change from the SQL console over long-poll, and explains the cache headers', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await compose(page, { where: 'id <= $1 AND archived = $2', params: ['1000000005', 'false'], live: 'long-poll' })
   await expect(page.getByTestId('row-count')).toHaveText('5 rows')
@@ -49,15 +55,22 @@ test('composes a shape with where and params, follows a change from the SQL cons
   await tab(page, 'Requests & cache')
   const requests = page.getByTestId('requests')
   await requests.locator('tr[data-request="#1"]').click()
-  await expect(page.getByTestId('cache-control')).toHaveText('public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746')
-  await expect(page.getByTestId('cache-verdict')).toContainText('Fresh for 7 days in the browser and 1 hour in shared caches.')
+  await expect(page.getByTestId('cache-control')).toHaveText(
+    'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746'
+  )
+  await expect(page.getByTestId('cache-verdict')).toContainText(
+    'Fresh for 7 days in the browser and 1 hour in shared caches.'
+  )
   await requests.locator('tr', { hasText: 'long-poll' }).first().click()
   await expect(page.getByTestId('cache-control')).toHaveText('public, max-age=5, stale-while-revalidate=5')
   await expect(page.getByTestId('cache-verdict')).toContainText('Fresh for 5 seconds.')
   await shot(page, 'requests-and-cache')
 })
 
-test('in SSE mode shows the raw frames, keep-alives included, and the row leaving the shape', async ({ page, openApp }) => {
+test('in SSE mode shows the raw frames, keep-alives included, and the row leaving the shape', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await compose(page, { where: 'id > $1 AND NOT archived', params: ['1000000035'], live: 'sse' })
   await expect(page.getByTestId('row-count')).toHaveText('4 rows')
@@ -71,7 +84,9 @@ test('in SSE mode shows the raw frames, keep-alives included, and the row leavin
   await tab(page, 'SSE frames')
   const frames = page.getByTestId('sse-frames')
   await expect(frames.locator('tr[data-kind="data"]', { hasText: 'Renamed over SSE' }).first()).toBeVisible()
-  await expect(frames.locator('tr[data-kind="data"]', { hasText: '"operation":"delete"' }).first()).toContainText('1000000037')
+  await expect(frames.locator('tr[data-kind="data"]', { hasText: '"operation":"delete"' }).first()).toContainText(
+    '1000000037'
+  )
   await expect(frames.locator('tr[data-kind="comment"]').first()).toContainText(': keep-alive')
   await shot(page, 'sse-frames')
 
@@ -80,19 +95,27 @@ test('in SSE mode shows the raw frames, keep-alives included, and the row leavin
   await expect(page.getByTestId('cache-control')).toHaveText(/^public, max-age=\d+$/)
 })
 
-test('with several clients, the shared-cache simulation collapses their concurrent live requests', async ({ page, openApp }) => {
+test('with several clients, the shared-cache simulation collapses their concurrent live requests', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await page.getByLabel('clients', { exact: true }).fill('3')
   await compose(page, { where: 'id <= $1', params: ['1000000002'], live: 'long-poll' })
   await expect(page.getByTestId('phase')).toHaveText('live')
   await tab(page, 'Requests & cache')
   const requests = page.getByTestId('requests')
-  await expect(requests.locator('tr', { hasText: 'long-poll' }).filter({ hasText: 'collapses with' }).first()).toBeVisible()
+  await expect(
+    requests.locator('tr', { hasText: 'long-poll' }).filter({ hasText: 'collapses with' }).first()
+  ).toBeVisible()
   await expect(requests.locator('tr[data-request="3·#1"]')).toBeVisible()
   await shot(page, 'collapsed-live-requests')
 })
 
-test('Drop shape sends every client of the shape to refetch, and each recovers with the same rows', async ({ page, openApp }) => {
+test('Drop shape sends every client of the shape to refetch, and each recovers with the same rows', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await page.getByLabel('clients', { exact: true }).fill('2')
   await compose(page, { where: 'id <= $1', params: ['1000000005'], live: 'long-poll' })
@@ -100,7 +123,10 @@ test('Drop shape sends every client of the shape to refetch, and each recovers w
   await expect(page.getByTestId('phase')).toHaveText('live')
   await page.getByRole('button', { name: 'Drop shape' }).click()
   await tab(page, 'Requests & cache')
-  const mustRefetch = (client: string) => page.locator(`[data-testid="requests"] tr[data-request^="${client}"]`).filter({ has: page.locator('td.warn', { hasText: /^409$/ }) })
+  const mustRefetch = (client: string) =>
+    page
+      .locator(`[data-testid="requests"] tr[data-request^="${client}"]`)
+      .filter({ has: page.locator('td.warn', { hasText: /^409$/ }) })
   await expect(mustRefetch('1·').first()).toBeVisible()
   await expect(mustRefetch('2·').first()).toBeVisible()
   await shot(page, 'drop-shape')
@@ -178,9 +204,13 @@ async function composeChangesOnly(page: Page) {
   await tab(page, 'Subset')
 }
 
-const subsetMethod = (page: Page, method: 'POST' | 'GET') => page.getByRole('radiogroup', { name: 'subset method' }).getByRole('radio', { name: method }).check()
+const subsetMethod = (page: Page, method: 'POST' | 'GET') =>
+  page.getByRole('radiogroup', { name: 'subset method' }).getByRole('radio', { name: method }).check()
 
-test('requests a subset by POST and by GET into a changes_only shape and explains its metadata', async ({ page, openApp }) => {
+test('requests a subset by POST and by GET into a changes_only shape and explains its metadata', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await composeChangesOnly(page)
   await page.getByLabel('subset where').fill('id <= $1')
@@ -211,11 +241,16 @@ test('requests a subset by POST and by GET into a changes_only shape and explain
   await expect(page.getByTestId('requests').locator('tr', { hasText: 'subset__order_by' }).first()).toBeVisible()
 })
 
-test('shows the 414 of a GET subset too long for a URL and sends it as POST in one click', async ({ page, openApp }) => {
+test('shows the 414 of a GET subset too long for a URL and sends it as POST in one click', async ({
+  page,
+  openApp
+}) => {
   await openApp(page, 'shapes')
   await composeChangesOnly(page)
   await subsetMethod(page, 'GET')
-  await page.getByLabel('subset where').fill(`id IN (${Array.from({ length: 2_000 }, (_, index) => index + 1).join(', ')})`)
+  await page
+    .getByLabel('subset where')
+    .fill(`id IN (${Array.from({ length: 2_000 }, (_, index) => index + 1).join(', ')})`)
   await expect(page.getByTestId('subset-url-length')).toContainText('expect 414')
   await page.getByRole('button', { name: 'Request subset' }).click()
   const failure = page.getByTestId('subset-failure')

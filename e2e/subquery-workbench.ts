@@ -3,11 +3,14 @@ import { chromium, type Page } from '@playwright/test'
 import { expect, test } from './fixtures'
 
 /** Whether a Chromium is there to run the workbench specs in. */
-export const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].some((path) => !!path && existsSync(path)) || existsSync(chromium.executablePath())
+export const browserPresent =
+  [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].some((path) => !!path && existsSync(path)) ||
+  existsSync(chromium.executablePath())
 
 // Demo data: project 1000000000+i is archived when i % 9 = 0; each project has 75 issues.
 const WHERE = 'project_id IN (SELECT id FROM projects WHERE NOT archived AND id <= $1)'
-export const shot = (page: Page, name: string) => page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true })
+export const shot = (page: Page, name: string) =>
+  page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true })
 const tab = (page: Page, name: string) => page.getByRole('tab', { name }).click()
 
 export async function composeIssues(page: Page, where: string, params: string[]) {
@@ -42,7 +45,9 @@ export async function subqueryWorkbenchScenario(page: Page, openApp: (page: Page
   const why = page.getByTestId('row-why')
   await expect(why.getByTestId('row-tags')).toContainText('#1')
   await expect(why.getByTestId('row-tags')).toContainText('→ true')
-  await expect(why.getByTestId('admission')).toContainText('admitted by 1 projects row(s) selecting project_id = 100000000')
+  await expect(why.getByTestId('admission')).toContainText(
+    'admitted by 1 projects row(s) selecting project_id = 100000000'
+  )
   await expect(why.getByTestId('admitting-rows')).toContainText(/Project [123]/)
   await shot(page, 'subquery-row-why')
 

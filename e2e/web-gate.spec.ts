@@ -13,7 +13,9 @@ import { expect, test, type RunningHeadlessApp } from './fixtures'
  */
 test.use({ appArgs: ['--header-brand', 'electric'] })
 
-const CLIENT = readFileSync(join(__dirname, '..', 'node_modules', '@electric-sql', 'client', 'dist', 'index.browser.mjs'))
+const CLIENT = readFileSync(
+  join(__dirname, '..', 'node_modules', '@electric-sql', 'client', 'dist', 'index.browser.mjs')
+)
 
 let pages: Server
 let pagePort: number
@@ -50,7 +52,11 @@ async function touched(app: RunningHeadlessApp, table: string): Promise<boolean>
 }
 
 /** What a page's fetch got: a status, or the network error a refused CORS read turns into. */
-function pageFetch(page: Page, url: string, init: RequestInit = {}): Promise<{ status: number; body: string } | { error: string }> {
+function pageFetch(
+  page: Page,
+  url: string,
+  init: RequestInit = {}
+): Promise<{ status: number; body: string } | { error: string }> {
   return page.evaluate(
     async ([target, options]) => {
       try {
@@ -72,7 +78,9 @@ test('a dev server on another loopback port reads the shape API, with the offici
   const rows = await page.evaluate(async (url) => {
     const { Shape, ShapeStream } = (await import('/client.mjs' as string)) as typeof ElectricClient
     const controller = new AbortController()
-    const shape = new Shape(new ShapeStream({ url, params: { table: 'issues', where: 'priority = 1' }, signal: controller.signal }))
+    const shape = new Shape(
+      new ShapeStream({ url, params: { table: 'issues', where: 'priority = 1' }, signal: controller.signal })
+    )
     const rows = await shape.rows
     controller.abort()
     return rows.length
@@ -86,14 +94,23 @@ test('a page of another site can neither read the shape API nor drop, create or 
   await page.goto(`http://evil.test:${pagePort}/`)
   const shapeUrl = `${app.baseUrl}/v1/shape?table=comments&offset=-1`
   expect(await pageFetch(page, shapeUrl)).toMatchObject({ error: expect.stringContaining('Failed to fetch') })
-  expect(await pageFetch(page, `${app.baseUrl}/v1/shape?table=issues&offset=-1`, { method: 'DELETE' })).toMatchObject({ error: expect.stringContaining('Failed to fetch') })
+  expect(await pageFetch(page, `${app.baseUrl}/v1/shape?table=issues&offset=-1`, { method: 'DELETE' })).toMatchObject({
+    error: expect.stringContaining('Failed to fetch')
+  })
   // requests a browser sends without asking (simple POST, no-cors GET, an image) reach the server, which must not act on them
-  await pageFetch(page, shapeUrl, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: '{}' })
+  await pageFetch(page, shapeUrl, {
+    method: 'POST',
+    mode: 'no-cors',
+    headers: { 'content-type': 'text/plain' },
+    body: '{}'
+  })
   await pageFetch(page, shapeUrl, { mode: 'no-cors' })
   await page.evaluate(
     (src) =>
       new Promise((done) => {
-        const { document } = globalThis as unknown as { document: { createElement(tag: 'img'): { onload: unknown; onerror: unknown; src: string } } }
+        const { document } = globalThis as unknown as {
+          document: { createElement(tag: 'img'): { onload: unknown; onerror: unknown; src: string } }
+        }
         const image = document.createElement('img')
         image.onload = image.onerror = done
         image.src = src
@@ -108,7 +125,9 @@ test('a rebinding page (evil.test on the shape API port itself) gets nothing', a
   const port = new URL(app.baseUrl).port
   const page = await browser.newPage()
   // the attacker's page as first served by evil.test; its later same-origin requests reach the real server
-  await page.route(`http://evil.test:${port}/`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>rebinding</title>' }))
+  await page.route(`http://evil.test:${port}/`, (route) =>
+    route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>rebinding</title>' })
+  )
   await page.goto(`http://evil.test:${port}/`)
   const answer = await pageFetch(page, '/v1/shape?table=comments&offset=-1')
   expect(answer).toMatchObject({ status: 403 })

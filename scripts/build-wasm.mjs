@@ -5,7 +5,13 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import wabtInit from 'wabt'
 
-const SOURCES = [{ wat: 'src/main/shapes/snapshot/copy-encoder.wat', module: 'src/main/shapes/snapshot/copy-encoder-wasm.ts', name: 'COPY_ENCODER_WASM' }]
+const SOURCES = [
+  {
+    wat: 'src/main/shapes/snapshot/copy-encoder.wat',
+    module: 'src/main/shapes/snapshot/copy-encoder-wasm.ts',
+    name: 'COPY_ENCODER_WASM'
+  }
+]
 
 async function compileWat(path) {
   const wabt = await wabtInit()

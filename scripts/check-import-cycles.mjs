@@ -32,20 +32,41 @@ function erased(node) {
     if (!clause) return false // `import './x'` runs x
     if (clause.isTypeOnly) return true
     const bindings = clause.namedBindings
-    return !clause.name && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((element) => element.isTypeOnly)
+    return (
+      !clause.name &&
+      bindings !== undefined &&
+      ts.isNamedImports(bindings) &&
+      bindings.elements.length > 0 &&
+      bindings.elements.every((element) => element.isTypeOnly)
+    )
   }
   if (node.isTypeOnly) return true
   const exports = node.exportClause
-  return exports !== undefined && ts.isNamedExports(exports) && exports.elements.length > 0 && exports.elements.every((element) => element.isTypeOnly)
+  return (
+    exports !== undefined &&
+    ts.isNamedExports(exports) &&
+    exports.elements.length > 0 &&
+    exports.elements.every((element) => element.isTypeOnly)
+  )
 }
 
 function runtimeImports(file) {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false)
   const found = []
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) && !erased(node)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier) &&
+      !erased(node)
+    ) {
       found.push(node.moduleSpecifier.text)
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text)
     }
     ts.forEachChild(node, visit)
@@ -112,9 +133,15 @@ function cycleThrough(component) {
 }
 
 for (const component of components) {
-  process.stderr.write(`import cycle: ${cycleThrough(component).map((file) => relative(root, file)).join(' → ')}\n`)
+  process.stderr.write(
+    `import cycle: ${cycleThrough(component)
+      .map((file) => relative(root, file))
+      .join(' → ')}\n`
+  )
 }
 if (components.length > 0) {
-  process.stderr.write(`${components.length} import cycle(s) among ${graph.size} files: break each (move the shared part to a module both import, or import a type only)\n`)
+  process.stderr.write(
+    `${components.length} import cycle(s) among ${graph.size} files: break each (move the shared part to a module both import, or import a type only)\n`
+  )
   process.exit(1)
 }

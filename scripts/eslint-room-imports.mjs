@@ -36,7 +36,10 @@ export const roomImports = {
     type: 'problem',
     docs: { description: 'a room of src/main imports only src/shared, itself and the rooms ROOM_IMPORTS allows it' },
     schema: [],
-    messages: { forbidden: "src/main/{{from}}/ may not import {{target}} (allowed: {{allowed}}); see ROOM_IMPORTS in scripts/eslint-room-imports.mjs" }
+    messages: {
+      forbidden:
+        'src/main/{{from}}/ may not import {{target}} (allowed: {{allowed}}); see ROOM_IMPORTS in scripts/eslint-room-imports.mjs'
+    }
   },
   create(context) {
     const mainDir = resolve(context.cwd, 'src', 'main')
@@ -47,10 +50,17 @@ export const roomImports = {
       if (typeof specifier !== 'string' || !specifier.startsWith('.')) return
       const path = resolve(dirname(context.filename), specifier)
       // a folder's import (`../sql`) is of its index, inside the room
-      const target = roomOf(mainDir, statSync(path, { throwIfNoEntry: false })?.isDirectory() ? join(path, 'index') : path)
+      const target = roomOf(
+        mainDir,
+        statSync(path, { throwIfNoEntry: false })?.isDirectory() ? join(path, 'index') : path
+      )
       if (target === null || target === from || allowed.includes(target)) return
       const named = target.startsWith('@') ? `src/main/${target.slice(1)}` : `src/main/${target}/`
-      context.report({ node, messageId: 'forbidden', data: { from, target: named, allowed: allowed.length > 0 ? allowed.join(', ') : 'none' } })
+      context.report({
+        node,
+        messageId: 'forbidden',
+        data: { from, target: named, allowed: allowed.length > 0 ? allowed.join(', ') : 'none' }
+      })
     }
     return {
       ImportDeclaration: (node) => check(node.source, node.source.value),

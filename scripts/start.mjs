@@ -14,14 +14,21 @@ function step(command, commandArgs, options = {}) {
 }
 
 function firstErrorLine(text) {
-  return text.split('\n').map((line) => line.trim()).find((line) => /error/i.test(line))
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => /error/i.test(line))
 }
 
 function electronBinary() {
   if (!existsSync(join(electronDir, 'path.txt'))) {
     process.stdout.write('Fetching the Electron binary…\n')
-    const install = step(process.execPath, [join(electronDir, 'install.js')], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 180_000 })
-    if (install.status !== 0) return { error: firstErrorLine(install.stderr?.toString() ?? '') ?? 'the download failed' }
+    const install = step(process.execPath, [join(electronDir, 'install.js')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 180_000
+    })
+    if (install.status !== 0)
+      return { error: firstErrorLine(install.stderr?.toString() ?? '') ?? 'the download failed' }
   }
   try {
     return { path: require('electron') }
@@ -31,7 +38,9 @@ function electronBinary() {
 }
 
 function browserMode(reason) {
-  process.stdout.write(`Electron cannot run here (${reason}): serving the same Syncscope UI in your browser instead — open the "Syncscope UI" URL below.\n`)
+  process.stdout.write(
+    `Electron cannot run here (${reason}): serving the same Syncscope UI in your browser instead — open the "Syncscope UI" URL below.\n`
+  )
   const child = spawn(process.execPath, [join('bin', 'syncscope.js'), 'serve', '--ui', ...args], { stdio: 'inherit' })
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
   child.on('exit', (code) => process.exit(code ?? 0))

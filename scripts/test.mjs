@@ -10,7 +10,10 @@ mkdirSync('test-results', { recursive: true })
 
 function run(label, command, args) {
   process.stdout.write(`\n=== ${label}: ${command} ${args.join(' ')}\n`)
-  const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } })
+  const result = spawnSync(command, args, {
+    stdio: 'inherit',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }
+  })
   return result.status === 0
 }
 
@@ -51,12 +54,21 @@ if (!only || only === 'static') {
 }
 const vitestCounts = (json) => ({
   passed: json.numPassedTests ?? 0,
-  failed: (json.numFailedTests ?? 0) + (json.numRuntimeErrorTestSuites ?? 0) + (json.numFailedTestSuites > 0 && json.numFailedTests === 0 ? json.numFailedTestSuites : 0),
+  failed:
+    (json.numFailedTests ?? 0) +
+    (json.numRuntimeErrorTestSuites ?? 0) +
+    (json.numFailedTestSuites > 0 && json.numFailedTests === 0 ? json.numFailedTestSuites : 0),
   skipped: (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0)
 })
 if (!only || only === 'unit') suite('vitest', 'npx', ['vitest', 'run'], 'test-results/vitest.json', vitestCounts)
 if (!only || only === 'faults') {
-  suite('faults', 'npx', ['vitest', 'run', '--config', 'vitest.faults.config.ts'], 'test-results/vitest-faults.json', vitestCounts)
+  suite(
+    'faults',
+    'npx',
+    ['vitest', 'run', '--config', 'vitest.faults.config.ts'],
+    'test-results/vitest-faults.json',
+    vitestCounts
+  )
 }
 if (!only || only === 'e2e') {
   suite('playwright', 'npx', ['playwright', 'test'], 'test-results/playwright.json', (json) => ({

@@ -40,20 +40,41 @@ async function closeAll(context: RoomContext): Promise<void> {
 }
 
 /** Starts every room, the core and the HTTP server: the same for `syncscope serve` and the Electron shell. */
-export async function startApp({ serve, rendererDir, log, secretFileEncryption }: StartAppOptions): Promise<RunningApp> {
+export async function startApp({
+  serve,
+  rendererDir,
+  log,
+  secretFileEncryption
+}: StartAppOptions): Promise<RunningApp> {
   // Everything the app writes (shape logs, settings, history, secrets) is for this user only.
   process.umask(0o077)
   const events = new EventBus()
   const appToken = randomBytes(24).toString('base64url')
-  const context: RoomContext = { serve, events, log, appToken, publicRoutes: [], dependents: [], banner: [], onClose: [], serverUrl: null, ...(secretFileEncryption ? { secretFileEncryption } : {}) }
+  const context: RoomContext = {
+    serve,
+    events,
+    log,
+    appToken,
+    publicRoutes: [],
+    dependents: [],
+    banner: [],
+    onClose: [],
+    serverUrl: null,
+    ...(secretFileEncryption ? { secretFileEncryption } : {})
+  }
   let core: Core | null = null
   let server: HeadlessServer
   let rooms: Rooms
   try {
     rooms = await startRooms(context)
-    core = await startCore({ dataDir: serve.dataDir, database: serve.database, workspaceDir: serve.workspace, log, events }, context.dependents)
+    core = await startCore(
+      { dataDir: serve.dataDir, database: serve.database, workspaceDir: serve.workspace, log, events },
+      context.dependents
+    )
     const handlers = createHandlers(core, rooms)
-    const dispatch = createDispatcher(handlers, (name, error) => log(`call ${name} failed: ${(error as Error).stack ?? String(error)}`))
+    const dispatch = createDispatcher(handlers, (name, error) =>
+      log(`call ${name} failed: ${(error as Error).stack ?? String(error)}`)
+    )
     server = await startHeadlessServer({
       host: serve.host,
       allowedHosts: serve.allowedHosts,
@@ -73,7 +94,11 @@ export async function startApp({ serve, rendererDir, log, secretFileEncryption }
       dispatch,
       server,
       appToken,
-      describe: () => [`Shape API     ${server.url}/v1/shape`, ...context.banner, ...(server.uiUrl ? [`Syncscope UI  ${server.uiUrl}`] : [])],
+      describe: () => [
+        `Shape API     ${server.url}/v1/shape`,
+        ...context.banner,
+        ...(server.uiUrl ? [`Syncscope UI  ${server.uiUrl}`] : [])
+      ],
       async close() {
         await server.close()
         await running.close()

@@ -71,11 +71,17 @@ export async function main(argv: string[]): Promise<number> {
 /** One line for any failure, with the fix where we know it: never `undefined`, never a stack trace. */
 function describeFailure(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return describeFailure(error.errors[0])
-  if (!(error instanceof Error)) return error === undefined || error === null ? 'failed without saying why' : String(error).split('\n')[0]!
+  if (!(error instanceof Error))
+    return error === undefined || error === null ? 'failed without saying why' : String(error).split('\n')[0]!
   const { code, port, address } = error as NodeJS.ErrnoException & { port?: number; address?: string }
-  if (code === 'EADDRINUSE' && port !== undefined) return `port ${port} on ${address} is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`
-  if (code === 'EACCES' && port !== undefined) return `not allowed to listen on port ${port}: pick a port above 1023 with --port`
-  const line = error.message.split('\n').find((text) => text.trim() !== '')?.trim()
+  if (code === 'EADDRINUSE' && port !== undefined)
+    return `port ${port} on ${address} is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`
+  if (code === 'EACCES' && port !== undefined)
+    return `not allowed to listen on port ${port}: pick a port above 1023 with --port`
+  const line = error.message
+    .split('\n')
+    .find((text) => text.trim() !== '')
+    ?.trim()
   return line ?? code ?? error.name
 }
 

@@ -36,7 +36,12 @@ export async function startCore(options: CoreOptions, dependents: DatabaseBoundF
   let current: { db: Database; sql: SqlConsole; services: DatabaseBoundService[] } | null = null
 
   async function open(target: DatabaseTarget) {
-    const db = await openDatabase({ target, dataDir: options.dataDir, onLog: postgresLog(options.log), log: options.log })
+    const db = await openDatabase({
+      target,
+      dataDir: options.dataDir,
+      onLog: postgresLog(options.log),
+      log: options.log
+    })
     const sql = await createSqlConsole(db.pool, join(options.dataDir, 'sql-history.json'))
     const services: DatabaseBoundService[] = []
     try {

@@ -21,11 +21,22 @@ async function boot(): Promise<void> {
     callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } })
   )
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
-  Menu.setApplicationMenu(Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'viewMenu' }, { role: 'windowMenu' }]))
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }, { role: 'viewMenu' }, { role: 'windowMenu' }])
+  )
   const folders = shellFolders(defaultDataDir())
   // port 0: a free port each run; the window learns the URL from main (shapesWorkbench.localServer)
-  const serve = ServeOptionsSchema.parse({ dataDir: folders.dataDir, workspace: folders.workspace, port: Number(process.env.SYNCSCOPE_PORT ?? 0) })
-  running = await startApp({ serve, rendererDir: null, log: (line) => console.error(line), secretFileEncryption: safeStorageEncryption() })
+  const serve = ServeOptionsSchema.parse({
+    dataDir: folders.dataDir,
+    workspace: folders.workspace,
+    port: Number(process.env.SYNCSCOPE_PORT ?? 0)
+  })
+  running = await startApp({
+    serve,
+    rendererDir: null,
+    log: (line) => console.error(line),
+    secretFileEncryption: safeStorageEncryption()
+  })
   openWindow(running)
 }
 

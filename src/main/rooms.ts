@@ -40,5 +40,10 @@ export interface Rooms {
 }
 
 export async function startRooms(context: RoomContext): Promise<Rooms> {
-  return { context, shapes: startShapesRoom(context), proxy: await startProxyRoom(context), mcp: await startMcpRoom(context) }
+  return {
+    context,
+    shapes: startShapesRoom(context),
+    proxy: await startProxyRoom(context),
+    mcp: await startMcpRoom(context)
+  }
 }

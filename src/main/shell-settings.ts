@@ -41,7 +41,9 @@ export function shellFolders(defaultDataDir: string, home: string = homedir()): 
   const parsed = ShellSettingsSchema.safeParse(json)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
-    throw new Error(`${file}: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'invalid'}: fix it or remove the key`)
+    throw new Error(
+      `${file}: ${issue?.path.join('.') || 'the file'}: ${issue?.message ?? 'invalid'}: fix it or remove the key`
+    )
   }
   return { dataDir: parsed.data.dataDir ?? defaultDataDir, workspace: parsed.data.workspace ?? home }
 }

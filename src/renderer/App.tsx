@@ -21,7 +21,12 @@ export function App() {
       <nav className="sidebar" aria-label="Main">
         <div className="brand">Syncscope</div>
         {pages.map((candidate) => (
-          <a key={candidate.id} href={`#/${candidate.id}`} className={candidate.id === current ? 'active' : ''} aria-current={candidate.id === current ? 'page' : undefined}>
+          <a
+            key={candidate.id}
+            href={`#/${candidate.id}`}
+            className={candidate.id === current ? 'active' : ''}
+            aria-current={candidate.id === current ? 'page' : undefined}
+          >
             {candidate.title}
           </a>
         ))}

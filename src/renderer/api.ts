@@ -37,7 +37,10 @@ type Outcome = { ok: true; value: unknown } | { ok: false; status: number; body:
 
 function toError(status: number, body: unknown): ApiError {
   const parsed = RpcErrorSchema.safeParse(body)
-  return new ApiError(status, parsed.success ? parsed.data : { error: { code: 'http_error', message: `HTTP ${status}` } })
+  return new ApiError(
+    status,
+    parsed.success ? parsed.data : { error: { code: 'http_error', message: `HTTP ${status}` } }
+  )
 }
 
 /** The Electron preload bridge when present, the headless shell's HTTP contract otherwise. */
@@ -50,7 +53,9 @@ const httpBridge: HttpBridge = {
       body: JSON.stringify(input ?? {})
     })
     const body: unknown = await response.json().catch(() => null)
-    return response.ok ? { ok: true, value: (body as { result: unknown }).result } : { ok: false, status: response.status, body }
+    return response.ok
+      ? { ok: true, value: (body as { result: unknown }).result }
+      : { ok: false, status: response.status, body }
   },
   subscribe(listener) {
     eventListeners.add(listener)

@@ -7,7 +7,9 @@ import type { AppEvent } from './events'
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     inner && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        )
       : inner
   )
 }
@@ -18,7 +20,13 @@ function canonical(value: unknown): string {
  * done, since its answer may have been built before the entry (React Query joins a refetch asked for during a first
  * load to that load instead of starting another). An entry the list already has is not added twice.
  */
-function appendEntry<T>(client: QueryClient, queryKey: QueryKey, entry: T, kept: number, same: (a: T, b: T) => boolean): void {
+function appendEntry<T>(
+  client: QueryClient,
+  queryKey: QueryKey,
+  entry: T,
+  kept: number,
+  same: (a: T, b: T) => boolean
+): void {
   const query = client.getQueryCache().find({ queryKey, exact: true })
   if (!query) return
   const inFlight = query.promise
@@ -26,7 +34,9 @@ function appendEntry<T>(client: QueryClient, queryKey: QueryKey, entry: T, kept:
     void inFlight.catch(() => undefined).then(() => client.invalidateQueries({ queryKey, exact: true }))
     return
   }
-  client.setQueryData<T[]>(queryKey, (list) => (list === undefined || list.some((known) => same(known, entry)) ? list : [...list, entry].slice(-kept)))
+  client.setQueryData<T[]>(queryKey, (list) =>
+    list === undefined || list.some((known) => same(known, entry)) ? list : [...list, entry].slice(-kept)
+  )
 }
 
 const sameId = (a: { id: string }, b: { id: string }) => a.id === b.id
@@ -43,10 +53,22 @@ export function writeEventToCache(client: QueryClient, event: AppEvent): boolean
       appendEntry(client, ['proxy.exchanges', {}], event.payload, PROXY_EXCHANGES_KEPT, sameId)
       return true
     case 'mcp.rpc':
-      appendEntry(client, ['mcp.rpcLog', { name: event.payload.name }], event.payload.message, MCP_RPC_LOG_KEPT, sameEntry)
+      appendEntry(
+        client,
+        ['mcp.rpcLog', { name: event.payload.name }],
+        event.payload.message,
+        MCP_RPC_LOG_KEPT,
+        sameEntry
+      )
       return true
     case 'mcp.oauthStep':
-      appendEntry(client, ['mcp.oauthLog', { name: event.payload.name }], event.payload.exchange, MCP_OAUTH_LOG_KEPT, sameEntry)
+      appendEntry(
+        client,
+        ['mcp.oauthLog', { name: event.payload.name }],
+        event.payload.exchange,
+        MCP_OAUTH_LOG_KEPT,
+        sameEntry
+      )
       return true
     case 'mcp.elicitation':
       appendEntry(client, ['mcp.elicitations', {}], event.payload, Number.POSITIVE_INFINITY, sameId)

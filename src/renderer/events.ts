@@ -18,7 +18,9 @@ export function decodeEvent(name: unknown, payload: unknown, warn: Warn = consol
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : ''
-    warn(`syncscope: dropped a '${name}' event whose payload does not match the contract${where}: ${issue?.message ?? 'invalid'}`)
+    warn(
+      `syncscope: dropped a '${name}' event whose payload does not match the contract${where}: ${issue?.message ?? 'invalid'}`
+    )
     return null
   }
   return { name, payload: parsed.data } as AppEvent

@@ -10,7 +10,11 @@ export function useCall<N extends CallName>(
   input: CallInput<N>,
   options: Omit<UseQueryOptions<CallOutput<N>, ApiError>, 'queryKey' | 'queryFn'> = {}
 ) {
-  return useQuery<CallOutput<N>, ApiError>({ queryKey: [name, input], queryFn: () => api.call(name, input), ...options })
+  return useQuery<CallOutput<N>, ApiError>({
+    queryKey: [name, input],
+    queryFn: () => api.call(name, input),
+    ...options
+  })
 }
 
 /** A contract call as a mutation; the named queries are refetched after it succeeds. */

@@ -6,11 +6,24 @@ import { NGINX, SOUND, startNginx } from '../support/nginx'
 
 /** nginx in front of this app, configured wrong in five known ways, and the findings each must produce. */
 const MISCONFIGURED: Array<{ name: string; location: string; http?: string; named: string[] }> = [
-  { name: 'a cache key without the query string', location: `${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, named: ['cache.query-ignored'] },
+  {
+    name: 'a cache key without the query string',
+    location: `${SOUND} proxy_cache_key $scheme$proxy_host$uri;`,
+    named: ['cache.query-ignored']
+  },
   // nginx's defaults (HTTP/1.0 upstream, proxy_buffering on) with the server's `X-Accel-Buffering: no` ignored
   { name: 'SSE buffered', location: 'proxy_ignore_headers X-Accel-Buffering;', named: ['sse.buffered'] },
-  { name: 'proxy_ignore_headers Cache-Control Vary', location: `${SOUND} proxy_ignore_headers Cache-Control Vary; proxy_cache_valid 200 10m;`, named: ['cache.cache-control-ignored', 'cache.vary-ignored'] },
-  { name: 'gzip on SSE', location: 'proxy_http_version 1.1;', http: 'gzip on; gzip_types text/event-stream; gzip_min_length 1;', named: ['sse.compressed'] },
+  {
+    name: 'proxy_ignore_headers Cache-Control Vary',
+    location: `${SOUND} proxy_ignore_headers Cache-Control Vary; proxy_cache_valid 200 10m;`,
+    named: ['cache.cache-control-ignored', 'cache.vary-ignored']
+  },
+  {
+    name: 'gzip on SSE',
+    location: 'proxy_http_version 1.1;',
+    http: 'gzip on; gzip_types text/event-stream; gzip_min_length 1;',
+    named: ['sse.compressed']
+  },
   {
     name: 'protocol headers stripped',
     location: `${SOUND} proxy_hide_header service-handle; proxy_hide_header service-offset; proxy_hide_header service-schema; proxy_hide_header service-cursor;`,
@@ -19,7 +32,8 @@ const MISCONFIGURED: Array<{ name: string; location: string; http?: string; name
 ]
 const MISCONFIGURATION_IDS = new Set(MISCONFIGURED.flatMap((config) => config.named))
 
-const findingIds = (report: ConformanceReport) => new Set(report.checks.flatMap((check) => check.findings.map((finding) => finding.id)))
+const findingIds = (report: ConformanceReport) =>
+  new Set(report.checks.flatMap((check) => check.findings.map((finding) => finding.id)))
 
 describe.skipIf(!NGINX)(`syncscope check through nginx${NGINX ? '' : ' — skipped: nginx is not installed'}`, () => {
   let server: TestShapeServer
@@ -34,7 +48,16 @@ describe.skipIf(!NGINX)(`syncscope check through nginx${NGINX ? '' : ' — skipp
   async function checkThrough(location: string, http = ''): Promise<ConformanceReport> {
     const nginx = await startNginx(server.url, location, http)
     try {
-      return await runConformance({ url: `${nginx.url}/v1/shape`, headerBrand: 'service', table: 'issues', writeSql: server.databaseUrl, headers: {}, params: {}, only: [], maxWaitSeconds: 10 })
+      return await runConformance({
+        url: `${nginx.url}/v1/shape`,
+        headerBrand: 'service',
+        table: 'issues',
+        writeSql: server.databaseUrl,
+        headers: {},
+        params: {},
+        only: [],
+        maxWaitSeconds: 10
+      })
     } finally {
       await nginx.close()
     }
@@ -42,7 +65,9 @@ describe.skipIf(!NGINX)(`syncscope check through nginx${NGINX ? '' : ' — skipp
 
   it('a sound caching proxy passes every check', async () => {
     const report = await checkThrough(SOUND)
-    expect(report.checks.flatMap((check) => check.findings.map((finding) => `${check.id}: ${finding.id} ${finding.message}`))).toEqual([])
+    expect(
+      report.checks.flatMap((check) => check.findings.map((finding) => `${check.id}: ${finding.id} ${finding.message}`))
+    ).toEqual([])
     expect(report.summary.fail).toBe(0)
   }, 60_000)
 
@@ -51,7 +76,9 @@ describe.skipIf(!NGINX)(`syncscope check through nginx${NGINX ? '' : ' — skipp
       const report = await checkThrough(config.location, config.http)
       const named = [...findingIds(report)].filter((id) => MISCONFIGURATION_IDS.has(id))
       expect(named.sort()).toEqual([...config.named].sort())
-      const findings = report.checks.flatMap((check) => check.findings).filter((finding) => config.named.includes(finding.id))
+      const findings = report.checks
+        .flatMap((check) => check.findings)
+        .filter((finding) => config.named.includes(finding.id))
       for (const finding of findings) {
         expect(finding.fix).toMatch(/nginx/)
         expect(finding.rule.doc).toMatch(/^docs\/protocol\.md#/)

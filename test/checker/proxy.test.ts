@@ -10,7 +10,16 @@ describe('syncscope check against the authorising proxy in front of this app', (
   beforeAll(async () => {
     stack = await startProxyStack({ longPollTimeout: 2_000, sseKeepAlive: 1_000 })
     // The proxy fixes the shape (table, columns, row filter): no --table, credentials as a header.
-    base = { url: `${stack.proxy.url}/api/shapes/my-issues`, headerBrand: 'service', table: null, writeSql: null, headers: {}, params: {}, only: [], maxWaitSeconds: 10 }
+    base = {
+      url: `${stack.proxy.url}/api/shapes/my-issues`,
+      headerBrand: 'service',
+      table: null,
+      writeSql: null,
+      headers: {},
+      params: {},
+      only: [],
+      maxWaitSeconds: 10
+    }
   })
   afterAll(async () => {
     await stack?.close()
@@ -19,7 +28,9 @@ describe('syncscope check against the authorising proxy in front of this app', (
   it('passes every check it can run with a user token; the rest are skipped with the reason', async () => {
     const token = await stack.accessToken(GRACE)
     const report = await runConformance({ ...base, headers: { authorization: `Bearer ${token}` } })
-    expect(report.checks.flatMap((check) => check.findings.map((finding) => `${check.id}: ${finding.id} ${finding.message}`))).toEqual([])
+    expect(
+      report.checks.flatMap((check) => check.findings.map((finding) => `${check.id}: ${finding.id} ${finding.message}`))
+    ).toEqual([])
     const byId = Object.fromEntries(report.checks.map((check) => [check.id, check]))
     expect(byId['must-refetch']).toMatchObject({ status: 'skip', reason: expect.stringContaining('needs --write-sql') })
     expect(byId['sse-lifetime']).toMatchObject({ status: 'skip' })
@@ -33,7 +44,10 @@ describe('syncscope check against the authorising proxy in front of this app', (
   it('without credentials the initial sync fails with the 401 as evidence, and the checks after it are skipped', async () => {
     const report = await runConformance({ ...base, only: ['initial-sync', 'etag'] })
     const [initial, etag] = report.checks
-    expect(initial?.findings[0]).toMatchObject({ id: 'initial.status', message: expect.stringContaining('offset=-1 was answered 401') })
+    expect(initial?.findings[0]).toMatchObject({
+      id: 'initial.status',
+      message: expect.stringContaining('offset=-1 was answered 401')
+    })
     expect(initial?.findings[0]?.evidence[0]?.response?.status).toBe(401)
     expect(etag).toMatchObject({ status: 'skip', reason: 'needs a completed initial sync (see initial-sync)' })
   })

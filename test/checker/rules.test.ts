@@ -7,7 +7,11 @@ import { RULES, type FindingId } from '../../src/main/checker/rules'
 import type { ConformanceReport } from '../../src/shared/contract/checker'
 
 /** GitHub's anchor of a markdown heading. */
-const slug = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replaceAll(' ', '-')
+const slug = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replaceAll(' ', '-')
 
 describe('the checker’s rule catalogue', () => {
   const anchors = new Set(
@@ -46,7 +50,9 @@ describe('the checker’s rule catalogue', () => {
       summary: { pass: 0, fail: 1, warn: 0, skip: 1 }
     }
     const xml = formatJunit(report)
-    expect(xml).toContain('name="syncscope check http://h/v1/shape?table=a&#38;b" tests="2" failures="1" errors="0" skipped="1" time="1.500"')
+    expect(xml).toContain(
+      'name="syncscope check http://h/v1/shape?table=a&#38;b" tests="2" failures="1" errors="0" skipped="1" time="1.500"'
+    )
     expect(xml).toContain('<failure message="sse.buffered" type="sse.buffered">')
     expect(xml).toContain('frames held &#60;until&#62; the &#34;end&#34; &#38; later')
     expect(xml).toContain('<skipped message="needs --write-sql"/>')

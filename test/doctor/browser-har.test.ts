@@ -10,10 +10,15 @@ import { startTestShapeServer, type TestShapeServer } from '../support/shape-ser
 
 const ids = (report: DoctorReport) => [...new Set(report.findings.map((finding) => finding.id))].sort()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const skipReason = !NGINX ? ' — skipped: nginx is not installed' : !chromiumPath ? ' — skipped: no Chromium (/usr/bin/chromium or CHROMIUM_PATH)' : ''
+const skipReason = !NGINX
+  ? ' — skipped: nginx is not installed'
+  : !chromiumPath
+    ? ' — skipped: no Chromium (/usr/bin/chromium or CHROMIUM_PATH)'
+    : ''
 
 /** A cache key naming the parameters the proxy's author knew of: no `handle`, `cache-buster` or `expired_handle`. */
-const KEY_WITHOUT_HANDLE = 'proxy_cache_key $scheme$proxy_host$uri?table=$arg_table&offset=$arg_offset&live=$arg_live&cursor=$arg_cursor;'
+const KEY_WITHOUT_HANDLE =
+  'proxy_cache_key $scheme$proxy_host$uri?table=$arg_table&offset=$arg_offset&live=$arg_live&cursor=$arg_cursor;'
 /** …and one without the `cursor`, with the origin's cache-control ignored. */
 const LIVE_CACHED_WITHOUT_CURSOR = `proxy_ignore_headers Cache-Control Expires; proxy_cache_valid 200 10m; proxy_cache_key $scheme$proxy_host$uri?table=$arg_table&offset=$arg_offset&handle=$arg_handle&live=$arg_live;`
 
@@ -22,7 +27,12 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   let browser: BrowserHarRecorder
 
   beforeAll(async () => {
-    server = await startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 1_500, sseKeepAlive: 1_000, chunkBytes: 100_000 })
+    server = await startTestShapeServer({
+      headerBrand: 'electric',
+      longPollTimeout: 1_500,
+      sseKeepAlive: 1_000,
+      chunkBytes: 100_000
+    })
     browser = await startBrowserHarRecorder()
   })
   afterAll(async () => {
@@ -30,7 +40,11 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
     await server?.close()
   })
 
-  async function recordThrough(location: string, drive: (page: Page) => Promise<void>, options: { sse?: boolean } = {}): Promise<DoctorReport> {
+  async function recordThrough(
+    location: string,
+    drive: (page: Page) => Promise<void>,
+    options: { sse?: boolean } = {}
+  ): Promise<DoctorReport> {
     const nginx = await startNginx(server.url, location)
     try {
       const har = await browser.record(`${nginx.url}/v1/shape`, drive, options)
@@ -44,11 +58,14 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }
 
   let nextId = 97_000
-  const insertRow = (title: string) => server.pool.query('INSERT INTO issues (id, project_id, title) VALUES ($1, 1000000001, $2)', [nextId++, title])
+  const insertRow = (title: string) =>
+    server.pool.query('INSERT INTO issues (id, project_id, title) VALUES ($1, 1000000001, $2)', [nextId++, title])
 
   /** Drops the shape the page follows on the server, as a schema change or an operator would. */
   async function dropShape(page: Page): Promise<void> {
-    const handle = await page.evaluate(() => (globalThis as unknown as { stream: { shapeHandle?: string } }).stream.shapeHandle)
+    const handle = await page.evaluate(
+      () => (globalThis as unknown as { stream: { shapeHandle?: string } }).stream.shapeHandle
+    )
     const response = await fetch(`${server.url}/v1/shape?table=issues&handle=${handle}`, { method: 'DELETE' })
     expect(response.status).toBe(202)
   }
@@ -67,13 +84,17 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }, 60_000)
 
   it('a healthy SSE session through a sound proxy gets no finding', async () => {
-    const report = await recordThrough(SOUND, async (page) => {
-      await waitForState(page, (state) => state.upToDate > 0)
-      const before = (await appState(page)).changes
-      await insertRow('doctor healthy sse')
-      await waitForState(page, (state) => state.changes > before)
-      await sleep(3_000)
-    }, { sse: true })
+    const report = await recordThrough(
+      SOUND,
+      async (page) => {
+        await waitForState(page, (state) => state.upToDate > 0)
+        const before = (await appState(page)).changes
+        await insertRow('doctor healthy sse')
+        await waitForState(page, (state) => state.changes > before)
+        await sleep(3_000)
+      },
+      { sse: true }
+    )
     expect(report.timeline.some((entry) => entry.request.live === 'sse')).toBe(true)
     expect(report.findings.map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
   }, 60_000)
@@ -85,7 +106,9 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
       await sleep(3_000)
     })
     expect(ids(report)).toEqual(expect.arrayContaining(['doctor.refetch-loop', 'doctor.stale-handle']))
-    expect(report.findings.find((finding) => finding.id === 'doctor.refetch-loop')!.message).toMatch(/caused by an old handle served from a cache/)
+    expect(report.findings.find((finding) => finding.id === 'doctor.refetch-loop')!.message).toMatch(
+      /caused by an old handle served from a cache/
+    )
     const stale = report.findings.find((finding) => finding.id === 'doctor.stale-handle')!
     expect(stale.message).toMatch(/x-cache-status: HIT/)
     expect(stale.fix).toMatch(/proxy_cache_key/)
@@ -98,7 +121,9 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
       await sleep(3_000)
     })
     expect(ids(report)).toContain('doctor.stale-live')
-    expect(report.findings.find((finding) => finding.id === 'doctor.stale-live')!.fix).toMatch(/proxy_ignore_headers Cache-Control/)
+    expect(report.findings.find((finding) => finding.id === 'doctor.stale-live')!.fix).toMatch(
+      /proxy_ignore_headers Cache-Control/
+    )
   }, 60_000)
 
   it('up-to-date never reached: a cache key without the query string hands every request the first chunk', async () => {
@@ -112,11 +137,15 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
     expect(finding.fix).toMatch(/proxy_cache_key/)
   }, 60_000)
 
-  it('SSE buffered by the proxy (X-Accel-Buffering ignored): the stream\'s head is held back', async () => {
-    const report = await recordThrough('proxy_ignore_headers X-Accel-Buffering;', async (page) => {
-      await waitForState(page, (state) => state.upToDate > 0)
-      await sleep(8_000)
-    }, { sse: true })
+  it("SSE buffered by the proxy (X-Accel-Buffering ignored): the stream's head is held back", async () => {
+    const report = await recordThrough(
+      'proxy_ignore_headers X-Accel-Buffering;',
+      async (page) => {
+        await waitForState(page, (state) => state.upToDate > 0)
+        await sleep(8_000)
+      },
+      { sse: true }
+    )
     expect(ids(report)).toContain('doctor.sse-buffered')
   }, 60_000)
 })

@@ -25,12 +25,24 @@ export function entry(spec: EntrySpec) {
   return {
     startedDateTime: new Date(T0 + spec.at).toISOString(),
     time: wait + receive,
-    request: { method: 'GET', url: url.toString(), httpVersion: 'HTTP/1.1', headers: pairs(spec.requestHeaders ?? {}), queryString: [], cookies: [], headersSize: -1, bodySize: 0 },
+    request: {
+      method: 'GET',
+      url: url.toString(),
+      httpVersion: 'HTTP/1.1',
+      headers: pairs(spec.requestHeaders ?? {}),
+      queryString: [],
+      cookies: [],
+      headersSize: -1,
+      bodySize: 0
+    },
     response: {
       status: spec.status,
       statusText: '',
       httpVersion: 'HTTP/1.1',
-      headers: pairs({ 'content-type': spec.text === undefined ? 'application/json' : 'text/event-stream', ...spec.headers }),
+      headers: pairs({
+        'content-type': spec.text === undefined ? 'application/json' : 'text/event-stream',
+        ...spec.headers
+      }),
       cookies: [],
       content: { size: 0, mimeType: 'application/json', text: spec.text ?? JSON.stringify(spec.body ?? []) },
       redirectURL: '',
@@ -43,12 +55,28 @@ export function entry(spec: EntrySpec) {
   }
 }
 
-export const har = (...entries: EntrySpec[]) => JSON.stringify({ log: { version: '1.2', creator: { name: 'test', version: '1' }, pages: [], entries: entries.map(entry) } })
+export const har = (...entries: EntrySpec[]) =>
+  JSON.stringify({
+    log: { version: '1.2', creator: { name: 'test', version: '1' }, pages: [], entries: entries.map(entry) }
+  })
 
 export const upToDate = { headers: { control: 'up-to-date' } }
 export const mustRefetch = [{ headers: { control: 'must-refetch' } }]
-export const insert = (id: number) => ({ key: `"public"."issues"/"${id}"`, value: { id: String(id) }, headers: { operation: 'insert' } })
-export const update = (id: number) => ({ key: `"public"."issues"/"${id}"`, value: { id: String(id) }, headers: { operation: 'update' } })
+export const insert = (id: number) => ({
+  key: `"public"."issues"/"${id}"`,
+  value: { id: String(id) },
+  headers: { operation: 'insert' }
+})
+export const update = (id: number) => ({
+  key: `"public"."issues"/"${id}"`,
+  value: { id: String(id) },
+  headers: { operation: 'update' }
+})
 
 /** The protocol headers of an answer. */
-export const shapeHeaders = (handle: string, offset: string, more: Record<string, string> = {}) => ({ 'electric-handle': handle, 'electric-offset': offset, 'electric-schema': '{}', ...more })
+export const shapeHeaders = (handle: string, offset: string, more: Record<string, string> = {}) => ({
+  'electric-handle': handle,
+  'electric-offset': offset,
+  'electric-schema': '{}',
+  ...more
+})

@@ -31,13 +31,22 @@ describe('syncscope tap, the recording proxy, and syncscope doctor on what it wr
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('passes a client\'s long-polls and SSE through unbuffered, records them, and the doctor finds nothing wrong', async () => {
-    const shape = new Shape({ url: `${tap.url}/v1/shape`, params: { table: 'issues', where: 'id > 98000' }, live: 'sse' })
+  it("passes a client's long-polls and SSE through unbuffered, records them, and the doctor finds nothing wrong", async () => {
+    const shape = new Shape({
+      url: `${tap.url}/v1/shape`,
+      params: { table: 'issues', where: 'id > 98000' },
+      live: 'sse'
+    })
     void shape.start()
     try {
-      await waitFor(() => shape.stream.current.upToDate && shape.stream.current.phase === 'live', 'the initial sync through the tap')
+      await waitFor(
+        () => shape.stream.current.upToDate && shape.stream.current.phase === 'live',
+        'the initial sync through the tap'
+      )
       await new Promise((resolve) => setTimeout(resolve, 400))
-      await server.pool.query("INSERT INTO issues (id, project_id, title) VALUES (98001, 1000000001, 'through the tap')")
+      await server.pool.query(
+        "INSERT INTO issues (id, project_id, title) VALUES (98001, 1000000001, 'through the tap')"
+      )
       await waitFor(() => shape.rows.has(ROW), 'the change over SSE')
       await new Promise((resolve) => setTimeout(resolve, 500))
     } finally {
@@ -48,7 +57,12 @@ describe('syncscope tap, the recording proxy, and syncscope doctor on what it wr
 
     await tap.close()
     const har = await readFile(harFile, 'utf8')
-    const recorded = JSON.parse(har) as { log: { creator: { name: string }; entries: Array<{ request: { url: string }; _frames: Array<{ atMs: number; raw: string }>; time: number }> } }
+    const recorded = JSON.parse(har) as {
+      log: {
+        creator: { name: string }
+        entries: Array<{ request: { url: string }; _frames: Array<{ atMs: number; raw: string }>; time: number }>
+      }
+    }
     expect(recorded.log.creator.name).toBe('syncscope tap')
     const withChange = recorded.log.entries.find((entry) => entry._frames.some((frame) => frame.raw.includes('98001')))
     expect(withChange?.request.url).toContain('live_sse=true')
@@ -76,19 +90,31 @@ describe('syncscope tap, the recording proxy, and syncscope doctor on what it wr
   }, 60_000)
 
   it('refuses a request for another Host (DNS rebinding) and answers 502 naming an unreachable upstream', async () => {
-    const other = await startTap({ upstream: 'http://127.0.0.1:9', host: '127.0.0.1', port: 0, out: join(dir, 'other.har') })
+    const other = await startTap({
+      upstream: 'http://127.0.0.1:9',
+      host: '127.0.0.1',
+      port: 0,
+      out: join(dir, 'other.har')
+    })
     try {
       const refused = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         request(`${other.url}/v1/shape?table=issues&offset=-1`, { headers: { host: 'evil.test' } }, (res) => {
           let body = ''
-          res.on('data', (chunk: Buffer) => (body += chunk.toString())).on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-        }).on('error', reject).end()
+          res
+            .on('data', (chunk: Buffer) => (body += chunk.toString()))
+            .on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+        })
+          .on('error', reject)
+          .end()
       })
       expect(refused.status).toBe(403)
       expect(JSON.parse(refused.body)).toMatchObject({ code: 'foreign_host' })
       const unreachable = await fetch(`${other.url}/v1/shape?table=issues&offset=-1`)
       expect(unreachable.status).toBe(502)
-      expect(await unreachable.json()).toMatchObject({ code: 'upstream_unreachable', message: expect.stringContaining('http://127.0.0.1:9') })
+      expect(await unreachable.json()).toMatchObject({
+        code: 'upstream_unreachable',
+        message: expect.stringContaining('http://127.0.0.1:9')
+      })
     } finally {
       await other.close()
     }
@@ -108,7 +134,9 @@ describe('syncscope tap, the recording proxy, and syncscope doctor on what it wr
     lines.length = 0
     await writeFile(join(dir, 'broken.har'), '{"log": {"entries": [{}]}}')
     expect(await doctorMain([join(dir, 'broken.har')], io)).toBe(2)
-    expect(lines.join('')).toMatch(/broken\.har: not a HAR 1\.2 file the doctor can read: log\.entries\[0\]\.startedDateTime/)
+    expect(lines.join('')).toMatch(
+      /broken\.har: not a HAR 1\.2 file the doctor can read: log\.entries\[0\]\.startedDateTime/
+    )
     expect(lines.join('')).not.toMatch(/ at .*\.ts:\d+/)
   })
 })

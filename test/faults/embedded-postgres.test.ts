@@ -14,9 +14,13 @@ const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
 /** `syncscope serve` as a person runs it: its own process, its shape API address read from what it prints. */
 function serve(dataDir: string) {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--long-poll-timeout', '2000'], {
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--long-poll-timeout', '2000'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe']
+    }
+  )
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -89,7 +93,8 @@ async function follow(base: string, handle: string, offset: string, seen: string
   return at
 }
 
-const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, index) => `"public"."journal"/"${from + index}"`)
+const ids = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, index) => `"public"."journal"/"${from + index}"`)
 
 describe('the embedded Postgres under kill -9', () => {
   const folders: string[] = []

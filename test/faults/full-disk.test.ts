@@ -46,12 +46,19 @@ function fillDisk(file: string): void {
 }
 
 const disk = mountSmallDisk()
-const title = 'refuses to go on with the cause in health, acknowledges nothing unwritten, and recovers once there is space'
+const title =
+  'refuses to go on with the cause in health, acknowledges nothing unwritten, and recovers once there is space'
 
 describe('a full disk under the data folder', () => {
-  const database = useTestDatabase(['CREATE TABLE notes (id int PRIMARY KEY, body text)', "INSERT INTO notes SELECT g, 'note ' || g FROM generate_series(1, 50) g"], {
-    skip: 'skipped' in disk
-  })
+  const database = useTestDatabase(
+    [
+      'CREATE TABLE notes (id int PRIMARY KEY, body text)',
+      "INSERT INTO notes SELECT g, 'note ' || g FROM generate_series(1, 50) g"
+    ],
+    {
+      skip: 'skipped' in disk
+    }
+  )
   let server: TestShapeServer | null = null
   afterAll(async () => {
     await server?.close()
@@ -66,8 +73,12 @@ describe('a full disk under the data folder', () => {
     const filler = join(disk.dir, 'filler')
     fillDisk(filler)
 
-    await database.pool.query("INSERT INTO notes SELECT g, repeat('written to a full disk ', 20) FROM generate_series(100, 199) g")
-    const written = parseLsn((await database.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn)
+    await database.pool.query(
+      "INSERT INTO notes SELECT g, repeat('written to a full disk ', 20) FROM generate_series(100, 199) g"
+    )
+    const written = parseLsn(
+      (await database.pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!.lsn
+    )
     await expect.poll(async () => (await fetch(`${server!.url}/v1/health`)).status, { timeout: 15_000 }).toBe(503)
     const health = (await (await fetch(`${server.url}/v1/health`)).json()) as { status: string; message: string }
     expect(health).toMatchObject({ status: 'stalled', message: expect.stringMatching(/ENOSPC|no space/i) })
@@ -75,14 +86,26 @@ describe('a full disk under the data folder', () => {
     expect(live.status).toBe(503)
     expect(live.text).not.toContain('up-to-date')
     const confirmed = async (): Promise<bigint> =>
-      parseLsn((await database.pool.query<{ lsn: string }>("SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'")).rows[0]!.lsn)
+      parseLsn(
+        (
+          await database.pool.query<{ lsn: string }>(
+            "SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'"
+          )
+        ).rows[0]!.lsn
+      )
     await new Promise((resolve) => setTimeout(resolve, 1500))
     expect(await confirmed()).toBeLessThan(written)
 
     rmSync(filler)
-    await expect.poll(async () => ((await (await fetch(`${server!.url}/v1/health`)).json()) as { status: string }).status, { timeout: 20_000 }).toBe('active')
+    await expect
+      .poll(async () => ((await (await fetch(`${server!.url}/v1/health`)).json()) as { status: string }).status, {
+        timeout: 20_000
+      })
+      .toBe('active')
     const want = await tableRows(database.pool, 'notes')
-    await expect.poll(async () => (await followToEnd(server!.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 }).toEqual(want)
+    await expect
+      .poll(async () => (await followToEnd(server!.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 })
+      .toEqual(want)
     await expect.poll(confirmed, { timeout: 15_000 }).toBeGreaterThanOrEqual(written)
   })
 })

@@ -10,7 +10,9 @@ import { startTestShapeServer, type TestShapeServer } from '../support/shape-ser
 import { followToEnd, tableRows } from './support/follow'
 import { killPostgres, startAgain } from './support/postgres-process'
 
-async function health(server: TestShapeServer): Promise<{ status: number; body: { status: string; message?: string } }> {
+async function health(
+  server: TestShapeServer
+): Promise<{ status: number; body: { status: string; message?: string } }> {
   const response = await fetch(`${server.url}/v1/health`)
   return { status: response.status, body: (await response.json()) as { status: string; message?: string } }
 }
@@ -58,7 +60,9 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
     try {
       await pool.query("INSERT INTO notes VALUES (2, 'after the restart')")
       const want = await tableRows(pool, 'notes')
-      await expect.poll(async () => (await followToEnd(server.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 }).toEqual(want)
+      await expect
+        .poll(async () => (await followToEnd(server.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 })
+        .toEqual(want)
     } finally {
       await pool.end()
     }

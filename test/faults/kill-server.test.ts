@@ -13,7 +13,17 @@ const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
 /** `syncscope serve` as a child process on a fixed port, ready once it prints the shape API's URL. */
 async function startServer(databaseUrl: string, dataDir: string, port: number): Promise<ChildProcess> {
-  const args = ['serve', '--database', databaseUrl, '--data-dir', dataDir, '--port', String(port), '--long-poll-timeout', '1000']
+  const args = [
+    'serve',
+    '--database',
+    databaseUrl,
+    '--data-dir',
+    dataDir,
+    '--port',
+    String(port),
+    '--long-poll-timeout',
+    '1000'
+  ]
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -63,7 +73,11 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
       server = await startServer(database.url, dataDir, port)
     }
     await writers
-    const check = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    const check = new pg.Pool({
+      connectionString: database.url,
+      max: 2,
+      types: { getTypeParser: () => (value: string) => value }
+    })
     ignoreConnectionErrors(check)
     try {
       for (const client of clients) {

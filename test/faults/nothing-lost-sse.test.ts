@@ -3,7 +3,13 @@ import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
 import { ignoreConnectionErrors } from '../support/postgres'
-import { ITEM_SHAPES as SHAPES, type Rows, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
+import {
+  ITEM_SHAPES as SHAPES,
+  type Rows,
+  expectedItems as expected,
+  sleep,
+  writeRandomItems as write
+} from '../support/random-writes'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 type AnyMessage = { headers: Record<string, unknown>; key?: string; value?: Record<string, unknown> }
@@ -35,7 +41,9 @@ class Replica {
       }
       if (operation === 'insert' && this.rows.has(key)) this.anomalies.push(`insert of a present ${key}`)
       if (operation !== 'insert' && !this.rows.has(key)) this.anomalies.push(`${operation} of an absent ${key}`)
-      const value = Object.fromEntries(Object.entries(message.value ?? {}).map(([column, v]) => [column, v === null ? null : String(v)]))
+      const value = Object.fromEntries(
+        Object.entries(message.value ?? {}).map(([column, v]) => [column, v === null ? null : String(v)])
+      )
       if (operation === 'delete') this.rows.delete(key)
       else this.rows.set(key, { ...this.rows.get(key), ...value })
     }
@@ -84,10 +92,23 @@ describe('nothing lost over SSE', () => {
     const ours = SHAPES.map((shape, index) => {
       const replica = new Replica()
       const sse: string[] = []
-      const stream = new ShapeStream({ url, params: shape, live: 'sse', fetch: cuttingFetch(index + 1, sse), backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 } })
+      const stream = new ShapeStream({
+        url,
+        params: shape,
+        live: 'sse',
+        fetch: cuttingFetch(index + 1, sse),
+        backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 }
+      })
       stream.subscribe((batch) => replica.apply(batch.messages))
       void stream.start()
-      return { kind: 'ours', shape, replica, sse, fellBack: () => stream.current.sseFellBack, stop: () => stream.stop() }
+      return {
+        kind: 'ours',
+        shape,
+        replica,
+        sse,
+        fellBack: () => stream.current.sseFellBack,
+        stop: () => stream.stop()
+      }
     })
     const official = SHAPES.map((shape, index) => {
       const replica = new Replica()
@@ -98,9 +119,22 @@ describe('nothing lost over SSE', () => {
         ...(shape.columns ? { columns: shape.columns.split(',') } : {}),
         ...(shape.replica === 'full' ? { replica: 'full' as const } : {})
       }
-      const stream = new ElectricStream({ url, params, liveSse: true, signal: controller.signal, fetchClient: cuttingFetch(100 + index, sse) })
+      const stream = new ElectricStream({
+        url,
+        params,
+        liveSse: true,
+        signal: controller.signal,
+        fetchClient: cuttingFetch(100 + index, sse)
+      })
       stream.subscribe((messages) => replica.apply(messages as AnyMessage[]))
-      return { kind: 'official', shape, replica, sse, fellBack: () => warnings.some((warning) => warning.includes('Falling back to long polling')), stop: () => undefined }
+      return {
+        kind: 'official',
+        shape,
+        replica,
+        sse,
+        fellBack: () => warnings.some((warning) => warning.includes('Falling back to long polling')),
+        stop: () => undefined
+      }
     })
     const clients = [...ours, ...official]
 
@@ -110,7 +144,11 @@ describe('nothing lost over SSE', () => {
       await sleep(1_000)
     }
     await setup.end()
-    const check = new pg.Pool({ connectionString: server.databaseUrl, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    const check = new pg.Pool({
+      connectionString: server.databaseUrl,
+      max: 2,
+      types: { getTypeParser: () => (value: string) => value }
+    })
     ignoreConnectionErrors(check)
     try {
       for (const client of clients) {

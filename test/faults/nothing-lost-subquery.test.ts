@@ -10,10 +10,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Subquery shapes on sqt (tasks) through sqp (projects) and sqo (orgs); `sql` is the where as Postgres checks it. */
 const SHAPES: Array<{ where: string; params?: Record<string, string>; sql: string }> = [
-  { where: 'project_id IN (SELECT id FROM sqp WHERE NOT archived)', sql: 'project_id IN (SELECT id FROM sqp WHERE NOT archived)' },
-  { where: 'project_id IN (SELECT id FROM sqp WHERE NOT archived) OR owner_id = $1', params: { 1: '1' }, sql: 'project_id IN (SELECT id FROM sqp WHERE NOT archived) OR owner_id = 1' },
-  { where: 'project_id NOT IN (SELECT id FROM sqp WHERE archived)', sql: 'project_id NOT IN (SELECT id FROM sqp WHERE archived)' },
-  { where: 'project_id IN (SELECT id FROM sqp WHERE org_id IN (SELECT id FROM sqo WHERE active)) AND note <> $1', params: { 1: 'x' }, sql: "project_id IN (SELECT id FROM sqp WHERE org_id IN (SELECT id FROM sqo WHERE active)) AND note <> 'x'" }
+  {
+    where: 'project_id IN (SELECT id FROM sqp WHERE NOT archived)',
+    sql: 'project_id IN (SELECT id FROM sqp WHERE NOT archived)'
+  },
+  {
+    where: 'project_id IN (SELECT id FROM sqp WHERE NOT archived) OR owner_id = $1',
+    params: { 1: '1' },
+    sql: 'project_id IN (SELECT id FROM sqp WHERE NOT archived) OR owner_id = 1'
+  },
+  {
+    where: 'project_id NOT IN (SELECT id FROM sqp WHERE archived)',
+    sql: 'project_id NOT IN (SELECT id FROM sqp WHERE archived)'
+  },
+  {
+    where: 'project_id IN (SELECT id FROM sqp WHERE org_id IN (SELECT id FROM sqo WHERE active)) AND note <> $1',
+    params: { 1: 'x' },
+    sql: "project_id IN (SELECT id FROM sqp WHERE org_id IN (SELECT id FROM sqo WHERE active)) AND note <> 'x'"
+  }
 ]
 
 /** Random transactions touching the inner and the outer tables, often both at once. */
@@ -39,16 +53,22 @@ async function writeRandomly(pool: pg.Pool, transactions: number, seed: number):
           statements.push(`UPDATE sqo SET active = NOT active WHERE id = ${1 + random(3)}`)
           break
         case 3:
-          statements.push(`INSERT INTO sqt VALUES (${task}, ${project}, ${random(4)}, 'n${random(5)}') ON CONFLICT (id) DO UPDATE SET project_id = EXCLUDED.project_id, note = EXCLUDED.note`)
+          statements.push(
+            `INSERT INTO sqt VALUES (${task}, ${project}, ${random(4)}, 'n${random(5)}') ON CONFLICT (id) DO UPDATE SET project_id = EXCLUDED.project_id, note = EXCLUDED.note`
+          )
           break
         case 4:
-          statements.push(`UPDATE sqt SET owner_id = ${random(4)}, note = '${random(3) === 0 ? 'x' : 'y'}' WHERE id = ${task}`)
+          statements.push(
+            `UPDATE sqt SET owner_id = ${random(4)}, note = '${random(3) === 0 ? 'x' : 'y'}' WHERE id = ${task}`
+          )
           break
         case 5:
           statements.push(`DELETE FROM sqt WHERE id = ${task}`)
           break
         default:
-          statements.push(`INSERT INTO sqp VALUES (${12 + random(4)}, ${random(2) === 0}, ${1 + random(3)}) ON CONFLICT (id) DO UPDATE SET archived = NOT sqp.archived`)
+          statements.push(
+            `INSERT INTO sqp VALUES (${12 + random(4)}, ${random(2) === 0}, ${1 + random(3)}) ON CONFLICT (id) DO UPDATE SET archived = NOT sqp.archived`
+          )
       }
     }
     // on its own connection: a transaction that fails (the two writers deadlock) is rolled back there, locks released
@@ -103,7 +123,13 @@ describe('nothing lost on subquery shapes', () => {
     const official = SHAPES.map((shape, index) => {
       const client = new TagClient(server?.url ?? '', {})
       const params = { table: 'sqt', where: shape.where, ...(shape.params ? { params: shape.params } : {}) }
-      const stream = new ElectricStream({ url, params, liveSse: true, signal: controller.signal, fetchClient: cuttingFetch(index + 1) })
+      const stream = new ElectricStream({
+        url,
+        params,
+        liveSse: true,
+        signal: controller.signal,
+        fetchClient: cuttingFetch(index + 1)
+      })
       stream.subscribe((messages) => client.apply(messages as unknown as Message[]))
       return { kind: 'official SSE', shape, client }
     })
@@ -130,7 +156,9 @@ describe('nothing lost on subquery shapes', () => {
         const want = await idsOf(setup, `SELECT id FROM sqt WHERE ${shape.sql}`)
         await expect.poll(() => client.ids(), { timeout: 20_000, interval: 100, message: label }).toEqual(want)
         expect(client.anomalies, label).toEqual([])
-        const { rows } = await setup.query<{ id: number; note: string; owner_id: number }>(`SELECT id, note, owner_id FROM sqt WHERE ${shape.sql}`)
+        const { rows } = await setup.query<{ id: number; note: string; owner_id: number }>(
+          `SELECT id, note, owner_id FROM sqt WHERE ${shape.sql}`
+        )
         for (const row of rows) expect(client.rows.get(`"public"."sqt"/"${row.id}"`)?.value.note, label).toBe(row.note)
       }
     } finally {

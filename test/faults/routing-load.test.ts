@@ -62,7 +62,9 @@ describe('routing one large transaction into 2,000 shapes whose where cannot be 
     if (!service) throw new Error('no shape service')
     const wheres = shapes.map((shape) => shape.where)
     const before = await selectedKeys(server.pool, wheres)
-    shapes.forEach((shape, i) => expect([...shape.rows.keys()].sort(), shape.where).toEqual([...(before[i] ?? [])].sort()))
+    shapes.forEach((shape, i) =>
+      expect([...shape.rows.keys()].sort(), shape.where).toEqual([...(before[i] ?? [])].sort())
+    )
     const appliedBefore = service.globalLsn
 
     let health = 0
@@ -91,7 +93,8 @@ describe('routing one large transaction into 2,000 shapes whose where cannot be 
     const after = await selectedKeys(server.pool, wheres)
     const rows = await allRows(server)
     const logs: Message[][] = []
-    for (let first = 0; first < SHAPES; first += 50) logs.push(...(await Promise.all(shapes.slice(first, first + 50).map((shape) => logAfter(server, shape)))))
+    for (let first = 0; first < SHAPES; first += 50)
+      logs.push(...(await Promise.all(shapes.slice(first, first + 50).map((shape) => logAfter(server, shape)))))
     let delivered = 0
     for (const [i, shape] of shapes.entries()) {
       const was = before[i] ?? new Set<string>()

@@ -10,7 +10,10 @@ import { type Message, controls, get, materialise, messages, syncToEnd } from '.
 const BIN = resolve(__dirname, '../../bin/syncscope.js')
 
 const database = useTestDatabase(
-  ['CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)', 'INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g'],
+  [
+    'CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)',
+    'INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g'
+  ],
   { pool: { types: { getTypeParser: () => (value: string) => value } } }
 )
 let dataDir: string
@@ -32,13 +35,27 @@ interface Served {
 
 /** `syncscope serve` as a process of its own, on a free port. */
 async function serve(): Promise<Served> {
-  const args = ['serve', '--port', '0', '--database', database.url, '--data-dir', dataDir, '--chunk-bytes', '20000', '--long-poll-timeout', '1000']
+  const args = [
+    'serve',
+    '--port',
+    '0',
+    '--database',
+    database.url,
+    '--data-dir',
+    dataDir,
+    '--chunk-bytes',
+    '20000',
+    '--long-poll-timeout',
+    '1000'
+  ]
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<number | null>((done) => child.once('exit', (code, signal) => done(code ?? (signal as never))))
+  const exited = new Promise<number | null>((done) =>
+    child.once('exit', (code, signal) => done(code ?? (signal as never)))
+  )
   const deadline = Date.now() + 60_000
   for (;;) {
     const url = /Shape API\s+(http:\/\/[^/\s]+)\/v1\/shape/.exec(stdout)?.[1]
@@ -56,7 +73,9 @@ async function rowsOf(where: string): Promise<Map<string, Record<string, string 
 /** Every shape folder of the data folder, whichever database it belongs to. */
 async function shapeFolders(): Promise<string[]> {
   const databases = await readdir(join(dataDir, 'shapes')).catch(() => [])
-  const folders = await Promise.all(databases.map((name) => readdir(join(dataDir, 'shapes', name, 'shapes')).catch(() => [])))
+  const folders = await Promise.all(
+    databases.map((name) => readdir(join(dataDir, 'shapes', name, 'shapes')).catch(() => []))
+  )
   return folders.flat()
 }
 
@@ -84,7 +103,9 @@ describe('SIGTERM while a snapshot is being built and readers are live', () => {
     }
     // the unfinished shape's files are gone with it
     expect(await shapeFolders()).not.toContain(halfHandle)
-    await database.pool.query("INSERT INTO life (id, grp, pad) SELECT g, 1, 'while down' FROM generate_series(50001, 50010) g")
+    await database.pool.query(
+      "INSERT INTO life (id, grp, pad) SELECT g, 1, 'while down' FROM generate_series(50001, 50010) g"
+    )
     await database.pool.query("UPDATE life SET pad = 'changed while down' WHERE id IN (1, 6, 11)")
 
     server = await serve()
@@ -92,7 +113,10 @@ describe('SIGTERM while a snapshot is being built and readers are live', () => {
       // the live reader goes on with its handle and gets what changed meanwhile, once; the server replays what it missed
       // from its slot, so an up-to-date may come before the replay reached those commits: it follows live until then
       const expected = await rowsOf('grp = 1')
-      for (let up = false, deadline = Date.now() + 30_000; !up || (Date.now() < deadline && !isDeepStrictEqual(materialise(new Map(), seen), expected)); ) {
+      for (
+        let up = false, deadline = Date.now() + 30_000;
+        !up || (Date.now() < deadline && !isDeepStrictEqual(materialise(new Map(), seen), expected));
+      ) {
         const response = await get(server.url, { ...live, handle, offset, ...(up ? { live: 'true' } : {}) })
         expect(response.status).toBe(200)
         seen.push(...messages(response))

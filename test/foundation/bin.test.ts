@@ -13,11 +13,15 @@ test('bin/syncscope.js without a build says in one line how to build it', () => 
   const result = spawnSync(process.execPath, [join(copy, 'bin/syncscope.js'), '--help'], { encoding: 'utf8' })
   expect(result.status).toBe(1)
   expect(result.stdout).toBe('')
-  expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/the CLI is not built .*run `npm run build`/)])
+  expect(result.stderr.trim().split('\n')).toEqual([
+    expect.stringMatching(/the CLI is not built .*run `npm run build`/)
+  ])
 })
 
 test('bin/syncscope.js runs the built CLI', () => {
-  const result = spawnSync(process.execPath, [join(__dirname, '../../bin/syncscope.js'), '--help'], { encoding: 'utf8' })
+  const result = spawnSync(process.execPath, [join(__dirname, '../../bin/syncscope.js'), '--help'], {
+    encoding: 'utf8'
+  })
   expect(result.status).toBe(0)
   expect(result.stdout).toContain('usage:')
 })

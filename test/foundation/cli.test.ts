@@ -79,7 +79,9 @@ describe('syncscope serve', () => {
     await chmod(file, 0o644)
     const run = runCli(['serve', '--port', '0', '--data-dir', dataDir, '--secret-file', file])
     expect(await run.exited).toBe(1)
-    expect(run.output().stderr).toBe(`syncscope: --secret-file ${file} can be read by other users (mode 0644): run chmod 600 ${file}\n`)
+    expect(run.output().stderr).toBe(
+      `syncscope: --secret-file ${file} can be read by other users (mode 0644): run chmod 600 ${file}\n`
+    )
   })
 
   it.each([
@@ -103,8 +105,14 @@ describe('syncscope serve', () => {
     folders.push(dataDir)
     try {
       for (const [args, line] of [
-        [['serve', '--database', 'postgres://postgres:secret@127.0.0.1:1/postgres'], 'syncscope: could not connect to postgres://postgres:****@127.0.0.1:1/postgres: connect ECONNREFUSED 127.0.0.1:1'],
-        [['serve', '--port', String(busy), '--data-dir', dataDir], `syncscope: port ${busy} on 127.0.0.1 is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`]
+        [
+          ['serve', '--database', 'postgres://postgres:secret@127.0.0.1:1/postgres'],
+          'syncscope: could not connect to postgres://postgres:****@127.0.0.1:1/postgres: connect ECONNREFUSED 127.0.0.1:1'
+        ],
+        [
+          ['serve', '--port', String(busy), '--data-dir', dataDir],
+          `syncscope: port ${busy} on 127.0.0.1 is in use: stop what uses it, or pick another with --port / --proxy-port (0 picks a free one)`
+        ]
       ] as const) {
         const run = runCli([...args])
         expect(await run.exited).toBe(1)

@@ -31,12 +31,28 @@ describe('embedded database with the demo schema', () => {
   it('lists the demo tables with columns, types, primary keys and row counts', async () => {
     const tables = await listTables(db.pool)
     const byName = Object.fromEntries(tables.map((table) => [table.name, table]))
-    expect(Object.keys(byName).sort()).toEqual(['UserSettings', 'comments', 'issue_watchers', 'issues', 'projects', 'users'])
+    expect(Object.keys(byName).sort()).toEqual([
+      'UserSettings',
+      'comments',
+      'issue_watchers',
+      'issues',
+      'projects',
+      'users'
+    ])
     expect(byName.issues?.rowCount).toBe(3000)
     expect(byName.issue_watchers?.primaryKey).toEqual(['issue_id', 'user_id'])
     expect(byName.UserSettings?.qualifiedName).toBe('"UserSettings"')
     const types = Object.fromEntries(byName.issues?.columns.map((c) => [c.name, c.type]) ?? [])
-    expect(types).toMatchObject({ id: 'integer', project_id: 'bigint', status: 'issue_status', estimate: 'numeric(6,1)', labels: 'text[]', metadata: 'jsonb', due_on: 'date', created_at: 'timestamp with time zone' })
+    expect(types).toMatchObject({
+      id: 'integer',
+      project_id: 'bigint',
+      status: 'issue_status',
+      estimate: 'numeric(6,1)',
+      labels: 'text[]',
+      metadata: 'jsonb',
+      due_on: 'date',
+      created_at: 'timestamp with time zone'
+    })
     const id = byName.issues?.columns.find((c) => c.name === 'id')
     expect(id).toMatchObject({ isPrimaryKey: true, nullable: false })
     expect(byName.issues?.columns.find((c) => c.name === 'body')?.nullable).toBe(true)
@@ -45,15 +61,23 @@ describe('embedded database with the demo schema', () => {
   it('runs statements, reports affected counts and Postgres errors with code and position, and keeps a history', async () => {
     const historyFile = join(dataDir, 'history.json')
     const sql = await createSqlConsole(db.pool, historyFile)
-    const update = await sql.run("UPDATE issues SET title = 'renamed' WHERE id IN (1, 2); SELECT title, NULL AS nothing FROM issues WHERE id = 1")
+    const update = await sql.run(
+      "UPDATE issues SET title = 'renamed' WHERE id IN (1, 2); SELECT title, NULL AS nothing FROM issues WHERE id = 1"
+    )
     expect(update.ok).toBe(true)
     if (!update.ok) return
-    expect(update.results.map((r) => [r.command, r.rowCount])).toEqual([['UPDATE', 2], ['SELECT', 1]])
+    expect(update.results.map((r) => [r.command, r.rowCount])).toEqual([
+      ['UPDATE', 2],
+      ['SELECT', 1]
+    ])
     expect(update.results[1]?.rows).toEqual([['renamed', null]])
     expect(update.results[1]?.fields.map((f) => f.type)).toEqual(['character varying', 'text'])
 
     const failure = await sql.run('SELECT * FROM issues WHERE idd = 1')
-    expect(failure).toMatchObject({ ok: false, error: { code: '42703', position: 28, message: 'column "idd" does not exist' } })
+    expect(failure).toMatchObject({
+      ok: false,
+      error: { code: '42703', position: 28, message: 'column "idd" does not exist' }
+    })
 
     const many = await sql.run('SELECT generate_series(1, 1500)')
     expect(many.ok && many.results[0]?.rows.length).toBe(1000)
@@ -66,7 +90,9 @@ describe('embedded database with the demo schema', () => {
   })
 
   it('formats every demo type as Postgres text output', async () => {
-    const { rows } = await db.pool.query('SELECT budget, tags, settings, archived, created_at FROM projects WHERE id = 1000000001')
+    const { rows } = await db.pool.query(
+      'SELECT budget, tags, settings, archived, created_at FROM projects WHERE id = 1000000001'
+    )
     expect(rows[0]).toEqual({
       budget: '1234.57',
       tags: '{team-1,private}',
@@ -85,6 +111,8 @@ describe('embedded database with the demo schema', () => {
   })
 
   it('refuses an unreachable external database with a clear error', async () => {
-    await expect(openDatabase({ target: 'postgres://nobody:pw@127.0.0.1:1/none', dataDir })).rejects.toThrow(/ECONNREFUSED/)
+    await expect(openDatabase({ target: 'postgres://nobody:pw@127.0.0.1:1/none', dataDir })).rejects.toThrow(
+      /ECONNREFUSED/
+    )
   })
 })

@@ -16,7 +16,13 @@ const modeOf = (path: string) => statSync(path).mode & 0o777
 
 async function refusal(url: string, password: string): Promise<string | undefined> {
   const parsed = new URL(url)
-  const client = new pg.Client({ host: parsed.hostname, port: Number(parsed.port), user: 'postgres', password, database: 'postgres' })
+  const client = new pg.Client({
+    host: parsed.hostname,
+    port: Number(parsed.port),
+    user: 'postgres',
+    password,
+    database: 'postgres'
+  })
   client.on('error', () => undefined)
   try {
     await client.connect()
@@ -81,7 +87,9 @@ describe('the embedded Postgres is not a door for other local users', () => {
     const client = new pg.Client(postgres.url)
     await client.connect()
     try {
-      const settings = await client.query("SELECT current_setting('unix_socket_directories') AS sockets, current_setting('listen_addresses') AS listen")
+      const settings = await client.query(
+        "SELECT current_setting('unix_socket_directories') AS sockets, current_setting('listen_addresses') AS listen"
+      )
       expect(settings.rows).toEqual([{ sockets: '', listen: '127.0.0.1' }])
       const rules = await client.query('SELECT type, address, auth_method FROM pg_hba_file_rules ORDER BY line_number')
       expect(rules.rows).toEqual([
@@ -104,7 +112,11 @@ describe('the embedded Postgres is not a door for other local users', () => {
   })
 
   it.skipIf(!isRoot)('as root: another user cannot read the password file', () => {
-    const read = spawnSync('cat', [join(postgres.dataDir, 'syncscope-password')], { uid: 65534, gid: 65534, encoding: 'utf8' })
+    const read = spawnSync('cat', [join(postgres.dataDir, 'syncscope-password')], {
+      uid: 65534,
+      gid: 65534,
+      encoding: 'utf8'
+    })
     expect(read.status).not.toBe(0)
     expect(read.stderr).toContain('Permission denied')
   })
@@ -174,11 +186,21 @@ describe('the data folder is private', () => {
     try {
       const synced = await syncToEnd(server.url, { table: 'projects' })
       await server.pool.query("UPDATE projects SET name = 'renamed' WHERE id = 1")
-      const live = await get(server.url, { table: 'projects', handle: synced.handle, offset: synced.offset, live: 'true' })
+      const live = await get(server.url, {
+        table: 'projects',
+        handle: synced.handle,
+        offset: synced.offset,
+        live: 'true'
+      })
       expect(live.status).toBe(200)
       expect((await server.app.core.sqlConsole().run('SELECT 1')).ok).toBe(true)
-      expect((await server.app.dispatch('shapesWorkbench.save', { name: 'projects', definition: { table: 'projects' } })).ok).toBe(true)
-      const saved = await server.app.dispatch('mcp.save', { name: 'local', entry: { transport: 'http', url: 'http://127.0.0.1:9/mcp', auth: { mode: 'apiKey', key: 'k-123' } } })
+      expect(
+        (await server.app.dispatch('shapesWorkbench.save', { name: 'projects', definition: { table: 'projects' } })).ok
+      ).toBe(true)
+      const saved = await server.app.dispatch('mcp.save', {
+        name: 'local',
+        entry: { transport: 'http', url: 'http://127.0.0.1:9/mcp', auth: { mode: 'apiKey', key: 'k-123' } }
+      })
       expect(saved.ok, JSON.stringify(saved)).toBe(true)
     } finally {
       await server.stop()
@@ -186,7 +208,9 @@ describe('the data folder is private', () => {
 
     expect(modeOf(parent)).toBe(0o700)
     expect(modeOf(dataDir)).toBe(0o700)
-    expect(readdirSync(dataDir)).toEqual(expect.arrayContaining(['shapes', 'sql-history.json', 'settings.json', 'saved-shapes.json', 'postgres']))
+    expect(readdirSync(dataDir)).toEqual(
+      expect.arrayContaining(['shapes', 'sql-history.json', 'settings.json', 'saved-shapes.json', 'postgres'])
+    )
     expect(openToOthers(dataDir)).toEqual([])
     const cluster = await clusterDirOf(join(dataDir, 'postgres'))
     if (isRoot) {

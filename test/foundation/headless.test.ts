@@ -8,20 +8,36 @@ import { RpcError } from '../../src/shared/contract/errors'
 
 const TOKEN = 'test-token-0123456789'
 
-function rawRequest(port: number, path: string, headers: Record<string, string>, body = '{}'): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
+function rawRequest(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body = '{}'
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = ''
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }))
-    })
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = ''
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }))
+      }
+    )
     req.on('error', reject)
     req.end(body)
   })
 }
 
 const statusOnly = {
-  'db.status': async () => ({ state: 'connected', kind: 'embedded', url: 'postgres://x', serverVersion: '18', walLevel: 'logical', dataDir: null, error: null })
+  'db.status': async () => ({
+    state: 'connected',
+    kind: 'embedded',
+    url: 'postgres://x',
+    serverVersion: '18',
+    walLevel: 'logical',
+    dataDir: null,
+    error: null
+  })
 } as unknown as Handlers
 
 describe('headless HTTP contract without a UI', () => {
@@ -36,7 +52,10 @@ describe('headless HTTP contract without a UI', () => {
       publicRoutes: [],
       log: () => undefined
     })
-    const response = await rawRequest(server.port, '/rpc/db.status', { host: `127.0.0.1:${server.port}`, 'x-syncscope-token': TOKEN })
+    const response = await rawRequest(server.port, '/rpc/db.status', {
+      host: `127.0.0.1:${server.port}`,
+      'x-syncscope-token': TOKEN
+    })
     await server.close()
     expect(response.status).toBe(404)
   })
@@ -64,7 +83,9 @@ describe('headless HTTP contract with the UI', () => {
       dispatch,
       events,
       rendererDir: __dirname,
-      publicRoutes: [{ prefix: '/v1/', handle: (_req, res) => void res.writeHead(200, { 'x-public': 'yes' }).end('public') }],
+      publicRoutes: [
+        { prefix: '/v1/', handle: (_req, res) => void res.writeHead(200, { 'x-public': 'yes' }).end('public') }
+      ],
       log: () => undefined
     })
   })
@@ -79,8 +100,22 @@ describe('headless HTTP contract with the UI', () => {
   })
 
   it('accepts the token as a cookie or a bearer header, and localhost as Host', async () => {
-    expect((await rawRequest(server.port, '/rpc/db.status', { host: `localhost:${server.port}`, cookie: `a=b; syncscope_token=${TOKEN}` })).status).toBe(200)
-    expect((await rawRequest(server.port, '/rpc/db.status', { host: `127.0.0.1:${server.port}`, authorization: `Bearer ${TOKEN}` })).status).toBe(200)
+    expect(
+      (
+        await rawRequest(server.port, '/rpc/db.status', {
+          host: `localhost:${server.port}`,
+          cookie: `a=b; syncscope_token=${TOKEN}`
+        })
+      ).status
+    ).toBe(200)
+    expect(
+      (
+        await rawRequest(server.port, '/rpc/db.status', {
+          host: `127.0.0.1:${server.port}`,
+          authorization: `Bearer ${TOKEN}`
+        })
+      ).status
+    ).toBe(200)
   })
 
   it.each([
@@ -91,7 +126,9 @@ describe('headless HTTP contract with the UI', () => {
     ['a foreign Origin (CSRF)', { origin: 'http://evil.example' }, 403, 'foreign_origin'],
     ['a loopback Origin on another port', { origin: 'http://127.0.0.1:1' }, 403, 'foreign_origin']
   ])('refuses %s', async (_name, override, status, code) => {
-    const headers = Object.fromEntries(Object.entries({ ...ok(), ...override }).map(([k, v]) => [k, v.replace('PORT', String(server.port))]))
+    const headers = Object.fromEntries(
+      Object.entries({ ...ok(), ...override }).map(([k, v]) => [k, v.replace('PORT', String(server.port))])
+    )
     const response = await rawRequest(server.port, '/rpc/db.status', headers)
     expect(response.status).toBe(status)
     expect(JSON.parse(response.body).error.code).toBe(code)
@@ -106,7 +143,10 @@ describe('headless HTTP contract with the UI', () => {
     expect(badInput.status).toBe(400)
     expect(JSON.parse(badInput.body).error).toMatchObject({ code: 'invalid_input', issues: [{ path: ['sql'] }] })
     const refused = await rawRequest(server.port, '/rpc/db.query', ok(), JSON.stringify({ sql: 'select 1' }))
-    expect([refused.status, JSON.parse(refused.body).error]).toEqual([400, { code: 'nope', message: 'refused on purpose' }])
+    expect([refused.status, JSON.parse(refused.body).error]).toEqual([
+      400,
+      { code: 'nope', message: 'refused on purpose' }
+    ])
     const crashed = await rawRequest(server.port, '/rpc/db.tables', ok())
     expect([crashed.status, JSON.parse(crashed.body).error.code]).toEqual([500, 'internal_error'])
   })
@@ -114,15 +154,20 @@ describe('headless HTTP contract with the UI', () => {
   it('sets the token cookie from the printed URL and redirects to the app', async () => {
     const response = await fetch(`${server.url}/?token=${TOKEN}`, { redirect: 'manual' })
     expect(response.status).toBe(303)
-    expect(response.headers.get('set-cookie')).toMatch(/^syncscope_token=test-token-0123456789; HttpOnly; SameSite=Strict/)
+    expect(response.headers.get('set-cookie')).toMatch(
+      /^syncscope_token=test-token-0123456789; HttpOnly; SameSite=Strict/
+    )
   })
 
-  it.each(['attacker-chosen', '', `${TOKEN}x`, TOKEN.slice(0, -1), '%E0%A4%A'])('sets no cookie from a link carrying another token (%s)', async (token) => {
-    const response = await fetch(`${server.url}/?token=${token}`, { redirect: 'manual' })
-    expect(response.headers.get('set-cookie')).toBeNull()
-    expect(response.status).toBe(401)
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_token')
-  })
+  it.each(['attacker-chosen', '', `${TOKEN}x`, TOKEN.slice(0, -1), '%E0%A4%A'])(
+    'sets no cookie from a link carrying another token (%s)',
+    async (token) => {
+      const response = await fetch(`${server.url}/?token=${token}`, { redirect: 'manual' })
+      expect(response.headers.get('set-cookie')).toBeNull()
+      expect(response.status).toBe(401)
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_token')
+    }
+  )
 
   it('routes public paths, also spelled with doubled slashes or escapes, without a token', async () => {
     for (const path of ['/v1/shape', '/v1//shape', '/%76%31/shape']) {
@@ -133,7 +178,10 @@ describe('headless HTTP contract with the UI', () => {
 
   it('streams events to subscribers over SSE', async () => {
     const controller = new AbortController()
-    const response = await fetch(`${server.url}/events`, { headers: { 'x-syncscope-token': TOKEN }, signal: controller.signal })
+    const response = await fetch(`${server.url}/events`, {
+      headers: { 'x-syncscope-token': TOKEN },
+      signal: controller.signal
+    })
     const reader = response.body!.getReader()
     await reader.read()
     events.emit('db.changed', { reason: 'statement' })

@@ -4,8 +4,23 @@ import { corsOriginRule, hostAllowed, isLoopbackOrigin } from '../../src/main/he
 describe('which Host names the server', () => {
   it('on loopback: the loopback names with any port, nothing else', () => {
     const rule = { bindHost: '127.0.0.1', allowedHosts: [] }
-    for (const host of ['localhost', 'localhost:3000', '127.0.0.1:1', '[::1]:3000', '[::1]', 'LocalHost:3000']) expect(hostAllowed(rule, host), host).toBe(true)
-    for (const host of ['evil.test', 'evil.test:3000', '192.168.1.10:3000', 'localhost.evil.test', '127.0.0.1.evil.test:3000', '', '[::2]:3000', '0.0.0.0:3000', '127.0.0.1:3000@evil.test', '127.0.0.1:evil', 'localhost:3000/x', '[::1]evil', 'local host']) {
+    for (const host of ['localhost', 'localhost:3000', '127.0.0.1:1', '[::1]:3000', '[::1]', 'LocalHost:3000'])
+      expect(hostAllowed(rule, host), host).toBe(true)
+    for (const host of [
+      'evil.test',
+      'evil.test:3000',
+      '192.168.1.10:3000',
+      'localhost.evil.test',
+      '127.0.0.1.evil.test:3000',
+      '',
+      '[::2]:3000',
+      '0.0.0.0:3000',
+      '127.0.0.1:3000@evil.test',
+      '127.0.0.1:evil',
+      'localhost:3000/x',
+      '[::1]evil',
+      'local host'
+    ]) {
       expect(hostAllowed(rule, host), host).toBe(false)
     }
     expect(hostAllowed(rule, undefined)).toBe(false)
@@ -22,8 +37,17 @@ describe('which Host names the server', () => {
   it('on a wildcard address: any IP literal (a rebinding page has a DNS name), loopback, and allowed names only', () => {
     for (const bindHost of ['0.0.0.0', '::']) {
       const rule = { bindHost, allowedHosts: ['devbox.local'] }
-      for (const host of ['192.168.1.10:3000', '10.0.0.2', '[fe80::1]:3000', 'localhost:3000', 'devbox.local:3000', 'DEVBOX.local']) expect(hostAllowed(rule, host), host).toBe(true)
-      for (const host of ['evil.test:3000', 'devbox.local.evil.test:3000', '192.168.1.10.nip.io:3000']) expect(hostAllowed(rule, host), host).toBe(false)
+      for (const host of [
+        '192.168.1.10:3000',
+        '10.0.0.2',
+        '[fe80::1]:3000',
+        'localhost:3000',
+        'devbox.local:3000',
+        'DEVBOX.local'
+      ])
+        expect(hostAllowed(rule, host), host).toBe(true)
+      for (const host of ['evil.test:3000', 'devbox.local.evil.test:3000', '192.168.1.10.nip.io:3000'])
+        expect(hostAllowed(rule, host), host).toBe(false)
     }
   })
 
@@ -36,8 +60,18 @@ describe('which Host names the server', () => {
 
 describe('which pages may read the shape API', () => {
   it('loopback pages on any port, never look-alikes', () => {
-    for (const origin of ['http://localhost:5173', 'http://127.0.0.1', 'https://localhost:8443', 'http://[::1]:3000']) expect(isLoopbackOrigin(origin), origin).toBe(true)
-    for (const origin of ['null', 'http://localhost.evil.test', 'http://127.0.0.1.evil.test:80', 'http://evil.test', 'file://', 'http://localhost:5173/', 'ws://localhost:1', 'http://user@localhost:1']) {
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1', 'https://localhost:8443', 'http://[::1]:3000'])
+      expect(isLoopbackOrigin(origin), origin).toBe(true)
+    for (const origin of [
+      'null',
+      'http://localhost.evil.test',
+      'http://127.0.0.1.evil.test:80',
+      'http://evil.test',
+      'file://',
+      'http://localhost:5173/',
+      'ws://localhost:1',
+      'http://user@localhost:1'
+    ]) {
       expect(isLoopbackOrigin(origin), origin).toBe(false)
     }
   })

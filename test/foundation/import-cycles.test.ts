@@ -16,7 +16,8 @@ function tree(name: string, files: Record<string, string>): string {
   return root
 }
 
-const check = (root: string) => spawnSync(process.execPath, ['scripts/check-import-cycles.mjs', root], { encoding: 'utf8' })
+const check = (root: string) =>
+  spawnSync(process.execPath, ['scripts/check-import-cycles.mjs', root], { encoding: 'utf8' })
 
 test('an import cycle through three files fails the check, naming the files in order', () => {
   const root = tree('cycle', {

@@ -27,7 +27,9 @@ describe('the shape API secret without argv', () => {
 
   it.each([0o644, 0o640, 0o604])('refuses a secret file of mode %o, which other users can read', async (mode) => {
     const path = await secretFile(`open-${mode.toString(8)}`, mode)
-    expect(() => parseServeOptions(['--secret-file', path], {})).toThrow(`--secret-file ${path} can be read by other users (mode 0${mode.toString(8)}): run chmod 600 ${path}`)
+    expect(() => parseServeOptions(['--secret-file', path], {})).toThrow(
+      `--secret-file ${path} can be read by other users (mode 0${mode.toString(8)}): run chmod 600 ${path}`
+    )
   })
 
   it('names a missing or empty secret file, and refuses --secret with --secret-file', async () => {
@@ -35,13 +37,27 @@ describe('the shape API secret without argv', () => {
     expect(() => parseServeOptions(['--secret-file', join(dir, 'missing')], {})).not.toThrow(/\n/)
     const empty = await secretFile('empty', 0o600, '\n')
     expect(() => parseServeOptions(['--secret-file', empty], {})).toThrow('must hold the secret on one line')
-    expect(() => parseServeOptions(['--secret', 'a', '--secret-file', empty], {})).toThrow('give --secret or --secret-file, not both')
+    expect(() => parseServeOptions(['--secret', 'a', '--secret-file', empty], {})).toThrow(
+      'give --secret or --secret-file, not both'
+    )
   })
 })
 
 describe('opening the shape API to more pages and hosts', () => {
   it('takes repeatable --cors-origin and --allowed-host values', () => {
-    const options = parseServeOptions(['--cors-origin', 'http://192.168.1.20:5173/', '--cors-origin', '*', '--allowed-host', 'devbox.local', '--allowed-host', '[fd00::5]'], {})
+    const options = parseServeOptions(
+      [
+        '--cors-origin',
+        'http://192.168.1.20:5173/',
+        '--cors-origin',
+        '*',
+        '--allowed-host',
+        'devbox.local',
+        '--allowed-host',
+        '[fd00::5]'
+      ],
+      {}
+    )
     expect(options.corsOrigins).toEqual(['http://192.168.1.20:5173', '*'])
     expect(options.allowedHosts).toEqual(['devbox.local', '[fd00::5]'])
     expect(parseServeOptions([], {})).toMatchObject({ corsOrigins: [], allowedHosts: [] })

@@ -24,20 +24,29 @@ describe('shellFolders (the desktop app’s data and workspace folders)', () => 
   })
 
   test('settings.json names both, beside keys of other rooms', () => {
-    const dataDir = dataDirWith('set', JSON.stringify({ dataDir: '/srv/syncscope', workspace: '/work/app', mcp: { servers: {} } }))
+    const dataDir = dataDirWith(
+      'set',
+      JSON.stringify({ dataDir: '/srv/syncscope', workspace: '/work/app', mcp: { servers: {} } })
+    )
     expect(shellFolders(dataDir, '/home/ada')).toEqual({ dataDir: '/srv/syncscope', workspace: '/work/app' })
   })
 
   test('a relative folder or a damaged file is refused with the file and the fix, never ignored', () => {
     const relative = dataDirWith('relative', JSON.stringify({ workspace: 'projects/app' }))
-    expect(() => shellFolders(relative)).toThrow(/settings\.json: workspace: workspace must be an absolute path: fix it or remove the key/)
+    expect(() => shellFolders(relative)).toThrow(
+      /settings\.json: workspace: workspace must be an absolute path: fix it or remove the key/
+    )
     const damaged = dataDirWith('damaged', '{"dataDir": "/srv')
     expect(() => shellFolders(damaged)).toThrow(/settings\.json is not valid JSON: fix it or remove it/)
   })
 })
 
 describe('contentSecurityPolicy (one policy for the Electron window and the browser mode)', () => {
-  const directives = new Map(contentSecurityPolicy().split('; ').map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1)]))
+  const directives = new Map(
+    contentSecurityPolicy()
+      .split('; ')
+      .map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1)])
+  )
 
   test('scripts only from the app: no inline script, no eval', () => {
     expect(directives.get('script-src')).toEqual(["'self'"])

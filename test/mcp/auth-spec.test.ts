@@ -10,7 +10,12 @@ import { McpHost } from '../../src/main/mcp/host'
 import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { Registry, type RegistryOptions } from '../../src/main/mcp/registry'
 import type { OAuthTokens } from '../../src/shared/contract/mcp'
-import { authorizeInBrowser, startAuthServer, type AuthServerOptions, type RunningAuthServer } from './support/oauth-server'
+import {
+  authorizeInBrowser,
+  startAuthServer,
+  type AuthServerOptions,
+  type RunningAuthServer
+} from './support/oauth-server'
 import { startMcpHttpServer, type Gate, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { textOf, waitFor } from './support/processes'
 import { runMcpCli, startMcpCli } from './support/run-cli'
@@ -28,7 +33,10 @@ afterEach(async () => {
 
 type OAuthGate = Extract<Gate, { kind: 'oauth' }>
 
-async function protectedServer(gate: Omit<OAuthGate, 'kind' | 'issuer'> = {}, as: Omit<AuthServerOptions, 'resource'> = {}): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer; moveTo(next: RunningAuthServer): void }> {
+async function protectedServer(
+  gate: Omit<OAuthGate, 'kind' | 'issuer'> = {},
+  as: Omit<AuthServerOptions, 'resource'> = {}
+): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer; moveTo(next: RunningAuthServer): void }> {
   let issuer = ''
   const rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer, ...gate })
   stops.push(rs.stop)
@@ -87,7 +95,12 @@ describe('protected resource metadata discovery (RFC 9728)', () => {
     const { as, rs } = await protectedServer()
     const { registry: target, opened } = registryWithBrowser()
     const tokens: OAuthTokens[] = []
-    await target.addServer({ name: 'ri', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', onTokensChanged: (next) => void tokens.push(next) } })
+    await target.addServer({
+      name: 'ri',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', onTokensChanged: (next) => void tokens.push(next) }
+    })
     await loggedIn(target, 'ri')
     rs.revoke(rs.lastJti() ?? '')
     expect(textOf(await target.callTool('ri', 'echo', { text: 'refreshed' }))).toBe('refreshed')
@@ -104,7 +117,10 @@ describe('client ID metadata documents', () => {
   const clientId = 'https://syncscope.test/oauth/client-metadata.json'
 
   /** The app's document, served over HTTP on loopback; oidc-provider's fetch reaches it for the HTTPS client_id. */
-  async function documentServer(): Promise<{ fetchClientMetadata: (url: string) => Promise<Response>; fetched: string[] }> {
+  async function documentServer(): Promise<{
+    fetchClientMetadata: (url: string) => Promise<Response>
+    fetched: string[]
+  }> {
     const fetched: string[] = []
     const server = createServer((req, res) => {
       fetched.push(req.url ?? '')
@@ -144,12 +160,29 @@ describe('client ID metadata documents', () => {
   })
 
   it('uses the configured client where the authorisation server offers neither', async () => {
-    const { as, rs } = await protectedServer({}, {
-      registration: false,
-      clients: [{ client_id: 'configured', application_type: 'native', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: ['http://127.0.0.1/oauth/callback'] }]
-    })
+    const { as, rs } = await protectedServer(
+      {},
+      {
+        registration: false,
+        clients: [
+          {
+            client_id: 'configured',
+            application_type: 'native',
+            token_endpoint_auth_method: 'none',
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            redirect_uris: ['http://127.0.0.1/oauth/callback']
+          }
+        ]
+      }
+    )
     const { registry: target, opened } = registryWithBrowser({ clientMetadataUrl: clientId })
-    await target.addServer({ name: 'configured', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', client: { clientId: 'configured' } } })
+    await target.addServer({
+      name: 'configured',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', client: { clientId: 'configured' } }
+    })
     await loggedIn(target, 'configured')
     expect(new URL(opened[0]!).searchParams.get('client_id')).toBe('configured')
     expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(0)
@@ -185,7 +218,15 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-'))
     stops.push(() => rm(dir, { recursive: true, force: true }))
     const settingsFile = join(dir, 'settings.json')
-    await writeFile(settingsFile, JSON.stringify({ mcp: { clientMetadataUrl: clientId, servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } } }))
+    await writeFile(
+      settingsFile,
+      JSON.stringify({
+        mcp: {
+          clientMetadataUrl: clientId,
+          servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } }
+        }
+      })
+    )
     const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
     stops.push(() => host.close())
     await host.start()
@@ -210,23 +251,50 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-'))
     stops.push(() => rm(dir, { recursive: true, force: true }))
     const settingsFile = join(dir, 'settings.json')
-    await writeFile(settingsFile, JSON.stringify({ mcp: { clientMetadataUrl: 'http://syncscope.test/doc.json', servers: {} } }))
+    await writeFile(
+      settingsFile,
+      JSON.stringify({ mcp: { clientMetadataUrl: 'http://syncscope.test/doc.json', servers: {} } })
+    )
     const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
     stops.push(() => host.close())
     await host.start()
     expect(host.clientMetadata()).toEqual({ url: null, source: null })
-    expect(host.sources()[0]?.error).toBe("mcp.clientMetadataUrl must be an https:// URL with a path: where the app's client ID metadata document is served")
+    expect(host.sources()[0]?.error).toBe(
+      "mcp.clientMetadataUrl must be an https:// URL with a path: where the app's client ID metadata document is served"
+    )
   })
 
   it('the CLI flag wins over settings.json: `mcp login --client-metadata-url` presents it as client_id', async () => {
     const { as, rs } = await protectedServer({}, { fetchClientMetadata: await documentFetcher() })
     const dir = await mkdtemp(join(tmpdir(), 'syncscope-cimd-cli-'))
     stops.push(() => rm(dir, { recursive: true, force: true }))
-    await writeFile(join(dir, 'settings.json'), JSON.stringify({ mcp: { clientMetadataUrl: 'https://elsewhere.test/x.json', servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } } }))
+    await writeFile(
+      join(dir, 'settings.json'),
+      JSON.stringify({
+        mcp: {
+          clientMetadataUrl: 'https://elsewhere.test/x.json',
+          servers: { doc: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } }
+        }
+      })
+    )
     const bad = await runMcpCli(['list', '--data-dir', dir, '--client-metadata-url', 'http://plain.test/doc.json'])
-    expect(bad).toMatchObject({ code: 2, stderr: "syncscope mcp: --client-metadata-url must be an https:// URL with a path: where the app's client ID metadata document is served\n" })
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr:
+        "syncscope mcp: --client-metadata-url must be an https:// URL with a path: where the app's client ID metadata document is served\n"
+    })
 
-    const login = startMcpCli(['login', 'doc', '--no-open', '--data-dir', dir, '--workspace', dir, '--client-metadata-url', clientId])
+    const login = startMcpCli([
+      'login',
+      'doc',
+      '--no-open',
+      '--data-dir',
+      dir,
+      '--workspace',
+      dir,
+      '--client-metadata-url',
+      clientId
+    ])
     const authorizeUrl = await waitFor('the login URL', () => /^\s+(http\S+)$/m.exec(login.stderr())?.[1], 60_000)
     expect(new URL(authorizeUrl).searchParams.get('client_id')).toBe(clientId)
     await fetch(await authorizeInBrowser(authorizeUrl))
@@ -241,7 +309,12 @@ describe('step-up on 403 insufficient_scope', () => {
   it('re-authorises with the scopes held plus the ones asked for, then retries the call once', async () => {
     const { as, rs } = await protectedServer({ toolScopes: { admin: ['mcp:admin'] } }, { extraScopes: ['mcp:admin'] })
     const { registry: target, opened } = registryWithBrowser()
-    await target.addServer({ name: 'step', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await target.addServer({
+      name: 'step',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] }
+    })
     await loggedIn(target, 'step')
     expect(new URL(opened[0]!).searchParams.get('scope')).toBe('mcp:tools')
     expect(textOf(await target.callTool('step', 'echo', { text: 'narrow' }))).toBe('narrow')
@@ -250,7 +323,10 @@ describe('step-up on 403 insufficient_scope', () => {
     expect(opened).toHaveLength(2)
     expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:admin', 'mcp:tools'])
     // The timeline shows the wider grant in the decoded access token of the second token response.
-    const granted = target.oauthExchanges('step').filter((exchange) => exchange.step === 'token').map((exchange) => exchange.claims?.scope)
+    const granted = target
+      .oauthExchanges('step')
+      .filter((exchange) => exchange.step === 'token')
+      .map((exchange) => exchange.claims?.scope)
     expect(granted).toEqual(['mcp:tools', 'mcp:tools mcp:admin'])
     expect(as.tokenPosts('refresh_token')).toHaveLength(0)
     const adminCalls = rs.requests.filter((headers) => headers.authorization).length
@@ -262,9 +338,17 @@ describe('step-up on 403 insufficient_scope', () => {
   it('a scope the authorisation server does not know ends in one insufficient_scope error naming it, not a loop', async () => {
     const { as, rs } = await protectedServer({ toolScopes: { root: ['mcp:root'] } })
     const { registry: target, opened } = registryWithBrowser()
-    await target.addServer({ name: 'never', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await target.addServer({
+      name: 'never',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] }
+    })
     await loggedIn(target, 'never')
-    await expect(target.callTool('never', 'root')).rejects.toMatchObject({ code: 'insufficient_scope', extra: { scope: 'mcp:tools mcp:root' } })
+    await expect(target.callTool('never', 'root')).rejects.toMatchObject({
+      code: 'insufficient_scope',
+      extra: { scope: 'mcp:tools mcp:root' }
+    })
     expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(2)
     expect(opened).toHaveLength(1)
   })
@@ -272,23 +356,41 @@ describe('step-up on 403 insufficient_scope', () => {
 
 describe('step-up for every request, not only tools/call', () => {
   it('tools/list answered 403 insufficient_scope re-authorises with the wider scope and lists', async () => {
-    const { rs } = await protectedServer({ methodScopes: { 'tools/list': ['mcp:list'] } }, { extraScopes: ['mcp:list'] })
+    const { rs } = await protectedServer(
+      { methodScopes: { 'tools/list': ['mcp:list'] } },
+      { extraScopes: ['mcp:list'] }
+    )
     const { registry: target, opened } = registryWithBrowser()
-    await target.addServer({ name: 'lists', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await target.addServer({
+      name: 'lists',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] }
+    })
     await loggedIn(target, 'lists')
     expect((await target.tools('lists')).map((tool) => tool.tool)).toEqual(['echo', 'whoami'])
     expect(opened).toHaveLength(2)
     expect(new URL(opened[1]!).searchParams.get('scope')?.split(' ').sort()).toEqual(['mcp:list', 'mcp:tools'])
-    expect(target.oauthExchanges('lists').some((exchange) => exchange.note?.startsWith('insufficient_scope'))).toBe(true)
+    expect(target.oauthExchanges('lists').some((exchange) => exchange.note?.startsWith('insufficient_scope'))).toBe(
+      true
+    )
     // the wider grant stays: listing again needs no login
     expect(await target.tools('lists')).toHaveLength(2)
     expect(opened).toHaveLength(2)
   })
 
   it('initialize answered 403 insufficient_scope steps up too, then the tool call goes through', async () => {
-    const { rs } = await protectedServer({ methodScopes: { initialize: ['mcp:connect'] } }, { extraScopes: ['mcp:connect'] })
+    const { rs } = await protectedServer(
+      { methodScopes: { initialize: ['mcp:connect'] } },
+      { extraScopes: ['mcp:connect'] }
+    )
     const { registry: target, opened } = registryWithBrowser()
-    await target.addServer({ name: 'init', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] } })
+    await target.addServer({
+      name: 'init',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', scopes: ['mcp:tools'] }
+    })
     const done = target.waitForLogin('init')
     await target.login('init')
     // the first login's connect is refused for its scope: the login reports it
@@ -307,7 +409,12 @@ describe('tokens bound to their issuer', () => {
     stops.push(second.stop)
     const { registry: target, opened } = registryWithBrowser()
     const tokens: OAuthTokens[] = []
-    await target.addServer({ name: 'moving', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', onTokensChanged: (next) => void tokens.push(next) } })
+    await target.addServer({
+      name: 'moving',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', onTokensChanged: (next) => void tokens.push(next) }
+    })
     await loggedIn(target, 'moving')
     expect(textOf(await target.callTool('moving', 'echo', { text: 'at first' }))).toBe('at first')
     const old = tokens[0]!

@@ -21,11 +21,19 @@ let config: string
 /** Runs `syncscope mcp …` as a person would; no keychain on this bus, so secrets go to the data folder's 0600 file. */
 function cli(args: string[], onStderr?: (text: string) => void): Promise<CliRun> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args, '--data-dir', join(dir, 'data'), '--workspace', dir], {
-      cwd: dir,
-      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-cli-bus', FIXTURE_VALUE: 'from-env' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'bin/syncscope.js'), 'mcp', ...args, '--data-dir', join(dir, 'data'), '--workspace', dir],
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-cli-bus',
+          FIXTURE_VALUE: 'from-env'
+        },
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -57,7 +65,10 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
         }
       })
     )
-    await writeFile(join(dir, 'mcp.json'), JSON.stringify({ servers: { secured: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } }))
+    await writeFile(
+      join(dir, 'mcp.json'),
+      JSON.stringify({ servers: { secured: { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } } } })
+    )
   })
   afterAll(async () => {
     await as?.stop()
@@ -68,13 +79,21 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
   it('lists a --config file (Claude Desktop format) as JSON with states and error objects', async () => {
     const run = await cli(['list', '--config', config, '--json'])
     expect(run.code).toBe(1)
-    const entries = JSON.parse(run.stdout) as Array<{ name: string; state: string; transport: string; error?: { code: string; message: string } }>
+    const entries = JSON.parse(run.stdout) as Array<{
+      name: string
+      state: string
+      transport: string
+      error?: { code: string; message: string }
+    }>
     expect(entries.map(({ name, state, transport }) => ({ name, state, transport }))).toEqual([
       { name: 'fx', state: 'idle', transport: 'stdio' },
       { name: 'secured', state: 'error', transport: 'http' },
       { name: 'broken', state: 'error', transport: 'stdio' }
     ])
-    expect(entries[2]?.error).toMatchObject({ code: 'invalid_config', message: 'mcpServers.broken.command: command is empty' })
+    expect(entries[2]?.error).toMatchObject({
+      code: 'invalid_config',
+      message: 'mcpServers.broken.command: command is empty'
+    })
   })
 
   it('fails a list of an invalid config, naming each bad entry and each unreadable file', async () => {
@@ -97,7 +116,9 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
     expect(called).toMatchObject({ code: 0, stdout: 'from-env\n' })
     const slow = await cli(['call', 'fx', 'sleep', '--args', '{"ms":3000}', '--timeout', '200', '--config', config])
     expect(slow.code).toBe(1)
-    expect(slow.stderr).toContain('syncscope mcp: timeout: mcp__fx__sleep timed out after 200 ms (server fx, tool sleep)')
+    expect(slow.stderr).toContain(
+      'syncscope mcp: timeout: mcp__fx__sleep timed out after 200 ms (server fx, tool sleep)'
+    )
     const bad = await cli(['call', 'fx', 'env', '--args', '{nope', '--config', config])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--args is not valid JSON')
@@ -106,7 +127,9 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
   it('logs in through the browser, stores the tokens, and later calls use them', async () => {
     const before = await cli(['list', '--json'])
     expect(before.code).toBe(0)
-    expect(JSON.parse(before.stdout)).toEqual([expect.objectContaining({ name: 'secured', state: 'needs-login', source: 'workspace' })])
+    expect(JSON.parse(before.stdout)).toEqual([
+      expect.objectContaining({ name: 'secured', state: 'needs-login', source: 'workspace' })
+    ])
     let browsing: Promise<void> | null = null
     const login = await cli(['login', 'secured', '--no-open'], (stderr) => {
       const url = /^\s+(http:\/\/\S+\/auth\?\S+)$/m.exec(stderr)?.[1]

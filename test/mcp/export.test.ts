@@ -8,7 +8,12 @@ import { describeHostExports, exportToHost } from '../../src/main/mcp/export/hos
 import { applyExport, planExport, type LauncherCommand } from '../../src/main/mcp/export/launcher-entries'
 import { Registry } from '../../src/main/mcp/registry'
 
-const COMMAND: LauncherCommand = { node: '/opt/node/bin/node', bin: '/opt/syncscope/bin/syncscope.js', dataDir: '/home/ann/.local/share/syncscope', workspace: '/home/ann/project' }
+const COMMAND: LauncherCommand = {
+  node: '/opt/node/bin/node',
+  bin: '/opt/syncscope/bin/syncscope.js',
+  dataDir: '/home/ann/.local/share/syncscope',
+  workspace: '/home/ann/project'
+}
 
 /** Each host's file as the host itself writes it, with servers and settings that are not ours. */
 const FILES: Record<ExportHost, { text: string; map: 'mcpServers' | 'servers' }> = {
@@ -95,25 +100,46 @@ describe('mcp export: each host file round-trips, keeping what is not ours', () 
     await writeFile(path, `${JSON.stringify({ mcpServers: { fx: { command: 'their-fx' } } }, null, 2)}\n`)
     const plan = await planExport('cursor', ['fx', 'api'], COMMAND, path)
     expect(plan).toMatchObject({ added: ['api'], conflicts: ['fx'] })
-    await writeFile(path, `${JSON.stringify({ mcpServers: { fx: { command: 'their-fx' }, other: { command: 'x' } } }, null, 2)}\n`)
-    await expect(applyExport(plan)).rejects.toThrow(`${path} changed since the preview; run the export again to see the new diff`)
+    await writeFile(
+      path,
+      `${JSON.stringify({ mcpServers: { fx: { command: 'their-fx' }, other: { command: 'x' } } }, null, 2)}\n`
+    )
+    await expect(applyExport(plan)).rejects.toThrow(
+      `${path} changed since the preview; run the export again to see the new diff`
+    )
     const fresh = await planExport('cursor', ['fx', 'api'], COMMAND, path)
     await applyExport(fresh)
-    expect(parsed(await readFile(path, 'utf8')).mcpServers).toEqual({ fx: { command: 'their-fx' }, other: { command: 'x' }, api: expect.objectContaining({ command: COMMAND.node }) })
+    expect(parsed(await readFile(path, 'utf8')).mcpServers).toEqual({
+      fx: { command: 'their-fx' },
+      other: { command: 'x' },
+      api: expect.objectContaining({ command: COMMAND.node })
+    })
   })
 
   it('refuses a host file that is not JSON rather than overwrite it, and relative paths in the entry', async () => {
     const path = join(dir, 'broken.json')
     await writeFile(path, '{ "mcpServers": { // a comment\n } }')
-    await expect(planExport('claude-desktop', ['fx'], COMMAND, path)).rejects.toThrow(/is not valid JSON \(.+\); fix it by hand/)
-    await expect(planExport('claude-desktop', ['fx'], { ...COMMAND, node: 'node' }, join(dir, 'new.json'))).rejects.toThrow('the node path must be absolute (got node)')
+    await expect(planExport('claude-desktop', ['fx'], COMMAND, path)).rejects.toThrow(
+      /is not valid JSON \(.+\); fix it by hand/
+    )
+    await expect(
+      planExport('claude-desktop', ['fx'], { ...COMMAND, node: 'node' }, join(dir, 'new.json'))
+    ).rejects.toThrow('the node path must be absolute (got node)')
   })
 
   it('finds each host file at its real place per OS', () => {
-    expect(hostConfigPath('claude-desktop', '/Users/ann', 'darwin', {})).toBe('/Users/ann/Library/Application Support/Claude/claude_desktop_config.json')
-    expect(hostConfigPath('claude-desktop', '/home/ann', 'linux', {})).toBe('/home/ann/.config/Claude/claude_desktop_config.json')
-    expect(hostConfigPath('vscode', '/Users/ann', 'darwin', {})).toBe('/Users/ann/Library/Application Support/Code/User/mcp.json')
-    expect(hostConfigPath('vscode', 'C:\\Users\\ann', 'win32', { APPDATA: 'C:\\Users\\ann\\AppData\\Roaming' })).toMatch(/Roaming.Code.User.mcp\.json$/)
+    expect(hostConfigPath('claude-desktop', '/Users/ann', 'darwin', {})).toBe(
+      '/Users/ann/Library/Application Support/Claude/claude_desktop_config.json'
+    )
+    expect(hostConfigPath('claude-desktop', '/home/ann', 'linux', {})).toBe(
+      '/home/ann/.config/Claude/claude_desktop_config.json'
+    )
+    expect(hostConfigPath('vscode', '/Users/ann', 'darwin', {})).toBe(
+      '/Users/ann/Library/Application Support/Code/User/mcp.json'
+    )
+    expect(
+      hostConfigPath('vscode', 'C:\\Users\\ann', 'win32', { APPDATA: 'C:\\Users\\ann\\AppData\\Roaming' })
+    ).toMatch(/Roaming.Code.User.mcp\.json$/)
     expect(hostConfigPath('claude-code', '/home/ann', 'linux', {})).toBe('/home/ann/.claude.json')
     expect(hostConfigPath('cursor', '/home/ann', 'linux', {})).toBe('/home/ann/.cursor/mcp.json')
   })
@@ -133,7 +159,15 @@ describe('mcp export: each host file round-trips, keeping what is not ours', () 
     await writeFile(pathOf('cursor'), FILES.cursor.text)
     await writeFile(pathOf('vscode'), '{ not json')
     const shown = await describeHostExports(registry, COMMAND, pathOf)
-    expect(shown.map(({ host, exists, servers, added, error }) => ({ host, exists, servers, added, error: error ? 'error' : null }))).toEqual([
+    expect(
+      shown.map(({ host, exists, servers, added, error }) => ({
+        host,
+        exists,
+        servers,
+        added,
+        error: error ? 'error' : null
+      }))
+    ).toEqual([
       { host: 'claude-desktop', exists: false, servers: [], added: ['fx'], error: null },
       { host: 'claude-code', exists: false, servers: [], added: ['fx'], error: null },
       { host: 'vscode', exists: true, servers: [], added: [], error: 'error' },
@@ -141,7 +175,9 @@ describe('mcp export: each host file round-trips, keeping what is not ours', () 
     ])
     const cursor = shown.find((file) => file.host === 'cursor')!
     await writeFile(pathOf('cursor'), FILES.cursor.text.replace('sse', 'mcp'))
-    await expect(exportToHost(registry, 'cursor', cursor.beforeDigest, COMMAND, pathOf('cursor'))).rejects.toThrow('changed since the preview')
+    await expect(exportToHost(registry, 'cursor', cursor.beforeDigest, COMMAND, pathOf('cursor'))).rejects.toThrow(
+      'changed since the preview'
+    )
     const again = (await describeHostExports(registry, COMMAND, pathOf)).find((file) => file.host === 'cursor')!
     const written = await exportToHost(registry, 'cursor', again.beforeDigest, COMMAND, pathOf('cursor'))
     expect(written).toMatchObject({ servers: ['linear', 'fx'], diff: [], added: [] })

@@ -33,7 +33,9 @@ async function resourceServer(gate: Parameters<typeof startMcpHttpServer>[0]): P
 }
 
 /** An MCP server behind a fresh oidc-provider whose tokens are minted for that server. */
-async function protectedServer(clients: Array<Record<string, unknown>> = []): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer }> {
+async function protectedServer(
+  clients: Array<Record<string, unknown>> = []
+): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer }> {
   let issuer = ''
   const rs = await resourceServer({ kind: 'oauth', issuer: () => issuer })
   const as = await startAuthServer({ resource: rs.url, clients })
@@ -56,7 +58,13 @@ async function completeLogin(name: string): Promise<string> {
 describe('streamable HTTP servers (SDK servers on loopback)', () => {
   it('connects without auth and calls a tool', async () => {
     const rs = await resourceServer({ kind: 'none' })
-    const entry = await registry.addServer({ name: 'open', transport: 'http', url: rs.url, auth: { mode: 'none' }, headers: { 'X-Team': 'sync' } })
+    const entry = await registry.addServer({
+      name: 'open',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'none' },
+      headers: { 'X-Team': 'sync' }
+    })
     expect(entry.state).toBe('connected')
     expect((await registry.tools('open')).map((tool) => tool.name)).toEqual(['mcp__open__echo', 'mcp__open__whoami'])
     expect(textOf(await registry.callTool('open', 'echo', { text: 'hello' }))).toBe('hello')
@@ -87,34 +95,82 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
     await registry.close()
     registry = new Registry({ connectInBackground: true })
     const started = Date.now()
-    const [entry] = await registry.applyConfig({ servers: [{ name: 'silent', transport: 'http', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, auth: { mode: 'none' }, timeoutMs: 1_500 }] })
+    const [entry] = await registry.applyConfig({
+      servers: [
+        {
+          name: 'silent',
+          transport: 'http',
+          url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`,
+          auth: { mode: 'none' },
+          timeoutMs: 1_500
+        }
+      ]
+    })
     expect(Date.now() - started).toBeLessThan(1_000)
     expect(entry?.state).toBe('connecting')
     await waitFor('the connect to time out', () => registry.describe('silent').state === 'error', 10_000)
-    expect(registry.describe('silent').error).toEqual({ code: 'timeout', message: 'silent did not answer initialize within 1500 ms' })
+    expect(registry.describe('silent').error).toEqual({
+      code: 'timeout',
+      message: 'silent did not answer initialize within 1500 ms'
+    })
   })
 
   it('sends the API key in the configured header with its prefix; a wrong key is an error entry, not a crash', async () => {
     const rs = await resourceServer({ kind: 'header', name: 'X-Api-Key', value: 'Key k-123' })
-    const good = await registry.addServer({ name: 'keyed', transport: 'http', url: rs.url, auth: { mode: 'apiKey', key: 'k-123', headerName: 'X-Api-Key', valuePrefix: 'Key ' } })
+    const good = await registry.addServer({
+      name: 'keyed',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'apiKey', key: 'k-123', headerName: 'X-Api-Key', valuePrefix: 'Key ' }
+    })
     expect(good.state).toBe('connected')
     expect(textOf(await registry.callTool('keyed', 'echo', { text: 'ok' }))).toBe('ok')
     const bearer = await resourceServer({ kind: 'header', name: 'Authorization', value: 'Bearer k-9' })
-    expect((await registry.addServer({ name: 'bearer', transport: 'http', url: bearer.url, auth: { mode: 'apiKey', key: 'k-9', valuePrefix: 'Bearer ' } })).state).toBe('connected')
-    const bad = await registry.addServer({ name: 'wrong', transport: 'http', url: rs.url, auth: { mode: 'apiKey', key: 'nope', headerName: 'X-Api-Key' } })
-    expect(bad).toMatchObject({ state: 'error', error: { code: 'auth_unavailable', message: expect.stringMatching(/refused the credentials \(HTTP 401\)/) } })
+    expect(
+      (
+        await registry.addServer({
+          name: 'bearer',
+          transport: 'http',
+          url: bearer.url,
+          auth: { mode: 'apiKey', key: 'k-9', valuePrefix: 'Bearer ' }
+        })
+      ).state
+    ).toBe('connected')
+    const bad = await registry.addServer({
+      name: 'wrong',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'apiKey', key: 'nope', headerName: 'X-Api-Key' }
+    })
+    expect(bad).toMatchObject({
+      state: 'error',
+      error: { code: 'auth_unavailable', message: expect.stringMatching(/refused the credentials \(HTTP 401\)/) }
+    })
     expect(JSON.stringify(registry.list())).not.toContain('k-123')
   })
 
   it('clientCredentials: exchanges once, caches, and answers a 401 with exactly one re-exchange for concurrent calls', async () => {
     const { as, rs } = await protectedServer([
-      { client_id: 'cc-client', client_secret: 'cc-secret-0123456789', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] }
+      {
+        client_id: 'cc-client',
+        client_secret: 'cc-secret-0123456789',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: []
+      }
     ])
     const entry = await registry.addServer({
       name: 'machine',
       transport: 'http',
       url: rs.url,
-      auth: { mode: 'clientCredentials', tokenUrl: `${as.issuer}/token`, clientId: 'cc-client', clientSecret: 'cc-secret-0123456789', scopes: ['mcp:tools'], resource: rs.url }
+      auth: {
+        mode: 'clientCredentials',
+        tokenUrl: `${as.issuer}/token`,
+        clientId: 'cc-client',
+        clientSecret: 'cc-secret-0123456789',
+        scopes: ['mcp:tools'],
+        resource: rs.url
+      }
     })
     expect(entry.state).toBe('connected')
     await registry.callTool('machine', 'echo', { text: 'a' })
@@ -123,14 +179,38 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
     const results = await Promise.all(['x', 'y', 'z'].map((text) => registry.callTool('machine', 'echo', { text })))
     expect(results.map(textOf)).toEqual(['x', 'y', 'z'])
     expect(as.tokenPosts('client_credentials')).toHaveLength(2)
-    const caller = JSON.parse(textOf(await registry.callTool('machine', 'whoami'))) as { client_id: string; scope: string }
+    const caller = JSON.parse(textOf(await registry.callTool('machine', 'whoami'))) as {
+      client_id: string
+      scope: string
+    }
     expect(caller).toMatchObject({ client_id: 'cc-client', scope: 'mcp:tools' })
   })
 
   it('clientCredentials with a wrong secret is an error entry naming the token endpoint', async () => {
-    const { as, rs } = await protectedServer([{ client_id: 'cc-client', client_secret: 'right-secret-0123', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] }])
-    const entry = await registry.addServer({ name: 'm', transport: 'http', url: rs.url, auth: { mode: 'clientCredentials', tokenUrl: `${as.issuer}/token`, clientId: 'cc-client', clientSecret: 'wrong-secret' } })
-    expect(entry).toMatchObject({ state: 'error', error: { message: expect.stringMatching(/refused the client credentials \(401 invalid_client/) } })
+    const { as, rs } = await protectedServer([
+      {
+        client_id: 'cc-client',
+        client_secret: 'right-secret-0123',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: []
+      }
+    ])
+    const entry = await registry.addServer({
+      name: 'm',
+      transport: 'http',
+      url: rs.url,
+      auth: {
+        mode: 'clientCredentials',
+        tokenUrl: `${as.issuer}/token`,
+        clientId: 'cc-client',
+        clientSecret: 'wrong-secret'
+      }
+    })
+    expect(entry).toMatchObject({
+      state: 'error',
+      error: { message: expect.stringMatching(/refused the client credentials \(401 invalid_client/) }
+    })
   })
 })
 
@@ -143,7 +223,11 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
       name: 'oauth',
       transport: 'http',
       url: rs.url,
-      auth: { mode: 'authorizationCode', onTokensChanged: (tokens) => void tokenEvents.push(tokens), onClientRegistered: (client) => void clientEvents.push(client) }
+      auth: {
+        mode: 'authorizationCode',
+        onTokensChanged: (tokens) => void tokenEvents.push(tokens),
+        onClientRegistered: (client) => void clientEvents.push(client)
+      }
     }
     expect((await registry.addServer(config)).state).toBe('needs-login')
     expect(as.requests).toHaveLength(0)
@@ -172,11 +256,17 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
     expect(accepted.status).toBe(200)
     expect(await done).toBeNull()
     expect((await fetch(callback)).status).toBe(400)
-    expect(registry.describe('oauth')).toMatchObject({ state: 'connected', tokens: { hasAccessToken: true, hasRefreshToken: true, issuer: expect.stringContaining(as.issuer) } })
+    expect(registry.describe('oauth')).toMatchObject({
+      state: 'connected',
+      tokens: { hasAccessToken: true, hasRefreshToken: true, issuer: expect.stringContaining(as.issuer) }
+    })
     expect(textOf(await registry.callTool('oauth', 'echo', { text: 'authorised' }))).toBe('authorised')
     expect(tokenEvents).toHaveLength(1)
     expect(clientEvents).toHaveLength(1)
-    expect(clientEvents[0]).toMatchObject({ issuer: expect.stringContaining(as.issuer), redirect_uris: [params.get('redirect_uri')] })
+    expect(clientEvents[0]).toMatchObject({
+      issuer: expect.stringContaining(as.issuer),
+      redirect_uris: [params.get('redirect_uri')]
+    })
     const steps = registry.oauthExchanges('oauth').map((exchange) => exchange.step)
     expect(steps).toEqual(expect.arrayContaining(['discovery', 'registration', 'authorization', 'callback', 'token']))
     expect(JSON.stringify(registry.oauthExchanges('oauth'))).not.toContain(tokenEvents[0]?.accessToken)
@@ -185,7 +275,12 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
   it('refreshes on a 401 with rotation: one refresh POST, the new refresh token persisted, the old one dead', async () => {
     const { as, rs } = await protectedServer()
     const tokenEvents: OAuthTokens[] = []
-    await registry.addServer({ name: 'rot', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', onTokensChanged: (tokens) => void tokenEvents.push(tokens) } })
+    await registry.addServer({
+      name: 'rot',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', onTokensChanged: (tokens) => void tokenEvents.push(tokens) }
+    })
     await completeLogin('rot')
     const first = tokenEvents[0]
     rs.revoke(rs.lastJti() ?? '')
@@ -194,11 +289,17 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
     expect(tokenEvents).toHaveLength(2)
     expect(tokenEvents[1]?.refreshToken).toBeDefined()
     expect(tokenEvents[1]?.refreshToken).not.toBe(first?.refreshToken)
-    expect(registry.oauthExchanges('rot').some((exchange) => exchange.step === 'refresh' && exchange.status === 200)).toBe(true)
+    expect(
+      registry.oauthExchanges('rot').some((exchange) => exchange.step === 'refresh' && exchange.status === 200)
+    ).toBe(true)
     const replay = await fetch(`${as.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: first?.refreshToken ?? '', client_id: registry.describe('rot').tokens?.clientId ?? '' })
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: first?.refreshToken ?? '',
+        client_id: registry.describe('rot').tokens?.clientId ?? ''
+      })
     })
     expect(replay.status).toBe(400)
     expect(await replay.json()).toMatchObject({ error: 'invalid_grant' })
@@ -211,7 +312,11 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
       name: 'seeded',
       transport: 'http',
       url: rs.url,
-      auth: { mode: 'authorizationCode', ...(tokens ? { tokens } : {}), onTokensChanged: (next) => void persisted.push(next) }
+      auth: {
+        mode: 'authorizationCode',
+        ...(tokens ? { tokens } : {}),
+        onTokensChanged: (next) => void persisted.push(next)
+      }
     })
     await registry.addServer(config())
     await completeLogin('seeded')
@@ -234,7 +339,13 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
     const port = await findFreePort()
     const redirectUri = `http://127.0.0.1:${port}/oauth/callback/pre`
     const { as, rs } = await protectedServer([
-      { client_id: 'pre-client', token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: [redirectUri] }
+      {
+        client_id: 'pre-client',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: [redirectUri]
+      }
     ])
     const dir = await mkdtemp(join(tmpdir(), 'syncscope-oauth-file-'))
     stops.push(() => rm(dir, { recursive: true, force: true }))
@@ -243,7 +354,12 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
       name: 'pre',
       transport: 'http',
       url: rs.url,
-      auth: { mode: 'authorizationCode', redirectUri, client: { clientId: 'pre-client' }, ...(await filePersistence({ path, server: 'pre' })) }
+      auth: {
+        mode: 'authorizationCode',
+        redirectUri,
+        client: { clientId: 'pre-client' },
+        ...(await filePersistence({ path, server: 'pre' }))
+      }
     })
     await registry.addServer(await configFrom())
     await completeLogin('pre')
@@ -262,12 +378,26 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
   it('binds a registered client to its issuer: another authorisation server gets a new registration, not that client', async () => {
     const first = await protectedServer()
     const clients: OAuthClientInfo[] = []
-    await registry.addServer({ name: 'moved', transport: 'http', url: first.rs.url, auth: { mode: 'authorizationCode', onClientRegistered: (client) => void clients.push(client) } })
+    await registry.addServer({
+      name: 'moved',
+      transport: 'http',
+      url: first.rs.url,
+      auth: { mode: 'authorizationCode', onClientRegistered: (client) => void clients.push(client) }
+    })
     await completeLogin('moved')
     const second = await protectedServer()
     await registry.close()
     registry = new Registry()
-    await registry.addServer({ name: 'moved', transport: 'http', url: second.rs.url, auth: { mode: 'authorizationCode', client: clients[0]!, onClientRegistered: (client) => void clients.push(client) } })
+    await registry.addServer({
+      name: 'moved',
+      transport: 'http',
+      url: second.rs.url,
+      auth: {
+        mode: 'authorizationCode',
+        client: clients[0]!,
+        onClientRegistered: (client) => void clients.push(client)
+      }
+    })
     const { authorizeUrl } = await registry.login('moved')
     expect(second.as.requests.filter((request) => request.path === '/reg')).toHaveLength(1)
     expect(new URL(authorizeUrl).searchParams.get('client_id')).not.toBe(clients[0]?.clientId)
@@ -275,10 +405,21 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
   })
 
   it('uses a pre-built provider named by oauthProviderRef, and reports an unknown reference', async () => {
-    const { as, rs } = await protectedServer([{ client_id: 'cc-client', client_secret: 'cc-secret-0123456789', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] }])
+    const { as, rs } = await protectedServer([
+      {
+        client_id: 'cc-client',
+        client_secret: 'cc-secret-0123456789',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: []
+      }
+    ])
     const grant = await fetch(`${as.issuer}/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('cc-client:cc-secret-0123456789').toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('cc-client:cc-secret-0123456789').toString('base64')}`
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'mcp:tools', resource: rs.url })
     })
     const { access_token } = (await grant.json()) as { access_token: string }
@@ -294,10 +435,27 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
     }
     await registry.close()
     registry = new Registry({ oauthProviders: new Map([['mtls', prebuilt]]) })
-    expect((await registry.addServer({ name: 'mtls', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', oauthProviderRef: 'mtls' } })).state).toBe('connected')
+    expect(
+      (
+        await registry.addServer({
+          name: 'mtls',
+          transport: 'http',
+          url: rs.url,
+          auth: { mode: 'authorizationCode', oauthProviderRef: 'mtls' }
+        })
+      ).state
+    ).toBe('connected')
     expect(JSON.parse(textOf(await registry.callTool('mtls', 'whoami')))).toMatchObject({ client_id: 'cc-client' })
-    const missing = await registry.addServer({ name: 'nope', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode', oauthProviderRef: 'absent' } })
-    expect(missing).toMatchObject({ state: 'error', error: { code: 'auth_unavailable', message: expect.stringMatching(/oauthProviderRef 'absent'/) } })
+    const missing = await registry.addServer({
+      name: 'nope',
+      transport: 'http',
+      url: rs.url,
+      auth: { mode: 'authorizationCode', oauthProviderRef: 'absent' }
+    })
+    expect(missing).toMatchObject({
+      state: 'error',
+      error: { code: 'auth_unavailable', message: expect.stringMatching(/oauthProviderRef 'absent'/) }
+    })
   })
 
   it('binds the code to its PKCE verifier: the code alone is useless at the token endpoint', async () => {
@@ -331,9 +489,16 @@ describe('authorizationCode against a real authorisation server (oidc-provider)'
     const done = registry.waitForLogin('mixup')
     const refused = await fetch(callback)
     expect(refused.status).toBe(400)
-    expect(await done).toMatchObject({ code: 'needs_login', message: 'the callback came from another authorisation server' })
+    expect(await done).toMatchObject({
+      code: 'needs_login',
+      message: 'the callback came from another authorisation server'
+    })
     expect(registry.describe('mixup').state).toBe('needs-login')
-    expect(registry.oauthExchanges('mixup').at(-1)).toMatchObject({ step: 'callback', status: 400, note: expect.stringMatching(/RFC 9207/) })
+    expect(registry.oauthExchanges('mixup').at(-1)).toMatchObject({
+      step: 'callback',
+      status: 400,
+      note: expect.stringMatching(/RFC 9207/)
+    })
   })
 
   it('logout forgets the tokens and returns to needs-login', async () => {

@@ -16,7 +16,8 @@ let mute: string
 let hung: Server
 const sockets: Socket[] = []
 
-const cli = (args: string[], configFile = config) => runMcpCli([...args, '--config', configFile, '--data-dir', join(dir, 'data'), '--workspace', dir])
+const cli = (args: string[], configFile = config) =>
+  runMcpCli([...args, '--config', configFile, '--data-dir', join(dir, 'data'), '--workspace', dir])
 
 describe('a hung or broken server beside a working one (CLI as a subprocess)', () => {
   beforeAll(async () => {
@@ -28,7 +29,12 @@ describe('a hung or broken server beside a working one (CLI as a subprocess)', (
     await writeFile(mute, "process.on('SIGTERM', () => {})\nprocess.stdin.resume()\nsetInterval(() => {}, 1000)\n")
     const servers = (hungTimeoutMs: number) => ({
       servers: {
-        hung: { transport: 'http', url: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/mcp`, auth: { mode: 'none' }, timeoutMs: hungTimeoutMs },
+        hung: {
+          transport: 'http',
+          url: `http://127.0.0.1:${(hung.address() as AddressInfo).port}/mcp`,
+          auth: { mode: 'none' },
+          timeoutMs: hungTimeoutMs
+        },
         mute: { transport: 'stdio', command: process.execPath, args: [mute], timeoutMs: 1_000 },
         fx: { transport: 'stdio', command: process.execPath, args: [FIXTURE] }
       }
@@ -57,9 +63,16 @@ describe('a hung or broken server beside a working one (CLI as a subprocess)', (
 
   it('lists every server in parallel, each within its own timeout, the hung one with a timeout error', async () => {
     const run = await cli(['list', '--json'], quickConfig)
-    const entries = JSON.parse(run.stdout) as Array<{ name: string; state: string; error?: { code: string; message: string } }>
+    const entries = JSON.parse(run.stdout) as Array<{
+      name: string
+      state: string
+      error?: { code: string; message: string }
+    }>
     expect(entries.find((entry) => entry.name === 'fx')?.state).toBe('idle')
-    expect(entries.find((entry) => entry.name === 'hung')).toMatchObject({ state: 'error', error: { code: 'timeout', message: expect.stringContaining('did not answer initialize within 1500 ms') } })
+    expect(entries.find((entry) => entry.name === 'hung')).toMatchObject({
+      state: 'error',
+      error: { code: 'timeout', message: expect.stringContaining('did not answer initialize within 1500 ms') }
+    })
   }, 120_000)
 
   it('a stdio server that never answers initialize times out clearly and leaves no process behind, call after call', async () => {

@@ -24,11 +24,19 @@ let rs: RunningMcpHttpServer
 
 const cli = (args: string[]) => runMcpCli([...args, '--data-dir', dataDir, '--workspace', workspace])
 
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => textOf((await client.callTool({ name, arguments: args })) as { content?: unknown })
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  textOf((await client.callTool({ name, arguments: args })) as { content?: unknown })
 
 /** Starts an exported entry the way a host does, with nothing of ours in its environment: `env -i PATH=/usr/bin HOME=…`. */
-async function startAsHost(entry: { command: string; args: string[] }): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: '/usr/bin/env', args: ['-i', 'PATH=/usr/bin', `HOME=${cleanHome}`, entry.command, ...entry.args], stderr: 'pipe' })
+async function startAsHost(entry: {
+  command: string
+  args: string[]
+}): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: '/usr/bin/env',
+    args: ['-i', 'PATH=/usr/bin', `HOME=${cleanHome}`, entry.command, ...entry.args],
+    stderr: 'pipe'
+  })
   let stderr = ''
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
   const client = new Client({ name: 'a-host', version: '1.0.0' })
@@ -48,7 +56,11 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     as = await startAuthServer({ resource: rs.url })
     issuer = as.issuer
     // the app's own files: settings.json with a typed-in secret (kept in the store) and an OAuth server logged in
-    const host = new McpHost({ workspace, settingsFile: join(dataDir, 'settings.json'), secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json')) })
+    const host = new McpHost({
+      workspace,
+      settingsFile: join(dataDir, 'settings.json'),
+      secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json'))
+    })
     await host.start()
     await host.save('fx', { transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { API_TOKEN } })
     await host.save('secured', { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
@@ -77,7 +89,10 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     expect(text).not.toContain(API_TOKEN)
     const entries = (JSON.parse(text) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers
     expect(Object.keys(entries)).toEqual(['fx', 'secured'])
-    expect(entries.fx).toEqual({ command: process.execPath, args: [join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'fx', '--data-dir', dataDir, '--workspace', workspace] })
+    expect(entries.fx).toEqual({
+      command: process.execPath,
+      args: [join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'fx', '--data-dir', dataDir, '--workspace', workspace]
+    })
 
     // stdio: the server runs as the launcher's child with the secret from the store in its environment
     const fx = await startAsHost(entries.fx!)
@@ -104,12 +119,18 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     const unknown = await cli(['run', 'nope'])
     expect(unknown).toMatchObject({ code: 1, stdout: '' })
     expect(unknown.stderr).toBe("syncscope mcp: unknown_server: no MCP server named 'nope'\n")
-    const logout = new McpHost({ workspace, settingsFile: join(dataDir, 'settings.json'), secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json')) })
+    const logout = new McpHost({
+      workspace,
+      settingsFile: join(dataDir, 'settings.json'),
+      secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json'))
+    })
     await logout.start()
     await logout.registry.logout('secured')
     await logout.close()
     const loggedOut = await cli(['run', 'secured'])
     expect(loggedOut).toMatchObject({ code: 1, stdout: '' })
-    expect(loggedOut.stderr).toContain('secured needs a login: use "Log in" on the MCP page or run `syncscope mcp login secured`')
+    expect(loggedOut.stderr).toContain(
+      'secured needs a login: use "Log in" on the MCP page or run `syncscope mcp login secured`'
+    )
   }, 180_000)
 })

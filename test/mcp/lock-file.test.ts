@@ -43,7 +43,9 @@ describe('lock files shared with other processes', () => {
   it('waits for a live holder, and gives up naming the file; a holder older than staleMs is taken over', async () => {
     const path = join(dir, 'live.lock')
     await writeFile(path, holder(process.pid))
-    await expect(withLockFile(path, async () => 'never', { waitMs: 300 })).rejects.toThrow(`${path} is held by another Syncscope process`)
+    await expect(withLockFile(path, async () => 'never', { waitMs: 300 })).rejects.toThrow(
+      `${path} is held by another Syncscope process`
+    )
     expect(await withLockFile(path, async () => 'taken over', { staleMs: 200, waitMs: 5_000 })).toBe('taken over')
   })
 })

@@ -24,7 +24,21 @@ function dockEnv(shell = '/bin/bash'): string[] {
 
 function runCli(args: string[], shell?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn('/usr/bin/env', [...dockEnv(shell), process.execPath, join(ROOT, 'bin/syncscope.js'), 'mcp', ...args, '--config', config, '--data-dir', join(home, 'data')], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(
+      '/usr/bin/env',
+      [
+        ...dockEnv(shell),
+        process.execPath,
+        join(ROOT, 'bin/syncscope.js'),
+        'mcp',
+        ...args,
+        '--config',
+        config,
+        '--data-dir',
+        join(home, 'data')
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] }
+    )
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -57,18 +71,43 @@ describe("stdio servers start with the login shell's PATH", () => {
   }, 90_000)
 
   it('`mcp run` (what other hosts start) does the same', async () => {
-    const transport = new StdioClientTransport({ command: '/usr/bin/env', args: [...dockEnv(), process.execPath, join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'fx', '--config', config, '--data-dir', join(home, 'data')], stderr: 'pipe' })
+    const transport = new StdioClientTransport({
+      command: '/usr/bin/env',
+      args: [
+        ...dockEnv(),
+        process.execPath,
+        join(ROOT, 'bin/syncscope.js'),
+        'mcp',
+        'run',
+        'fx',
+        '--config',
+        config,
+        '--data-dir',
+        join(home, 'data')
+      ],
+      stderr: 'pipe'
+    })
     const client = new Client({ name: 'a-host', version: '1.0.0' })
     await client.connect(transport, { timeout: 60_000 })
-    expect(textOf((await client.callTool({ name: 'env', arguments: { name: 'PATH' } })) as { content?: unknown }).startsWith(`${toolsDir}:`)).toBe(true)
+    expect(
+      textOf((await client.callTool({ name: 'env', arguments: { name: 'PATH' } })) as { content?: unknown }).startsWith(
+        `${toolsDir}:`
+      )
+    ).toBe(true)
     await client.close()
   }, 90_000)
 
   it('a shell that prints nothing leaves the current PATH with a warning, which the launcher logs', async () => {
     const read = await readLoginPath({ PATH: '/usr/bin', HOME: home, SHELL: '/bin/false' })
-    expect(read).toEqual({ path: '/usr/bin', warning: "the login shell's PATH is unknown (/bin/false -ilc exited with 1 without printing it); servers start with the app's PATH /usr/bin" })
+    expect(read).toEqual({
+      path: '/usr/bin',
+      warning:
+        "the login shell's PATH is unknown (/bin/false -ilc exited with 1 without printing it); servers start with the app's PATH /usr/bin"
+    })
     const run = await runCli(['run', 'fx'], '/bin/false')
-    expect(run.stderr).toContain("syncscope mcp run: the login shell's PATH is unknown (/bin/false -ilc exited with 1 without printing it)")
+    expect(run.stderr).toContain(
+      "syncscope mcp run: the login shell's PATH is unknown (/bin/false -ilc exited with 1 without printing it)"
+    )
     expect(run.stderr).toContain('cannot start `fake-mcp-server`: spawn fake-mcp-server ENOENT')
   }, 90_000)
 

@@ -33,7 +33,8 @@ afterEach(async () => {
   registry = null
 })
 afterAll(async () => {
-  for (const pid of [...(await processesNaming(dir)), ...(await processesNaming('pgroup-marker-'))]) process.kill(pid, 'SIGKILL')
+  for (const pid of [...(await processesNaming(dir)), ...(await processesNaming('pgroup-marker-'))])
+    process.kill(pid, 'SIGKILL')
   await rm(dir, { recursive: true, force: true })
 })
 
@@ -41,7 +42,13 @@ describe('stdio servers run in their own process group, ended as a whole', () =>
   it('removing the server ends its grandchild too (sh -c → node), even one that outlives its stdin', async () => {
     const marker = 'pgroup-marker-remove'
     registry = new Registry()
-    await registry.addServer({ name: 'shell', transport: 'stdio', command: '/bin/sh', args: viaShell(FIXTURE, marker), env: { FIXTURE_LINGER: '1' } })
+    await registry.addServer({
+      name: 'shell',
+      transport: 'stdio',
+      command: '/bin/sh',
+      args: viaShell(FIXTURE, marker),
+      env: { FIXTURE_LINGER: '1' }
+    })
     expect(JSON.parse(textOf(await registry.callTool('shell', 'where'))).argv).toEqual([marker])
     const leader = registry.describe('shell').pid!
     const grandchild = await processesWithArg(marker)
@@ -55,37 +62,74 @@ describe('stdio servers run in their own process group, ended as a whole', () =>
   it('a server behind sh -c that never answers initialize (and ignores SIGTERM) times out and leaves no process of its group', async () => {
     const marker = 'pgroup-marker-mute'
     registry = new Registry()
-    await registry.addServer({ name: 'silent', transport: 'stdio', command: '/bin/sh', args: viaShell(mute, marker), timeoutMs: 1_000 })
+    await registry.addServer({
+      name: 'silent',
+      transport: 'stdio',
+      command: '/bin/sh',
+      args: viaShell(mute, marker),
+      timeoutMs: 1_000
+    })
     await expect(registry.tools('silent')).rejects.toMatchObject({ code: 'timeout' })
     expect(await processesNaming(marker)).toEqual([])
   }, 60_000)
 
   it('the app exiting without closing the registry ends the groups of its servers', async () => {
     const marker = 'pgroup-marker-exit'
-    const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'support/exit-without-close.ts'), '/bin/sh', ...viaShell(FIXTURE, marker)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(__dirname, 'support/exit-without-close.ts'), '/bin/sh', ...viaShell(FIXTURE, marker)],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] }
+    )
     let stdout = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     const code = await new Promise<number | null>((done) => child.once('close', done))
     expect(code).toBe(0)
     const leader = Number(stdout.trim())
     expect(leader).toBeGreaterThan(0)
-    await waitFor('the group to be gone', async () => (await groupMembers(leader)).length === 0 && (await processesNaming(marker)).length === 0, 5_000)
+    await waitFor(
+      'the group to be gone',
+      async () => (await groupMembers(leader)).length === 0 && (await processesNaming(marker)).length === 0,
+      5_000
+    )
   }, 60_000)
 
   it('`syncscope mcp run`: when the host closes stdin, the server and its grandchild are gone', async () => {
     const marker = 'pgroup-marker-launcher'
     const dataDir = join(dir, 'data')
-    const host = new McpHost({ workspace: dir, settingsFile: join(dataDir, 'settings.json'), secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json')) })
+    const host = new McpHost({
+      workspace: dir,
+      settingsFile: join(dataDir, 'settings.json'),
+      secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json'))
+    })
     await host.start()
-    await host.save('wrapped', { transport: 'stdio', command: '/bin/sh', args: viaShell(FIXTURE, marker), env: { FIXTURE_LINGER: '1' } })
+    await host.save('wrapped', {
+      transport: 'stdio',
+      command: '/bin/sh',
+      args: viaShell(FIXTURE, marker),
+      env: { FIXTURE_LINGER: '1' }
+    })
     await host.close()
-    const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'wrapped', '--data-dir', dataDir, '--workspace', dir], env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-test-bus' } as Record<string, string>, stderr: 'pipe' })
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'wrapped', '--data-dir', dataDir, '--workspace', dir],
+      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-test-bus' } as Record<
+        string,
+        string
+      >,
+      stderr: 'pipe'
+    })
     const client = new Client({ name: 'a-host', version: '1.0.0' })
     await client.connect(transport, { timeout: 40_000 })
-    expect(JSON.parse(textOf((await client.callTool({ name: 'where' })) as { content?: unknown })).argv).toEqual([marker])
+    expect(JSON.parse(textOf((await client.callTool({ name: 'where' })) as { content?: unknown })).argv).toEqual([
+      marker
+    ])
     expect(await processesWithArg(marker)).toHaveLength(1)
     const launcher = transport.pid!
     await client.close()
-    await waitFor('the launcher and its server group to be gone', async () => (await processesNaming(marker)).length === 0 && (await groupMembers(launcher)).length === 0, 10_000)
+    await waitFor(
+      'the launcher and its server group to be gone',
+      async () => (await processesNaming(marker)).length === 0 && (await groupMembers(launcher)).length === 0,
+      10_000
+    )
   }, 90_000)
 })

@@ -45,7 +45,11 @@ describe('token refresh is single-flight per server', () => {
     await logIn(registry, 'race')
     rs.revoke(rs.lastJti()!)
     // staggered: some calls meet the 401 while the refresh is in flight, others after it answered
-    const calls = Array.from({ length: 8 }, (_, i) => new Promise((resolve) => setTimeout(resolve, i * 120)).then(() => registry.callTool('race', 'echo', { text: `call ${i}` })))
+    const calls = Array.from({ length: 8 }, (_, i) =>
+      new Promise((resolve) => setTimeout(resolve, i * 120)).then(() =>
+        registry.callTool('race', 'echo', { text: `call ${i}` })
+      )
+    )
     const results = await Promise.all(calls)
     expect(results.map(textOf)).toEqual(Array.from({ length: 8 }, (_, i) => `call ${i}`))
     expect(as.tokenPosts('refresh_token')).toMatchObject([{ status: 200 }])
@@ -58,14 +62,29 @@ describe('token refresh is single-flight per server', () => {
     stops.push(() => rm(dir, { recursive: true, force: true }))
     const dataDir = join(dir, 'data')
     await mkdir(dataDir)
-    const host = new McpHost({ workspace: dir, settingsFile: join(dataDir, 'settings.json'), secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json')) })
+    const host = new McpHost({
+      workspace: dir,
+      settingsFile: join(dataDir, 'settings.json'),
+      secretStore: fileSecretStore(join(dataDir, 'mcp-secrets.json'))
+    })
     await host.start()
     await host.save('shared', { transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
     await logIn(host.registry, 'shared')
     await host.close()
     rs.revoke(rs.lastJti()!)
 
-    const cli = (text: string) => runMcpCli(['call', 'shared', 'echo', '--args', JSON.stringify({ text }), '--data-dir', dataDir, '--workspace', dir])
+    const cli = (text: string) =>
+      runMcpCli([
+        'call',
+        'shared',
+        'echo',
+        '--args',
+        JSON.stringify({ text }),
+        '--data-dir',
+        dataDir,
+        '--workspace',
+        dir
+      ])
     const [first, second] = await Promise.all([cli('from one'), cli('from two')])
     expect([first.stderr, second.stderr]).toEqual(['', ''])
     expect([first.stdout, second.stdout]).toEqual(['from one\n', 'from two\n'])

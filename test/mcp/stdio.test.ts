@@ -10,7 +10,12 @@ import { isAlive, textOf, waitFor } from './support/processes'
 const EVERYTHING = resolve(__dirname, '../../node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 const FIXTURE = resolve(__dirname, 'support/stdio-fixture.mjs')
 
-const everything: McpServerConfig = { name: 'everything', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] }
+const everything: McpServerConfig = {
+  name: 'everything',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [EVERYTHING, 'stdio']
+}
 
 let registry: Registry
 let workspace: string
@@ -18,7 +23,10 @@ let spawnedPids: number[]
 
 beforeEach(async () => {
   workspace = await mkdtemp(join(tmpdir(), 'syncscope-mcp-stdio-'))
-  registry = new Registry({ workspaceRoot: workspace, restartPolicy: { baseDelayMs: 50, maxDelayMs: 200, maxCrashes: 3, windowMs: 30_000 } })
+  registry = new Registry({
+    workspaceRoot: workspace,
+    restartPolicy: { baseDelayMs: 50, maxDelayMs: 200, maxCrashes: 3, windowMs: 30_000 }
+  })
   spawnedPids = []
 })
 
@@ -38,7 +46,13 @@ function pidOf(name: string): number {
 describe('stdio servers (server-everything and a fixture, as real subprocesses)', () => {
   it('spawns lazily on first use, once even for concurrent first calls, and calls tools under mcp__<name>__<tool>', async () => {
     const log = join(workspace, 'fixture.log')
-    await registry.addServer({ name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { FIXTURE_LOG: log } })
+    await registry.addServer({
+      name: 'fx',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { FIXTURE_LOG: log }
+    })
     expect(registry.describe('fx')).toMatchObject({ state: 'idle', pid: null })
     await expect(readFile(log, 'utf8')).rejects.toThrow(/ENOENT/)
     const results = await Promise.all(['A', 'B', 'C'].map((name) => registry.callTool('fx', 'env', { name })))
@@ -61,7 +75,13 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
   })
 
   it('keeps the process for an identical re-apply and replaces it when args or env change', async () => {
-    const config: McpServerConfig = { name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { GREETING: 'hi' } }
+    const config: McpServerConfig = {
+      name: 'fx',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { GREETING: 'hi' }
+    }
     await registry.applyConfig({ servers: [config] })
     await registry.callTool('fx', 'env', { name: 'GREETING' })
     const first = pidOf('fx')
@@ -79,7 +99,13 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
 
   it('passes env over an inherited PATH (and nothing else of ours), expands ${workspaceRoot} in args and runs in the workspace', async () => {
     process.env.SYNCSCOPE_PARENT_ONLY = 'must not leak'
-    await registry.addServer({ name: 'fx', transport: 'stdio', command: 'node', args: [FIXTURE, '--root=${workspaceRoot}'], env: { ONLY_HERE: 'yes' } })
+    await registry.addServer({
+      name: 'fx',
+      transport: 'stdio',
+      command: 'node',
+      args: [FIXTURE, '--root=${workspaceRoot}'],
+      env: { ONLY_HERE: 'yes' }
+    })
     expect(textOf(await registry.callTool('fx', 'env', { name: 'ONLY_HERE' }))).toBe('yes')
     expect(textOf(await registry.callTool('fx', 'env', { name: 'SYNCSCOPE_PARENT_ONLY' }))).toBe('<unset>')
     delete process.env.SYNCSCOPE_PARENT_ONLY
@@ -105,13 +131,30 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
 
   it('turns a crash loop into an error naming stderr, cleared by reconnect', async () => {
     const log = join(workspace, 'fixture.log')
-    await registry.addServer({ name: 'flaky', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { FIXTURE_LOG: log } })
+    await registry.addServer({
+      name: 'flaky',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { FIXTURE_LOG: log }
+    })
     for (let crash = 0; crash < 3; crash += 1) {
-      await waitFor('a running process', () => registry.describe('flaky').state === 'connected' || registry.callTool('flaky', 'env', { name: 'X' }).then(() => true, () => false))
+      await waitFor(
+        'a running process',
+        () =>
+          registry.describe('flaky').state === 'connected' ||
+          registry.callTool('flaky', 'env', { name: 'X' }).then(
+            () => true,
+            () => false
+          )
+      )
       await registry.callTool('flaky', 'crash').catch(() => {})
       await waitFor('the crash to be noticed', () => registry.describe('flaky').state !== 'connected')
     }
-    const entry = await waitFor('the crash loop', () => registry.describe('flaky').error?.code === 'crash_loop' && registry.describe('flaky'))
+    const entry = await waitFor(
+      'the crash loop',
+      () => registry.describe('flaky').error?.code === 'crash_loop' && registry.describe('flaky')
+    )
     expect(entry.state).toBe('error')
     expect(entry.error?.message).toMatch(/crashed 3 times/)
     await expect(registry.callTool('flaky', 'env', { name: 'X' })).rejects.toMatchObject({ code: 'crash_loop' })
@@ -122,34 +165,67 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
   })
 
   it('reports a process that cannot start, with its stderr', async () => {
-    await registry.addServer({ name: 'broken', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { FIXTURE_CRASH_ON_START: '1' } })
+    await registry.addServer({
+      name: 'broken',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { FIXTURE_CRASH_ON_START: '1' }
+    })
     const failure = await registry.tools('broken').catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(McpFailure)
-    expect(registry.describe('broken')).toMatchObject({ state: 'error', error: { code: 'transport_error', stderr: ['fixture: refusing to start'] } })
+    expect(registry.describe('broken')).toMatchObject({
+      state: 'error',
+      error: { code: 'transport_error', stderr: ['fixture: refusing to start'] }
+    })
   })
 
   it('times a slow call out after timeoutMs, naming server and tool, and cancels it on the server', async () => {
     const log = join(workspace, 'fixture.log')
-    await registry.addServer({ name: 'slow', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { FIXTURE_LOG: log }, timeoutMs: 5_000 })
+    await registry.addServer({
+      name: 'slow',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { FIXTURE_LOG: log },
+      timeoutMs: 5_000
+    })
     const started = Date.now()
-    const failure = await registry.callTool('slow', 'sleep', { ms: 5_000 }, { timeoutMs: 300 }).catch((error: unknown) => error)
+    const failure = await registry
+      .callTool('slow', 'sleep', { ms: 5_000 }, { timeoutMs: 300 })
+      .catch((error: unknown) => error)
     expect(Date.now() - started).toBeLessThan(3_000)
-    expect(failure).toMatchObject({ code: 'timeout', message: 'mcp__slow__sleep timed out after 300 ms (server slow, tool sleep)' })
-    await waitFor('the server to see notifications/cancelled', async () => (await readFile(log, 'utf8')).includes('cancelled sleep 5000'))
+    expect(failure).toMatchObject({
+      code: 'timeout',
+      message: 'mcp__slow__sleep timed out after 300 ms (server slow, tool sleep)'
+    })
+    await waitFor('the server to see notifications/cancelled', async () =>
+      (await readFile(log, 'utf8')).includes('cancelled sleep 5000')
+    )
     expect(textOf(await registry.callTool('slow', 'sleep', { ms: 10 }))).toBe('slept 10')
     pidOf('slow')
   })
 
   it('times out a real third-party long-running tool (server-everything) with the per-call timeout', async () => {
     await registry.addServer(everything)
-    await expect(registry.callTool('everything', 'trigger-long-running-operation', { duration: 5, steps: 5 }, { timeoutMs: 400 })).rejects.toMatchObject({ code: 'timeout' })
+    await expect(
+      registry.callTool('everything', 'trigger-long-running-operation', { duration: 5, steps: 5 }, { timeoutMs: 400 })
+    ).rejects.toMatchObject({ code: 'timeout' })
     pidOf('everything')
   })
 
   it('serves extraMcpServers below the config files: a file entry of the same name wins', async () => {
     await registry.close()
-    registry = new Registry({ workspaceRoot: workspace, extraMcpServers: [{ ...everything, name: 'extra' }, { name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { WHO: 'extra' } }] })
-    await registry.applyConfig({ servers: [{ name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { WHO: 'file' } }] })
+    registry = new Registry({
+      workspaceRoot: workspace,
+      extraMcpServers: [
+        { ...everything, name: 'extra' },
+        { name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { WHO: 'extra' } }
+      ]
+    })
+    await registry.applyConfig({
+      servers: [{ name: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { WHO: 'file' } }]
+    })
     expect(registry.list().map((entry) => [entry.name, entry.source])).toEqual([
       ['fx', 'programmatic'],
       ['extra', 'extra']
@@ -160,7 +236,14 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
 
   it('lists a disabled server as disabled and never starts it', async () => {
     const log = join(workspace, 'fixture.log')
-    const entry = await registry.addServer({ name: 'off', transport: 'stdio', command: process.execPath, args: [FIXTURE], env: { FIXTURE_LOG: log }, disabled: true })
+    const entry = await registry.addServer({
+      name: 'off',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [FIXTURE],
+      env: { FIXTURE_LOG: log },
+      disabled: true
+    })
     expect(entry).toMatchObject({ state: 'disabled', pid: null })
     await expect(registry.callTool('off', 'env', { name: 'X' })).rejects.toThrow(/off is disabled/)
     await expect(readFile(log, 'utf8')).rejects.toThrow(/ENOENT/)

@@ -9,13 +9,17 @@ beforeAll(async () => {
 })
 afterAll(() => stack?.close())
 
-const statusOf = async (path: string) => (await fetch(`${stack.proxy.url}${path}`, { headers: bearer(await stack.accessToken(GRACE)) })).status
+const statusOf = async (path: string) =>
+  (await fetch(`${stack.proxy.url}${path}`, { headers: bearer(await stack.accessToken(GRACE)) })).status
 
 describe('proxy config hot reload', () => {
   it('applies a changed file to the next request', async () => {
     expect(await statusOf('/api/shapes/people?offset=-1')).toBe(404)
     const config = configFor(stack.shapes) as { shapes: Record<string, unknown> }
-    await stack.writeConfig({ ...config, shapes: { ...config.shapes, people: { table: 'users', columns: ['id', 'name'] } } })
+    await stack.writeConfig({
+      ...config,
+      shapes: { ...config.shapes, people: { table: 'users', columns: ['id', 'name'] } }
+    })
     await until(async () => (await statusOf('/api/shapes/people?offset=-1')) === 200, 'the new shape')
     expect(stack.proxy.config.status().error).toBeNull()
   })
@@ -43,10 +47,20 @@ describe('proxy config hot reload', () => {
 
   it('refuses to save a bad config and leaves the file as it was', async () => {
     const before = await readFile(stack.configPath, 'utf8')
-    await expect(stack.proxy.config.save('{"gatekeeper":{"algorithm":"none"}}')).rejects.toBeInstanceOf(ProxyConfigError)
+    await expect(stack.proxy.config.save('{"gatekeeper":{"algorithm":"none"}}')).rejects.toBeInstanceOf(
+      ProxyConfigError
+    )
     expect(await readFile(stack.configPath, 'utf8')).toBe(before)
     const config = JSON.parse(before) as { gatekeeper: object }
-    const edited = JSON.stringify({ ...config, cors: { origins: ['http://ui.test'] }, gatekeeper: { ...config.gatekeeper, proxyUrl: 'https://edge.example/base' } }, null, 2)
+    const edited = JSON.stringify(
+      {
+        ...config,
+        cors: { origins: ['http://ui.test'] },
+        gatekeeper: { ...config.gatekeeper, proxyUrl: 'https://edge.example/base' }
+      },
+      null,
+      2
+    )
     await stack.proxy.config.save(edited)
     expect(stack.proxy.config.loaded.config.cors.origins).toEqual(['http://ui.test'])
     expect(await readFile(stack.configPath, 'utf8')).toBe(edited)

@@ -11,7 +11,8 @@ async function issuesOf(text: string, options: Parameters<typeof parseProxyConfi
   try {
     await parseProxyConfig(text, options)
   } catch (error) {
-    if (error instanceof ProxyConfigError) return error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
+    if (error instanceof ProxyConfigError)
+      return error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`)
     throw error
   }
   return []
@@ -21,18 +22,28 @@ describe('proxy config', () => {
   it('reads the sample config shipped for the demo schema', async () => {
     const loaded = await parseProxyConfig(await readFile(SAMPLE, 'utf8'))
     expect([...loaded.shapes.keys()]).toEqual(['my-issues', 'my-projects', 'my-settings', 'people'])
-    expect(loaded.shapes.get('my-settings')?.shape).toMatchObject({ schema: 'public', name: 'UserSettings', columns: ['Locale', 'darkMode', 'pageSize', 'userId'] })
+    expect(loaded.shapes.get('my-settings')?.shape).toMatchObject({
+      schema: 'public',
+      name: 'UserSettings',
+      columns: ['Locale', 'darkMode', 'pageSize', 'userId']
+    })
     expect(loaded.tables.size).toBe(3)
     expect(loaded.config.gatekeeper.algorithm).toBe('ES256')
   })
 
   it('names every problem with its path', async () => {
     expect(await issuesOf('{ nope')).toEqual([expect.stringMatching(/^: not valid JSON/)])
-    expect(await issuesOf('{"upstream":{"url":"ftp://x"},"extra":1}')).toEqual(expect.arrayContaining([expect.stringMatching(/^upstream\.url: /), expect.stringMatching(/extra/)]))
+    expect(await issuesOf('{"upstream":{"url":"ftp://x"},"extra":1}')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^upstream\.url: /), expect.stringMatching(/extra/)])
+    )
     expect(
       await issuesOf(
         JSON.stringify({
-          shapes: { a: { table: 'a.b.c' }, b: { table: 'issues', rowFilter: { where: 'owner_id = $1' } }, c: { table: 'issues', rowFilter: { where: 'x = 1) OR (1 = 1' } } },
+          shapes: {
+            a: { table: 'a.b.c' },
+            b: { table: 'issues', rowFilter: { where: 'owner_id = $1' } },
+            c: { table: 'issues', rowFilter: { where: 'x = 1) OR (1 = 1' } }
+          },
           gatekeeper: { tables: { issues: {}, ISSUES: {} } },
           users: [
             { id: 'u', name: 'A' },
@@ -70,7 +81,8 @@ describe('the upstream secret, kept out of the config file', () => {
     await chmod(join(dir, 'upstream.secret'), mode)
     return dir
   }
-  const upstream = (fields: Record<string, string>) => JSON.stringify({ upstream: { url: 'http://127.0.0.1:1', ...fields } })
+  const upstream = (fields: Record<string, string>) =>
+    JSON.stringify({ upstream: { url: 'http://127.0.0.1:1', ...fields } })
 
   it('reads secretFile (relative to the config file) when only its owner can read it', async () => {
     const dir = await secretFile(0o600)
@@ -80,16 +92,24 @@ describe('the upstream secret, kept out of the config file', () => {
 
   it('refuses a secretFile other users can read, in one line with the fix', async () => {
     const dir = await secretFile(0o644)
-    expect(await issuesOf(upstream({ secretFile: 'upstream.secret' }), { dir })).toEqual([expect.stringMatching(/^upstream\.secretFile: .*can be read by other users \(mode 0644\): run chmod 600 /)])
+    expect(await issuesOf(upstream({ secretFile: 'upstream.secret' }), { dir })).toEqual([
+      expect.stringMatching(/^upstream\.secretFile: .*can be read by other users \(mode 0644\): run chmod 600 /)
+    ])
   })
 
   it('reads secretEnv from the environment, and names it when unset', async () => {
-    const loaded = await parseProxyConfig(upstream({ secretEnv: 'UPSTREAM_SECRET' }), { env: { UPSTREAM_SECRET: 'from-env' } })
+    const loaded = await parseProxyConfig(upstream({ secretEnv: 'UPSTREAM_SECRET' }), {
+      env: { UPSTREAM_SECRET: 'from-env' }
+    })
     expect(loaded.config.upstream.secret).toBe('from-env')
-    expect(await issuesOf(upstream({ secretEnv: 'UPSTREAM_SECRET' }), { env: {} })).toEqual(['upstream.secretEnv: the environment variable UPSTREAM_SECRET is not set'])
+    expect(await issuesOf(upstream({ secretEnv: 'UPSTREAM_SECRET' }), { env: {} })).toEqual([
+      'upstream.secretEnv: the environment variable UPSTREAM_SECRET is not set'
+    ])
   })
 
   it('takes one of secret, secretFile and secretEnv', async () => {
-    expect(await issuesOf(upstream({ secret: 'a', secretEnv: 'B' }), { env: { B: 'b' } })).toEqual([expect.stringMatching(/^upstream: give one of secret, secretFile, secretEnv/)])
+    expect(await issuesOf(upstream({ secret: 'a', secretEnv: 'B' }), { env: { B: 'b' } })).toEqual([
+      expect.stringMatching(/^upstream: give one of secret, secretFile, secretEnv/)
+    ])
   })
 })

@@ -8,7 +8,16 @@ beforeAll(async () => {
   stack = await startProxyStack({
     headerBrand: 'electric',
     longPollTimeout: 500,
-    config: { upstream: { headerBrand: 'electric' }, gatekeeper: { algorithm: 'HS256', lifetimeSeconds: 2, tables: { issues: { columns: ['id', 'owner_id', 'title'], rowFilter: { where: 'owner_id = $1', params: ['sub'] } } } } }
+    config: {
+      upstream: { headerBrand: 'electric' },
+      gatekeeper: {
+        algorithm: 'HS256',
+        lifetimeSeconds: 2,
+        tables: {
+          issues: { columns: ['id', 'owner_id', 'title'], rowFilter: { where: 'owner_id = $1', params: ['sub'] } }
+        }
+      }
+    }
   })
 })
 afterAll(() => stack?.close())
@@ -32,13 +41,21 @@ describe('@electric-sql/client through the gatekeeper', () => {
     const shape = new Shape(stream)
     try {
       const rows = await shape.rows
-      const owned = Number((await stack.shapes.pool.query('SELECT count(*) FROM issues WHERE owner_id = $1', [GRACE])).rows[0].count)
+      const owned = Number(
+        (await stack.shapes.pool.query('SELECT count(*) FROM issues WHERE owner_id = $1', [GRACE])).rows[0].count
+      )
       expect(rows.length).toBe(owned)
       expect(rows.every((row) => row.owner_id === GRACE)).toBe(true)
       const handle = stream.shapeHandle
       await new Promise((resolve) => setTimeout(resolve, 2600))
-      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (91001, 1000000001, $1, 'after expiry')`, [GRACE])
-      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (91002, 1000000001, $1, 'not for grace')`, ['3e0469fb-1349-91f8-f75a-2760e409c6ed'])
+      await stack.shapes.pool.query(
+        `INSERT INTO issues (id, project_id, owner_id, title) VALUES (91001, 1000000001, $1, 'after expiry')`,
+        [GRACE]
+      )
+      await stack.shapes.pool.query(
+        `INSERT INTO issues (id, project_id, owner_id, title) VALUES (91002, 1000000001, $1, 'not for grace')`,
+        ['3e0469fb-1349-91f8-f75a-2760e409c6ed']
+      )
       const deadline = Date.now() + 10_000
       while (!shape.currentRows.some((row) => row.title === 'after expiry')) {
         if (Date.now() > deadline) throw new Error(`the change never arrived; refreshes: ${refreshes.join(',')}`)

@@ -3,7 +3,19 @@ import type { AddressInfo } from 'node:net'
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { grantQueryParams } from '../../src/shared/shape-client'
-import { askGatekeeper, bearer, DENNIS, grant, GRACE, LINUS, messages, rowsOf, startProxyStack, type GatekeeperConfig, type ProxyStack } from './support'
+import {
+  askGatekeeper,
+  bearer,
+  DENNIS,
+  grant,
+  GRACE,
+  LINUS,
+  messages,
+  rowsOf,
+  startProxyStack,
+  type GatekeeperConfig,
+  type ProxyStack
+} from './support'
 
 const IDP = 'https://idp.test/'
 let stack: ProxyStack
@@ -14,10 +26,14 @@ beforeAll(async () => {
   const pair = await generateKeyPair('RS256')
   idpKey = pair.privateKey
   const jwks = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' }] }
-  jwksServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks)))
+  jwksServer = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks))
+  )
   await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve))
   const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`
-  stack = await startProxyStack({ config: { auth: { jwks: { url: jwksUrl, issuer: IDP, audience: 'syncscope-app' } } } })
+  stack = await startProxyStack({
+    config: { auth: { jwks: { url: jwksUrl, issuer: IDP, audience: 'syncscope-app' } } }
+  })
 })
 afterAll(async () => {
   await stack?.close()
@@ -29,7 +45,11 @@ function clientQuery(params: GatekeeperConfig['params'], extra: Record<string, s
   return new URLSearchParams({ ...grantQueryParams(params), ...extra }).toString()
 }
 
-const shapeRequest = (config: GatekeeperConfig, query: string, token = config.headers.Authorization.slice('Bearer '.length)) => fetch(`${config.url}?${query}`, { headers: bearer(token) })
+const shapeRequest = (
+  config: GatekeeperConfig,
+  query: string,
+  token = config.headers.Authorization.slice('Bearer '.length)
+) => fetch(`${config.url}?${query}`, { headers: bearer(token) })
 
 const codeOf = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code
 
@@ -37,21 +57,43 @@ describe('gatekeeper', () => {
   it('issues a short-lived token pinning the granted shape, and the client config to use it', async () => {
     const config = await grant(stack, GRACE)
     expect(config.url).toBe(`${stack.proxy.url}/proxy/v1/shape`)
-    expect(config.params).toEqual({ table: 'issues', columns: ['id', 'owner_id', 'priority', 'status', 'title'], where: 'owner_id = $1', params: { 1: GRACE } })
+    expect(config.params).toEqual({
+      table: 'issues',
+      columns: ['id', 'owner_id', 'priority', 'status', 'title'],
+      where: 'owner_id = $1',
+      params: { 1: GRACE }
+    })
     const claims = decodeJwt(config.headers.Authorization.slice(7))
     expect(claims.aud).toBe('syncscope-proxy/shapes')
     expect((claims.exp as number) - (claims.iat as number)).toBe(300)
-    expect(claims.shape).toEqual({ table: 'public.issues', columns: ['id', 'owner_id', 'priority', 'status', 'title'], where: 'owner_id = $1', params: { 1: GRACE }, replica: 'default', queryable_columns: ['id', 'owner_id', 'priority', 'status', 'title'] })
+    expect(claims.shape).toEqual({
+      table: 'public.issues',
+      columns: ['id', 'owner_id', 'priority', 'status', 'title'],
+      where: 'owner_id = $1',
+      params: { 1: GRACE },
+      replica: 'default',
+      queryable_columns: ['id', 'owner_id', 'priority', 'status', 'title']
+    })
     const response = await shapeRequest(config, clientQuery(config.params, { offset: '-1' }))
     expect(response.status).toBe(200)
     const rows = rowsOf(await messages(response))
     expect(rows.length).toBeGreaterThan(0)
     expect(rows.every((row) => row.owner_id === GRACE)).toBe(true)
-    expect(stack.proxy.exchanges().at(-1)?.upstream?.serverParams).toEqual(['table', 'columns', 'queryable_columns', 'where', 'params[1]'])
+    expect(stack.proxy.exchanges().at(-1)?.upstream?.serverParams).toEqual([
+      'table',
+      'columns',
+      'queryable_columns',
+      'where',
+      'params[1]'
+    ])
   })
 
   it('narrows the asked shape by the policy on the parse tree: a client where cannot escape the row filter', async () => {
-    const config = await grant(stack, GRACE, { where: 'priority > $1 OR true', params: ['0'], columns: ['id', 'owner_id'] })
+    const config = await grant(stack, GRACE, {
+      where: 'priority > $1 OR true',
+      params: ['0'],
+      columns: ['id', 'owner_id']
+    })
     expect(config.params.where).toBe('owner_id = $1 AND (priority > $2 OR true)')
     expect(config.params.params).toEqual({ 1: GRACE, 2: '0' })
     const rows = rowsOf(await messages(await shapeRequest(config, clientQuery(config.params, { offset: '-1' }))))
@@ -80,7 +122,10 @@ describe('gatekeeper', () => {
       expect([table, body, response.status, await codeOf(response)]).toEqual([table, body, status, code])
     }
     expect((await fetch(`${stack.proxy.url}/gatekeeper/issues`, { headers: bearer(grace) })).status).toBe(405)
-    expect((await fetch(`${stack.proxy.url}/gatekeeper/issues?where=true`, { method: 'POST', headers: bearer(grace) })).status).toBe(400)
+    expect(
+      (await fetch(`${stack.proxy.url}/gatekeeper/issues?where=true`, { method: 'POST', headers: bearer(grace) }))
+        .status
+    ).toBe(400)
   })
 })
 
@@ -113,7 +158,9 @@ describe('token-checking proxy', () => {
       changed('table', 'comments'),
       changed('table', '"Issues"'),
       changed('where', 'owner_id = $1 OR true'),
-      new URLSearchParams([...new URLSearchParams(base)].filter(([key]) => key !== 'where' && key !== 'params[1]')).toString(),
+      new URLSearchParams(
+        [...new URLSearchParams(base)].filter(([key]) => key !== 'where' && key !== 'params[1]')
+      ).toString(),
       changed('params[1]', DENNIS),
       changed('columns', '"id","owner_id"'),
       changed('columns', '"id","owner_id","priority","status","title","body"'),
@@ -129,7 +176,17 @@ describe('token-checking proxy', () => {
   it('refuses parameter pollution instead of reading one copy while upstream reads another', async () => {
     const config = await grant(stack, GRACE)
     const base = clientQuery(config.params, { offset: '-1' })
-    for (const extra of ['table=users', 'TABLE=users', `where=true`, `params[1]=${DENNIS}`, 'params[2]=x', 'secret=s', 'queryable_columns=body', 'columns=body', 'offset=0_0']) {
+    for (const extra of [
+      'table=users',
+      'TABLE=users',
+      `where=true`,
+      `params[1]=${DENNIS}`,
+      'params[2]=x',
+      'secret=s',
+      'queryable_columns=body',
+      'columns=body',
+      'offset=0_0'
+    ]) {
       const response = await shapeRequest(config, `${base}&${extra}`)
       expect([extra, response.status]).toEqual([extra, 400])
     }
@@ -161,10 +218,17 @@ describe('token-checking proxy', () => {
     const config = await grant(stack, GRACE)
     const first = await shapeRequest(config, clientQuery(config.params, { offset: '-1' }))
     const handle = first.headers.get('service-handle') as string
-    const post = (body: unknown) => fetch(`${config.url}?${clientQuery(config.params, { offset: '-1', handle })}`, { method: 'POST', headers: { authorization: config.headers.Authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const post = (body: unknown) =>
+      fetch(`${config.url}?${clientQuery(config.params, { offset: '-1', handle })}`, {
+        method: 'POST',
+        headers: { authorization: config.headers.Authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(body)
+      })
     const narrowed = await post({ where: 'id > 1000' })
     expect(narrowed.status).toBe(200)
-    const data = ((await narrowed.json()) as { data: Array<{ value: Record<string, string> }> }).data.map((message) => message.value)
+    const data = ((await narrowed.json()) as { data: Array<{ value: Record<string, string> }> }).data.map(
+      (message) => message.value
+    )
     expect(data.length).toBeGreaterThan(0)
     expect(data.every((row) => row.owner_id === GRACE && Number(row.id) > 1000)).toBe(true)
     expect((await post({ table: 'users' })).status).toBe(400)
@@ -175,7 +239,14 @@ describe('token-checking proxy', () => {
 
 describe('external identity (JWKS)', () => {
   const idpToken = (payload: Record<string, unknown>, key: CryptoKey = idpKey, kid = 'idp-1') =>
-    new SignJWT({ roles: ['member'], ...payload }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(IDP).setAudience('syncscope-app').setSubject(GRACE).setIssuedAt().setExpirationTime('5m').sign(key)
+    new SignJWT({ roles: ['member'], ...payload })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setIssuer(IDP)
+      .setAudience('syncscope-app')
+      .setSubject(GRACE)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(key)
 
   it('verifies tokens of the configured identity provider against its JWKS', async () => {
     const token = await idpToken({})
@@ -190,8 +261,28 @@ describe('external identity (JWKS)', () => {
     const cases: Array<[string, string, string]> = [
       ['forged with the same kid', await idpToken({}, stranger), 'invalid_signature'],
       ['unknown kid', await idpToken({}, stranger, 'idp-2'), 'invalid_signature'],
-      ['wrong audience', await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'idp-1' }).setIssuer(IDP).setAudience('other').setSubject(GRACE).setExpirationTime('5m').sign(idpKey), 'invalid_token'],
-      ['expired', await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'idp-1' }).setIssuer(IDP).setAudience('syncscope-app').setSubject(GRACE).setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(idpKey), 'token_expired']
+      [
+        'wrong audience',
+        await new SignJWT({})
+          .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
+          .setIssuer(IDP)
+          .setAudience('other')
+          .setSubject(GRACE)
+          .setExpirationTime('5m')
+          .sign(idpKey),
+        'invalid_token'
+      ],
+      [
+        'expired',
+        await new SignJWT({})
+          .setProtectedHeader({ alg: 'RS256', kid: 'idp-1' })
+          .setIssuer(IDP)
+          .setAudience('syncscope-app')
+          .setSubject(GRACE)
+          .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+          .sign(idpKey),
+        'token_expired'
+      ]
     ]
     for (const [name, token, code] of cases) {
       const response = await fetch(`${stack.proxy.url}/api/shapes/my-issues?offset=-1`, { headers: bearer(token) })

@@ -13,7 +13,10 @@ const codeOf = (query: string, mode: 'forbidden' | 'read') => {
 
 describe('client query parameters', () => {
   it('keeps protocol parameters and drops unknown ones', () => {
-    const params = read('offset=-1&handle=h&live=true&cursor=3&log=full&subset__where=id%3E1&foo=bar&cache-buster=x', 'forbidden')
+    const params = read(
+      'offset=-1&handle=h&live=true&cursor=3&log=full&subset__where=id%3E1&foo=bar&cache-buster=x',
+      'forbidden'
+    )
     expect(params.protocol).toEqual([
       ['offset', '-1'],
       ['handle', 'h'],
@@ -27,7 +30,17 @@ describe('client query parameters', () => {
   })
 
   it('refuses shape parameters on a named shape in every spelling', () => {
-    for (const query of ['table=users', 'TABLE=users', 'Table=users', 'where=true', 'columns=id', 'params[1]=x', 'params%5B1%5D=x', 'params=%7B%7D', 'PARAMS[1]=x']) {
+    for (const query of [
+      'table=users',
+      'TABLE=users',
+      'Table=users',
+      'where=true',
+      'columns=id',
+      'params[1]=x',
+      'params%5B1%5D=x',
+      'params=%7B%7D',
+      'PARAMS[1]=x'
+    ]) {
       expect(codeOf(`offset=-1&${query}`, 'forbidden')).toBe('server_owned_parameter')
     }
     expect(read('offset=-1&replica=full', 'forbidden').protocol).toContainEqual(['replica', 'full'])
@@ -35,7 +48,8 @@ describe('client query parameters', () => {
 
   it('refuses secrets and server-owned keys everywhere', () => {
     for (const mode of ['forbidden', 'read'] as const) {
-      for (const query of ['secret=s', 'api_secret=s', 'SECRET=s', 'queryable_columns=id', 'source_id=x']) expect(codeOf(`offset=-1&${query}`, mode)).toBe('server_owned_parameter')
+      for (const query of ['secret=s', 'api_secret=s', 'SECRET=s', 'queryable_columns=id', 'source_id=x'])
+        expect(codeOf(`offset=-1&${query}`, mode)).toBe('server_owned_parameter')
     }
   })
 

@@ -8,7 +8,14 @@ beforeAll(async () => {
   stack = await startProxyStack({
     longPollTimeout: 500,
     sseKeepAlive: 300,
-    config: { gatekeeper: { lifetimeSeconds: 2, tables: { issues: { columns: ['id', 'owner_id', 'title'], rowFilter: { where: 'owner_id = $1', params: ['sub'] } } } } }
+    config: {
+      gatekeeper: {
+        lifetimeSeconds: 2,
+        tables: {
+          issues: { columns: ['id', 'owner_id', 'title'], rowFilter: { where: 'owner_id = $1', params: ['sub'] } }
+        }
+      }
+    }
   })
 })
 afterAll(() => stack?.close())
@@ -42,7 +49,10 @@ describe('the shape client through the gatekeeper', () => {
       expect([...shape.rows.values()].every((row) => row.owner_id === GRACE)).toBe(true)
       const handle = shape.stream.current.handle
       await new Promise((resolve) => setTimeout(resolve, 2600))
-      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (92001, 1000000001, $1, 'grace after expiry')`, [GRACE])
+      await stack.shapes.pool.query(
+        `INSERT INTO issues (id, project_id, owner_id, title) VALUES (92001, 1000000001, $1, 'grace after expiry')`,
+        [GRACE]
+      )
       await until(() => titles(shape).includes('grace after expiry'), 'the change after the refresh')
       expect(statuses).toContain(401)
       expect(shape.stream.current.handle).toBe(handle)
@@ -58,7 +68,10 @@ describe('the shape client through the gatekeeper', () => {
     try {
       await until(() => shape.stream.current.upToDate, 'the initial sync')
       await new Promise((resolve) => setTimeout(resolve, 200))
-      await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (92002, 1000000001, $1, 'dennis over sse')`, [DENNIS])
+      await stack.shapes.pool.query(
+        `INSERT INTO issues (id, project_id, owner_id, title) VALUES (92002, 1000000001, $1, 'dennis over sse')`,
+        [DENNIS]
+      )
       await until(() => titles(shape).includes('dennis over sse'), 'the SSE change')
       expect(shape.stream.current.liveMode).toBe('sse')
       expect(shape.stream.current.sseFellBack).toBe(false)

@@ -20,7 +20,8 @@ const key = (definition: Parameters<typeof canonicaliseShape>[0]) => shapeKey(ca
 describe('canonical shapes', () => {
   it('treats every spelling of one relation as one table', () => {
     const expected = key({ table: 'issues' })
-    for (const table of ['ISSUES', 'public.issues', '"issues"', '"public"."issues"', 'Public."issues"']) expect(key({ table })).toBe(expected)
+    for (const table of ['ISSUES', 'public.issues', '"issues"', '"public"."issues"', 'Public."issues"'])
+      expect(key({ table })).toBe(expected)
     expect(key({ table: '"Issues"' })).not.toBe(expected)
     expect(key({ table: 'other.issues' })).not.toBe(expected)
   })
@@ -41,9 +42,13 @@ describe('canonical shapes', () => {
   })
 
   it('requires params numbered from 1 and used by the where', () => {
-    expect(() => canonicaliseShape({ table: 'issues', where: 'id = $2', params: { 2: '1' } })).toThrow('numbered sequentially')
+    expect(() => canonicaliseShape({ table: 'issues', where: 'id = $2', params: { 2: '1' } })).toThrow(
+      'numbered sequentially'
+    )
     expect(() => canonicaliseShape({ table: 'issues', where: 'id = $1', params: {} })).toThrow('params[1] is not given')
-    expect(() => canonicaliseShape({ table: 'issues', where: 'id = 1', params: { 1: 'x' } })).toThrow('params[1] is not used')
+    expect(() => canonicaliseShape({ table: 'issues', where: 'id = 1', params: { 1: 'x' } })).toThrow(
+      'params[1] is not used'
+    )
   })
 
   it('names the field of a bad definition', () => {
@@ -63,7 +68,13 @@ describe('canonical shapes', () => {
   })
 
   it('round-trips through the token claim', () => {
-    const shape = canonicaliseShape({ table: '"UserSettings"', columns: ['"userId"', '"darkMode"'], where: '"pageSize" > $1', params: { 1: '10' }, replica: 'full' })
+    const shape = canonicaliseShape({
+      table: '"UserSettings"',
+      columns: ['"userId"', '"darkMode"'],
+      where: '"pageSize" > $1',
+      params: { 1: '10' },
+      replica: 'full'
+    })
     const claim = shapeClaim(shape)
     expect(claim.table).toBe('public."UserSettings"')
     expect(shapeKey(shapeFromClaim(claim))).toBe(shapeKey(shape))
@@ -78,7 +89,13 @@ describe('canonical shapes', () => {
   })
 
   it('writes upstream parameters fully quoted', () => {
-    const shape = canonicaliseShape({ table: '"UserSettings"', columns: ['"userId"'], where: '"userId" = $1', params: { 1: 'x' }, queryableColumns: ['"userId"'] })
+    const shape = canonicaliseShape({
+      table: '"UserSettings"',
+      columns: ['"userId"'],
+      where: '"userId" = $1',
+      params: { 1: 'x' },
+      queryableColumns: ['"userId"']
+    })
     expect(upstreamShapeParams(shape)).toEqual([
       ['table', '"public"."UserSettings"'],
       ['columns', '"userId"'],

@@ -1,6 +1,18 @@
 import { generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, configFor, DENNIS, GRACE, LINUS, messages, rowsOf, SHAPES, startProxyStack, USERS, type ProxyStack } from './support'
+import {
+  bearer,
+  configFor,
+  DENNIS,
+  GRACE,
+  LINUS,
+  messages,
+  rowsOf,
+  SHAPES,
+  startProxyStack,
+  USERS,
+  type ProxyStack
+} from './support'
 
 const SECRET = 'upstream-secret-1'
 let stack: ProxyStack
@@ -25,7 +37,8 @@ beforeAll(async () => {
 })
 afterAll(() => stack?.close())
 
-const ownedBy = async (owner: string) => Number((await stack.shapes.pool.query('SELECT count(*) FROM issues WHERE owner_id = $1', [owner])).rows[0].count)
+const ownedBy = async (owner: string) =>
+  Number((await stack.shapes.pool.query('SELECT count(*) FROM issues WHERE owner_id = $1', [owner])).rows[0].count)
 
 async function get(path: string, userId: string | null, headers: Record<string, string> = {}) {
   const auth = userId ? bearer(await stack.accessToken(userId)) : {}
@@ -101,17 +114,32 @@ describe('proxy auth: named shapes', () => {
     ]
     for (const query of smuggled) {
       const before = stack.proxy.exchanges().length
-      const response = await get(`/api/shapes/my-issues?offset=-1&${query}`.replace('offset=-1&offset=-1', 'offset=-1'), GRACE)
+      const response = await get(
+        `/api/shapes/my-issues?offset=-1&${query}`.replace('offset=-1&offset=-1', 'offset=-1'),
+        GRACE
+      )
       expect([query, response.status]).toEqual([query, 400])
       const body = (await response.json()) as { error: { code: string; message: string } }
       expect(body.error.message.length).toBeGreaterThan(0)
-      expect(stack.proxy.exchanges().slice(before).every((exchange) => exchange.upstream === null)).toBe(true)
+      expect(
+        stack.proxy
+          .exchanges()
+          .slice(before)
+          .every((exchange) => exchange.upstream === null)
+      ).toBe(true)
     }
   })
 
   it('answers 401 for a missing, malformed, forged, expired, early or misaddressed token, without going upstream', async () => {
     const now = Math.floor(Date.now() / 1000)
-    const base = { sub: GRACE, roles: ['member'], iss: 'syncscope-local', aud: 'syncscope-proxy', iat: now, exp: now + 60 }
+    const base = {
+      sub: GRACE,
+      roles: ['member'],
+      iss: 'syncscope-local',
+      aud: 'syncscope-proxy',
+      iat: now,
+      exp: now + 60
+    }
     const other = await generateKeyPair('ES256')
     const forged = await new SignJWT(base).setProtectedHeader({ alg: 'ES256' }).sign(other.privateKey)
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(base)).toString('base64url')}.`
@@ -123,7 +151,13 @@ describe('proxy auth: named shapes', () => {
       ['garbage', bearer('not-a-token'), 'invalid_token'],
       ['alg none', bearer(unsigned), 'invalid_token'],
       ['wrong signature', bearer(forged), 'invalid_signature'],
-      ['tampered payload', bearer(`${valid.split('.')[0]}.${Buffer.from(JSON.stringify({ ...base, sub: LINUS, roles: ['admin'] })).toString('base64url')}.${valid.split('.')[2]}`), 'invalid_signature'],
+      [
+        'tampered payload',
+        bearer(
+          `${valid.split('.')[0]}.${Buffer.from(JSON.stringify({ ...base, sub: LINUS, roles: ['admin'] })).toString('base64url')}.${valid.split('.')[2]}`
+        ),
+        'invalid_signature'
+      ],
       ['expired', bearer(await stack.sign({ ...base, exp: now - 120 })), 'token_expired'],
       ['future nbf', bearer(await stack.sign({ ...base, nbf: now + 600 })), 'token_not_yet_valid'],
       ['wrong issuer', bearer(await stack.sign({ ...base, iss: 'someone-else' })), 'untrusted_issuer'],
@@ -136,7 +170,12 @@ describe('proxy auth: named shapes', () => {
       const body = (await response.json()) as { error: { code: string } }
       expect([name, response.status, body.error.code]).toEqual([name, 401, code])
       expect(response.headers.get('vary')).toContain('Authorization')
-      expect(stack.proxy.exchanges().slice(before).every((exchange) => exchange.upstream === null)).toBe(true)
+      expect(
+        stack.proxy
+          .exchanges()
+          .slice(before)
+          .every((exchange) => exchange.upstream === null)
+      ).toBe(true)
     }
   })
 
@@ -150,32 +189,67 @@ describe('proxy auth: named shapes', () => {
   })
 
   it('routes only the exact paths: variants under the proxy prefix are 404 and never reach upstream', async () => {
-    const variants = ['/api/shapes/my-issues/', '/api//shapes/my-issues', '/api/shapes/my%2Dissues', '/api/shapes/%6Dy-issues', '/api/shapes/my-issues%2F', '/API/shapes/my-issues', '/proxy/v1/shape/', '/proxy/v1//shape', '/proxy/v1/%73hape', '/proxy//v1/shape', '//proxy/v1/shape', '/v1/shape']
+    const variants = [
+      '/api/shapes/my-issues/',
+      '/api//shapes/my-issues',
+      '/api/shapes/my%2Dissues',
+      '/api/shapes/%6Dy-issues',
+      '/api/shapes/my-issues%2F',
+      '/API/shapes/my-issues',
+      '/proxy/v1/shape/',
+      '/proxy/v1//shape',
+      '/proxy/v1/%73hape',
+      '/proxy//v1/shape',
+      '//proxy/v1/shape',
+      '/v1/shape'
+    ]
     for (const path of variants) {
       const before = stack.proxy.exchanges().length
       const response = await get(`${path}?offset=-1`, GRACE)
       expect([path, response.status]).toEqual([path, 404])
-      expect(stack.proxy.exchanges().slice(before).every((exchange) => exchange.upstream === null)).toBe(true)
+      expect(
+        stack.proxy
+          .exchanges()
+          .slice(before)
+          .every((exchange) => exchange.upstream === null)
+      ).toBe(true)
     }
   })
 
   it('varies on Authorization, drops stale encoding headers and upstream CORS, and exposes the protocol headers to allowed origins', async () => {
-    const response = await get('/api/shapes/my-issues?offset=-1', GRACE, { 'accept-encoding': 'gzip', origin: 'http://app.test' })
+    const response = await get('/api/shapes/my-issues?offset=-1', GRACE, {
+      'accept-encoding': 'gzip',
+      origin: 'http://app.test'
+    })
     expect(response.status).toBe(200)
     expect(response.headers.get('vary')).toContain('Authorization')
     expect(response.headers.get('vary')).toContain('Origin')
     expect(response.headers.get('content-encoding')).toBeNull()
     expect(response.headers.get('content-length')).toBeNull()
     expect(response.headers.get('access-control-allow-origin')).toBe('http://app.test')
-    expect(response.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['service-offset', 'service-handle', 'service-schema', 'service-cursor', 'service-up-to-date']))
+    expect(response.headers.get('access-control-expose-headers')?.split(',')).toEqual(
+      expect.arrayContaining([
+        'service-offset',
+        'service-handle',
+        'service-schema',
+        'service-cursor',
+        'service-up-to-date'
+      ])
+    )
     expect(response.headers.get('access-control-allow-methods')).toBeNull()
     const stranger = await get('/api/shapes/my-issues?offset=-1', GRACE, { origin: 'http://evil.test' })
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull()
-    const preflight = await fetch(`${proxyUrl}/api/shapes/my-issues?offset=-1`, { method: 'OPTIONS', headers: { origin: 'http://app.test', 'access-control-request-headers': 'authorization' } })
+    const preflight = await fetch(`${proxyUrl}/api/shapes/my-issues?offset=-1`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://app.test', 'access-control-request-headers': 'authorization' }
+    })
     expect(preflight.status).toBe(204)
     expect(preflight.headers.get('access-control-allow-origin')).toBe('http://app.test')
     expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization')
-    const strangerPreflight = await fetch(`${proxyUrl}/proxy/v1/shape`, { method: 'OPTIONS', headers: { origin: 'http://evil.test' } })
+    const strangerPreflight = await fetch(`${proxyUrl}/proxy/v1/shape`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://evil.test' }
+    })
     expect(strangerPreflight.headers.get('access-control-allow-origin')).toBeNull()
   })
 
@@ -201,10 +275,16 @@ describe('proxy auth: named shapes', () => {
   it('forwards a POST subset body unchanged; it can only narrow, never widen or redefine the shape', async () => {
     const { handle } = await syncAll(GRACE)
     const post = async (body: unknown) =>
-      fetch(`${proxyUrl}/api/shapes/my-issues?offset=-1&handle=${handle}`, { method: 'POST', headers: { ...bearer(await stack.accessToken(GRACE)), 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      fetch(`${proxyUrl}/api/shapes/my-issues?offset=-1&handle=${handle}`, {
+        method: 'POST',
+        headers: { ...bearer(await stack.accessToken(GRACE)), 'content-type': 'application/json' },
+        body: JSON.stringify(body)
+      })
     const narrowed = await post({ where: 'id > 1000' })
     expect(narrowed.status).toBe(200)
-    const data = ((await narrowed.json()) as { data: Array<{ value: Record<string, string> }> }).data.map((message) => message.value)
+    const data = ((await narrowed.json()) as { data: Array<{ value: Record<string, string> }> }).data.map(
+      (message) => message.value
+    )
     expect(data.length).toBeGreaterThan(0)
     expect(data.length).toBeLessThan(await ownedBy(GRACE))
     expect(data.every((row) => row.owner_id === GRACE && Number(row.id) > 1000)).toBe(true)
@@ -214,7 +294,12 @@ describe('proxy auth: named shapes', () => {
     expect(breakOut.status).toBe(400)
     const probe = await post({ order_by: 'CAST((SELECT version()) AS int) DESC', limit: 1 })
     expect(probe.status).toBe(400)
-    for (const body of [{ table: 'users' }, { where: 'true', columns: 'email' }, { secret: SECRET }, { subset: { where: 'true' } }]) {
+    for (const body of [
+      { table: 'users' },
+      { where: 'true', columns: 'email' },
+      { secret: SECRET },
+      { subset: { where: 'true' } }
+    ]) {
       const response = await post(body)
       expect([body, response.status]).toEqual([body, 400])
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unsupported_body_key')
@@ -224,9 +309,14 @@ describe('proxy auth: named shapes', () => {
   it('streams a long-poll: a change for the caller arrives while the request is held', async () => {
     const { offset, handle } = await syncAll(GRACE)
     const token = await stack.accessToken(GRACE)
-    const held = fetch(`${proxyUrl}/api/shapes/my-issues?offset=${offset}&handle=${handle}&live=true`, { headers: bearer(token) })
+    const held = fetch(`${proxyUrl}/api/shapes/my-issues?offset=${offset}&handle=${handle}&live=true`, {
+      headers: bearer(token)
+    })
     await new Promise((resolve) => setTimeout(resolve, 300))
-    await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (90001, 1000000001, $1, 'live for grace')`, [GRACE])
+    await stack.shapes.pool.query(
+      `INSERT INTO issues (id, project_id, owner_id, title) VALUES (90001, 1000000001, $1, 'live for grace')`,
+      [GRACE]
+    )
     const response = await held
     expect(response.status).toBe(200)
     const titles = rowsOf(await messages(response)).map((row) => row.title)
@@ -235,7 +325,10 @@ describe('proxy auth: named shapes', () => {
 
   it('streams SSE without buffering: frames arrive while the response is still open', async () => {
     const { offset, handle } = await syncAll(DENNIS)
-    const response = await fetch(`${proxyUrl}/api/shapes/my-issues?offset=${offset}&handle=${handle}&live=true&live_sse=true`, { headers: { ...bearer(await stack.accessToken(DENNIS)), accept: 'text/event-stream' } })
+    const response = await fetch(
+      `${proxyUrl}/api/shapes/my-issues?offset=${offset}&handle=${handle}&live=true&live_sse=true`,
+      { headers: { ...bearer(await stack.accessToken(DENNIS)), accept: 'text/event-stream' } }
+    )
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/)
     expect(response.headers.get('x-accel-buffering')).toBe('no')
@@ -246,7 +339,10 @@ describe('proxy auth: named shapes', () => {
     const first = await reader.read()
     expect(first.done).toBe(false)
     received += decoder.decode(first.value)
-    await stack.shapes.pool.query(`INSERT INTO issues (id, project_id, owner_id, title) VALUES (90002, 1000000001, $1, 'sse for dennis')`, [DENNIS])
+    await stack.shapes.pool.query(
+      `INSERT INTO issues (id, project_id, owner_id, title) VALUES (90002, 1000000001, $1, 'sse for dennis')`,
+      [DENNIS]
+    )
     while (!received.includes('sse for dennis')) {
       const next = await reader.read()
       expect(next.done).toBe(false)
@@ -257,20 +353,28 @@ describe('proxy auth: named shapes', () => {
   })
 
   it('reads the token from a cookie when configured, and then varies on Cookie too', async () => {
-    const cookieProxy = await stack.startProxy(configFor(stack.shapes, { auth: { header: true, cookie: 'session' } }, SECRET))
+    const cookieProxy = await stack.startProxy(
+      configFor(stack.shapes, { auth: { header: true, cookie: 'session' } }, SECRET)
+    )
     const token = await stack.accessToken(GRACE)
-    const response = await fetch(`${cookieProxy.url}/api/shapes/my-issues?offset=-1`, { headers: { cookie: `theme=dark; session=${token}` } })
+    const response = await fetch(`${cookieProxy.url}/api/shapes/my-issues?offset=-1`, {
+      headers: { cookie: `theme=dark; session=${token}` }
+    })
     expect(response.status).toBe(200)
     expect(response.headers.get('vary')).toContain('Authorization, Cookie')
     expect(rowsOf(await messages(response)).every((row) => row.owner_id === GRACE)).toBe(true)
-    const refused = await fetch(`${cookieProxy.url}/api/shapes/my-issues?offset=-1`, { headers: { cookie: 'session=forged' } })
+    const refused = await fetch(`${cookieProxy.url}/api/shapes/my-issues?offset=-1`, {
+      headers: { cookie: 'session=forged' }
+    })
     expect(refused.status).toBe(401)
     expect(refused.headers.get('vary')).toBe('Authorization, Cookie')
   })
 
   it('answers 502 naming the upstream when the shape service does not answer', async () => {
     const unreachable = await stack.startProxy(configFor(stack.shapes, { upstream: { url: 'http://127.0.0.1:9' } }))
-    const response = await fetch(`${unreachable.url}/api/shapes/my-issues?offset=-1`, { headers: bearer(await stack.accessToken(GRACE)) })
+    const response = await fetch(`${unreachable.url}/api/shapes/my-issues?offset=-1`, {
+      headers: bearer(await stack.accessToken(GRACE))
+    })
     expect(response.status).toBe(502)
     const body = (await response.json()) as { error: { code: string; message: string } }
     expect(body.error.code).toBe('upstream_unreachable')

@@ -28,7 +28,11 @@ export const SHAPES = {
     roles: ['member'],
     privilegedRoles: ['admin']
   },
-  'my-settings': { table: '"UserSettings"', columns: ['"userId"', '"pageSize"'], rowFilter: { where: '"userId" = $1', params: ['sub'] } }
+  'my-settings': {
+    table: '"UserSettings"',
+    columns: ['"userId"', '"pageSize"'],
+    rowFilter: { where: '"userId" = $1', params: ['sub'] }
+  }
 }
 
 export const GATEKEEPER = {
@@ -67,7 +71,9 @@ export function configFor(shapes: TestShapeServer, extra: Record<string, unknown
 }
 
 /** A real shape server (embedded Postgres with the demo data) and a proxy in front of it, both on loopback. */
-export async function startProxyStack(options: TestShapeServerOptions & { config?: Record<string, unknown> } = {}): Promise<ProxyStack> {
+export async function startProxyStack(
+  options: TestShapeServerOptions & { config?: Record<string, unknown> } = {}
+): Promise<ProxyStack> {
   const shapes = await startTestShapeServer(options)
   const dir = await mkdtemp(join(tmpdir(), 'syncscope-proxy-'))
   const configPath = join(dir, 'proxy.json')
@@ -77,7 +83,15 @@ export async function startProxyStack(options: TestShapeServerOptions & { config
   const startProxy = async (config: object) => {
     const file = proxies.length === 0 ? configPath : join(dir, `proxy-${proxies.length}.json`)
     await writeFile(file, JSON.stringify(config, null, 2))
-    const proxy = await startProxyService({ configPath: file, dataDir: dir, host: '127.0.0.1', port: 0, localShapeUrl: () => null, localHeaderBrand: options.headerBrand ?? 'service', log: () => {} })
+    const proxy = await startProxyService({
+      configPath: file,
+      dataDir: dir,
+      host: '127.0.0.1',
+      port: 0,
+      localShapeUrl: () => null,
+      localHeaderBrand: options.headerBrand ?? 'service',
+      log: () => {}
+    })
     proxies.push(proxy)
     return proxy
   }
@@ -118,17 +132,32 @@ export async function messages(response: Response): Promise<ChangeMessage[]> {
   return (await response.json()) as ChangeMessage[]
 }
 
-export const rowsOf = (list: ChangeMessage[]) => list.filter((message) => message.value !== undefined).map((message) => message.value as Record<string, string | null>)
+export const rowsOf = (list: ChangeMessage[]) =>
+  list.filter((message) => message.value !== undefined).map((message) => message.value as Record<string, string | null>)
 
 /** What the gatekeeper answers: stream options for a shape client (its Authorization header always there). */
 export type GatekeeperConfig = GatekeeperGrant & { headers: { Authorization: string } }
 
-export function askGatekeeper(stack: ProxyStack, table: string, body: unknown, token: string | null): Promise<Response> {
-  return fetch(`${stack.proxy.url}/gatekeeper/${table}`, { method: 'POST', headers: { ...(token ? bearer(token) : {}), 'content-type': 'application/json' }, body: JSON.stringify(body) })
+export function askGatekeeper(
+  stack: ProxyStack,
+  table: string,
+  body: unknown,
+  token: string | null
+): Promise<Response> {
+  return fetch(`${stack.proxy.url}/gatekeeper/${table}`, {
+    method: 'POST',
+    headers: { ...(token ? bearer(token) : {}), 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
 }
 
 /** The gatekeeper's answer for a user, which must be a grant. */
-export async function grant(stack: ProxyStack, userId: string, body: unknown = {}, table = 'issues'): Promise<GatekeeperConfig> {
+export async function grant(
+  stack: ProxyStack,
+  userId: string,
+  body: unknown = {},
+  table = 'issues'
+): Promise<GatekeeperConfig> {
   const response = await askGatekeeper(stack, table, body, await stack.accessToken(userId))
   if (response.status !== 200) throw new Error(`the gatekeeper refused: ${response.status} ${await response.text()}`)
   return (await response.json()) as GatekeeperConfig

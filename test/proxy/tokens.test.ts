@@ -14,7 +14,14 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
 const user = { id: 'u1', name: 'Ada', roles: ['member'], claims: { org_id: 7 } }
-const shape = { table: 'public.issues', columns: null, where: 'owner_id = $1', params: { 1: 'u1' }, replica: 'default' as const, queryable_columns: null }
+const shape = {
+  table: 'public.issues',
+  columns: null,
+  where: 'owner_id = $1',
+  params: { 1: 'u1' },
+  replica: 'default' as const,
+  queryable_columns: null
+}
 
 async function serviceFor(algorithm: string, keys: SigningKeys): Promise<TokenService> {
   const { config } = await parseProxyConfig(JSON.stringify({ users: [user], gatekeeper: { algorithm } }))
@@ -28,17 +35,20 @@ const refusal = (promise: Promise<unknown>) =>
   )
 
 describe('the app-signed tokens', () => {
-  it.each(SIGNING_ALGORITHMS)('mints and verifies access and shape tokens with %s, each only where it belongs', async (algorithm) => {
-    const tokens = await serviceFor(algorithm, new SigningKeys(join(dir, 'keys.json')))
-    const access = await tokens.mintAccessToken(user)
-    expect(decodeProtectedHeader(access).alg).toBe(algorithm)
-    const caller = await tokens.verifyAccessToken(access)
-    expect(caller).toMatchObject({ subject: 'u1', roles: ['member'], claims: { org_id: 7, name: 'Ada' } })
-    const shapeToken = await tokens.mintShapeToken(caller, shape)
-    expect((await tokens.verifyShapeToken(shapeToken)).shape).toEqual(shape)
-    expect(await refusal(tokens.verifyShapeToken(access))).toBe('invalid_token')
-    expect(await refusal(tokens.verifyAccessToken(shapeToken))).toBe('invalid_token')
-  })
+  it.each(SIGNING_ALGORITHMS)(
+    'mints and verifies access and shape tokens with %s, each only where it belongs',
+    async (algorithm) => {
+      const tokens = await serviceFor(algorithm, new SigningKeys(join(dir, 'keys.json')))
+      const access = await tokens.mintAccessToken(user)
+      expect(decodeProtectedHeader(access).alg).toBe(algorithm)
+      const caller = await tokens.verifyAccessToken(access)
+      expect(caller).toMatchObject({ subject: 'u1', roles: ['member'], claims: { org_id: 7, name: 'Ada' } })
+      const shapeToken = await tokens.mintShapeToken(caller, shape)
+      expect((await tokens.verifyShapeToken(shapeToken)).shape).toEqual(shape)
+      expect(await refusal(tokens.verifyShapeToken(access))).toBe('invalid_token')
+      expect(await refusal(tokens.verifyAccessToken(shapeToken))).toBe('invalid_token')
+    }
+  )
 
   it('keeps its keys: a restarted app verifies the tokens it minted before', async () => {
     const file = join(dir, 'kept.json')

@@ -34,12 +34,23 @@ afterAll(() => new Promise((resolve) => upstream.close(resolve)))
 
 describe('forwarding upstream', () => {
   it('sends no client credentials upstream and returns the decompressed body without stale or upstream CORS headers', async () => {
-    const { url, record } = upstreamUrl({ baseUrl, secret: 's', params: { source_id: 'src' }, headerBrand: 'service' }, [['table', '"public"."issues"']], [['offset', '-1']])
+    const { url, record } = upstreamUrl(
+      { baseUrl, secret: 's', params: { source_id: 'src' }, headerBrand: 'service' },
+      [['table', '"public"."issues"']],
+      [['offset', '-1']]
+    )
     expect(url.toString()).toBe(`${baseUrl}/v1/shape?table=%22public%22.%22issues%22&source_id=src&secret=s&offset=-1`)
     expect(record.url).toContain('secret=********')
     expect(record.serverParams).toEqual(['table', 'source_id', 'secret'])
-    const client = new Request('http://proxy.test/api/shapes/x', { headers: { authorization: 'Bearer t', cookie: 'session=t', 'if-none-match': '"e"', 'x-forwarded-for': '1.2.3.4' } })
-    const response = await forward(url, client, { method: 'GET', vary: ['Authorization'], allowOrigin: null, brand: 'service' })
+    const client = new Request('http://proxy.test/api/shapes/x', {
+      headers: { authorization: 'Bearer t', cookie: 'session=t', 'if-none-match': '"e"', 'x-forwarded-for': '1.2.3.4' }
+    })
+    const response = await forward(url, client, {
+      method: 'GET',
+      vary: ['Authorization'],
+      allowOrigin: null,
+      brand: 'service'
+    })
     const sent = seen.at(-1) ?? {}
     expect(sent.authorization).toBeUndefined()
     expect(sent.cookie).toBeUndefined()
@@ -64,14 +75,19 @@ describe('the Node adapter', () => {
     const holding = createServer((req) => req.socket.once('close', () => upstreamClosed()))
     await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve))
     const holdingUrl = new URL(`http://127.0.0.1:${(holding.address() as AddressInfo).port}/v1/shape?live=true`)
-    const proxy = await serveFetchHandler((request) => forward(holdingUrl, request, { method: 'GET', vary: [], allowOrigin: null, brand: 'service' }), { host: '127.0.0.1', port: 0, log: () => {} })
+    const proxy = await serveFetchHandler(
+      (request) => forward(holdingUrl, request, { method: 'GET', vary: [], allowOrigin: null, brand: 'service' }),
+      { host: '127.0.0.1', port: 0, log: () => {} }
+    )
     try {
       const client = new AbortController()
       const held = fetch(`${proxy.url}/api/shapes/x`, { signal: client.signal }).catch((error: unknown) => error)
       await new Promise((resolve) => setTimeout(resolve, 200))
       client.abort()
       await held
-      const stillOpen = new Promise((_, reject) => setTimeout(() => reject(new Error('the upstream request is still open 5 s after the client left')), 5000))
+      const stillOpen = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the upstream request is still open 5 s after the client left')), 5000)
+      )
       await Promise.race([closed, stillOpen])
     } finally {
       await proxy.close()
@@ -79,7 +95,6 @@ describe('the Node adapter', () => {
       await new Promise((resolve) => holding.close(resolve))
     }
   })
-
 
   it('answers a failing handler with a generic 500 that reveals nothing', async () => {
     const server = await serveFetchHandler(

@@ -25,7 +25,10 @@ const exchange = (id: string): ProxyExchange => ({
 describe('decodeEvent', () => {
   test('an event that matches the contract comes back typed, without a warning', () => {
     const { lines, warn } = warnings()
-    expect(decodeEvent('db.changed', { reason: 'statement' }, warn)).toEqual({ name: 'db.changed', payload: { reason: 'statement' } })
+    expect(decodeEvent('db.changed', { reason: 'statement' }, warn)).toEqual({
+      name: 'db.changed',
+      payload: { reason: 'statement' }
+    })
     expect(lines).toEqual([])
   })
 
@@ -49,7 +52,10 @@ describe('decodeEvent', () => {
     expect(decodeEventFrame('42', warn)).toBeNull()
     expect(decodeEventFrame('null', warn)).toBeNull()
     expect(lines).toHaveLength(3)
-    expect(decodeEventFrame(JSON.stringify({ name: 'proxy.config', payload: { ok: true } }), warn)).toEqual({ name: 'proxy.config', payload: { ok: true } })
+    expect(decodeEventFrame(JSON.stringify({ name: 'proxy.config', payload: { ok: true } }), warn)).toEqual({
+      name: 'proxy.config',
+      payload: { ok: true }
+    })
     expect(lines).toHaveLength(3)
   })
 })
@@ -71,9 +77,16 @@ describe('writeEventToCache', () => {
 
   test('a JSON-RPC message goes to its own server log only, and a message the fetch already returned is not added twice', () => {
     const client = fresh()
-    const message: McpRpcMessage = { at: '2026-11-24T10:00:00.000Z', direction: 'sent', message: { jsonrpc: '2.0', id: 1, method: 'tools/list' } }
+    const message: McpRpcMessage = {
+      at: '2026-11-24T10:00:00.000Z',
+      direction: 'sent',
+      message: { jsonrpc: '2.0', id: 1, method: 'tools/list' }
+    }
     client.setQueryData(['mcp.rpcLog', { name: 'a' }], [])
-    client.setQueryData(['mcp.rpcLog', { name: 'b' }], [{ message: { method: 'tools/list', id: 1, jsonrpc: '2.0' }, direction: 'sent', at: message.at }])
+    client.setQueryData(
+      ['mcp.rpcLog', { name: 'b' }],
+      [{ message: { method: 'tools/list', id: 1, jsonrpc: '2.0' }, direction: 'sent', at: message.at }]
+    )
     writeEventToCache(client, { name: 'mcp.rpc', payload: { name: 'a', message } })
     writeEventToCache(client, { name: 'mcp.rpc', payload: { name: 'b', message } })
     expect(client.getQueryData(['mcp.rpcLog', { name: 'a' }])).toEqual([message])
@@ -95,7 +108,9 @@ describe('writeEventToCache', () => {
       queryKey: ['proxy.exchanges', {}],
       queryFn: () => {
         fetches += 1
-        return fetches === 1 ? new Promise<ProxyExchange[]>((resolve) => (release = resolve)) : Promise.resolve([exchange('late')])
+        return fetches === 1
+          ? new Promise<ProxyExchange[]>((resolve) => (release = resolve))
+          : Promise.resolve([exchange('late')])
       }
     })
     const unsubscribe = reader.subscribe(() => undefined)

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { cacheVerdict, formatSeconds, parseCacheControl, simulateSharedCache } from '../../src/shared/shape-client/cache'
+import {
+  cacheVerdict,
+  formatSeconds,
+  parseCacheControl,
+  simulateSharedCache
+} from '../../src/shared/shape-client/cache'
 import type { Exchange, LiveMode } from '../../src/shared/shape-client/recorder'
 
 const INITIAL = 'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746'
@@ -13,7 +18,10 @@ describe('cache-control', () => {
       { name: 's-maxage', value: '3600' },
       { name: 'stale-while-revalidate', value: '2629746' }
     ])
-    expect(parseCacheControl('No-Cache, foo="a=b"')).toEqual([{ name: 'no-cache', value: null }, { name: 'foo', value: 'a=b' }])
+    expect(parseCacheControl('No-Cache, foo="a=b"')).toEqual([
+      { name: 'no-cache', value: null },
+      { name: 'foo', value: 'a=b' }
+    ])
     expect(parseCacheControl(null)).toEqual([])
   })
 
@@ -33,7 +41,9 @@ describe('cache-control', () => {
       'Only the browser may store it; shared caches (CDNs, proxies) must not.',
       'Every reuse must first be revalidated with the server.'
     ])
-    expect(cacheVerdict('public, max-age=60, must-revalidate')).toContain('Once stale, it must not be served without revalidating it first.')
+    expect(cacheVerdict('public, max-age=60, must-revalidate')).toContain(
+      'Once stale, it must not be served without revalidating it first.'
+    )
   })
 })
 
@@ -41,7 +51,15 @@ let nextId = 1
 function exchange(url: string, at: number, cacheControl: string, live: LiveMode = 'off', duration = 10): Exchange {
   return {
     request: { id: nextId++, at, method: 'GET', url, headers: [], live },
-    response: { at: at + duration, status: 200, statusText: 'OK', headers: [['cache-control', cacheControl], ['etag', '"x"']] },
+    response: {
+      at: at + duration,
+      status: 200,
+      statusText: 'OK',
+      headers: [
+        ['cache-control', cacheControl],
+        ['etag', '"x"']
+      ]
+    },
     body: { at: at + duration, size: 2, text: '[]', truncated: false }
   }
 }
@@ -65,7 +83,12 @@ describe('simulateSharedCache', () => {
 
   it('marks concurrent live requests for the same URL as collapsible', () => {
     const live = 'http://127.0.0.1:1/v1/shape?cursor=20&live=true&offset=5_0&table=t'
-    const [a, b, c, d] = [exchange(live, 0, LIVE, 'long-poll', 1000), exchange(live, 500, LIVE, 'long-poll', 600), exchange(live, 5000, LIVE, 'long-poll', 100), exchange(`${live}x`, 100, LIVE, 'long-poll', 1000)]
+    const [a, b, c, d] = [
+      exchange(live, 0, LIVE, 'long-poll', 1000),
+      exchange(live, 500, LIVE, 'long-poll', 600),
+      exchange(live, 5000, LIVE, 'long-poll', 100),
+      exchange(`${live}x`, 100, LIVE, 'long-poll', 1000)
+    ]
     const results = simulateSharedCache([a, b, c, d] as Exchange[])
     expect(results.map((result) => result.collapsesWith)).toEqual([[1], [0], [], []])
   })

@@ -1,13 +1,34 @@
 import { describe, expect, it } from 'vitest'
-import { curlCommand, electricClientCode, ShapeDraftSchema, shapeParams } from '../../src/shared/shape-client/definition'
+import {
+  curlCommand,
+  electricClientCode,
+  ShapeDraftSchema,
+  shapeParams
+} from '../../src/shared/shape-client/definition'
 import { maskHeaders, maskUrl, ShapeRecorder } from '../../src/shared/shape-client/recorder'
 
-const definition = ShapeDraftSchema.parse({ table: 'issues', columns: ['id', 'title'], where: 'priority <= $1', params: ['2'], replica: 'full' })
-const target = { url: 'http://127.0.0.1:3000/v1/shape', headers: { authorization: "Bearer it's" }, params: { secret: 's3' } }
+const definition = ShapeDraftSchema.parse({
+  table: 'issues',
+  columns: ['id', 'title'],
+  where: 'priority <= $1',
+  params: ['2'],
+  replica: 'full'
+})
+const target = {
+  url: 'http://127.0.0.1:3000/v1/shape',
+  headers: { authorization: "Bearer it's" },
+  params: { secret: 's3' }
+}
 
 describe('shape definitions', () => {
   it('become the query parameters the official client sends', () => {
-    expect(shapeParams(definition)).toEqual({ table: 'issues', columns: '"id","title"', where: 'priority <= $1', 'params[1]': '2', replica: 'full' })
+    expect(shapeParams(definition)).toEqual({
+      table: 'issues',
+      columns: '"id","title"',
+      where: 'priority <= $1',
+      'params[1]': '2',
+      replica: 'full'
+    })
     expect(shapeParams(ShapeDraftSchema.parse({ table: 'users' }))).toEqual({ table: 'users' })
   })
 
@@ -26,7 +47,9 @@ describe('shape definitions', () => {
     expect(code).toContain(`log: "changes_only",`)
     expect(code).toContain('liveSse: true,')
     expect(code.startsWith('import')).toBe(true)
-    expect(electricClientCode(definition, target, { offset: '-1', live: 'off', headerBrand: 'service' })).toMatch(/^\/\/ This server sends service-\* headers/)
+    expect(electricClientCode(definition, target, { offset: '-1', live: 'off', headerBrand: 'service' })).toMatch(
+      /^\/\/ This server sends service-\* headers/
+    )
   })
 
   it('warn, for a where with a subquery, that the Shape class keeps rows that moved out', () => {
@@ -40,8 +63,18 @@ describe('shape definitions', () => {
 
 describe('recorder', () => {
   it('masks secrets in URLs and headers', () => {
-    expect(maskUrl('http://h/v1/shape?table=t&secret=supersecretvalue')).toBe('http://h/v1/shape?table=t&secret=supe%E2%80%A6%2816+chars%29')
-    expect(maskHeaders([['Authorization', 'Bearer token-123456'], ['x-other', 'v']])).toEqual([['Authorization', 'Bear…(19 chars)'], ['x-other', 'v']])
+    expect(maskUrl('http://h/v1/shape?table=t&secret=supersecretvalue')).toBe(
+      'http://h/v1/shape?table=t&secret=supe%E2%80%A6%2816+chars%29'
+    )
+    expect(
+      maskHeaders([
+        ['Authorization', 'Bearer token-123456'],
+        ['x-other', 'v']
+      ])
+    ).toEqual([
+      ['Authorization', 'Bear…(19 chars)'],
+      ['x-other', 'v']
+    ])
     const recorder = new ShapeRecorder({ maxEntries: 10 })
     for (let i = 0; i < 25; i++) recorder.note('info', `n${i}`)
     expect(recorder.entries.length).toBeLessThanOrEqual(10)

@@ -25,7 +25,13 @@ export function describeFlows(brand: HeaderBrand): void {
 
     const open = (definition: Partial<ShapeDraft> & { table: string }, options: Partial<ShapeStreamOptions> = {}) => {
       const parsed = ShapeDraftSchema.parse(definition)
-      const shape = new Shape({ url: `${server.url}/v1/shape`, params: shapeParams(parsed), log: parsed.log, backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 }, ...options })
+      const shape = new Shape({
+        url: `${server.url}/v1/shape`,
+        params: shapeParams(parsed),
+        log: parsed.log,
+        backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 },
+        ...options
+      })
       shapes.push(shape)
       void shape.start()
       return shape
@@ -35,7 +41,16 @@ export function describeFlows(brand: HeaderBrand): void {
 
     it('tells the workbench where the local server listens (its port picked at start-up) and its brand', async () => {
       const result = await server.app.dispatch('shapesWorkbench.localServer', {})
-      expect(result).toEqual({ ok: true, value: { url: server.url, headerBrand: brand, secretRequired: false, longPollTimeoutMs: 1_000, sseKeepAliveMs: 300 } })
+      expect(result).toEqual({
+        ok: true,
+        value: {
+          url: server.url,
+          headerBrand: brand,
+          secretRequired: false,
+          longPollTimeoutMs: 1_000,
+          sseKeepAliveMs: 300
+        }
+      })
     })
 
     it('syncs the initial rows, detects the brand, then follows updates, inserts, deletes and moves over long-poll', async () => {
@@ -48,25 +63,42 @@ export function describeFlows(brand: HeaderBrand): void {
       expect(state.schema?.id).toMatchObject({ type: 'int8', pk_index: 0 })
       const first = shape.stream.recorder.exchanges[0]
       expect(first?.request.url).toContain('offset=-1')
-      expect(first?.response?.headers.map(([name]) => name)).toEqual(expect.arrayContaining([`${brand}-handle`, `${brand}-offset`, `${brand}-schema`, 'cache-control', 'etag']))
+      expect(first?.response?.headers.map(([name]) => name)).toEqual(
+        expect.arrayContaining([`${brand}-handle`, `${brand}-offset`, `${brand}-schema`, 'cache-control', 'etag'])
+      )
       expect(first?.request.live).toBe('off')
 
       await waitFor(() => shape.stream.current.phase === 'live', 'the switch to live')
       await sql(`UPDATE projects SET name = 'Renamed 2', archived = true WHERE id = 1000000002`)
       await waitFor(() => shape.rows.get('"public"."projects"/"1000000002"')?.name === 'Renamed 2', 'the update')
       // replica=default sends only the changed columns: the rest of the row is kept by merging.
-      const updated = shape.stream.recorder.entries.flatMap((entry) => (entry.type === 'message' && isChangeMessage(entry.message) && entry.message.headers.operation === 'update' ? [entry.message] : []))
+      const updated = shape.stream.recorder.entries.flatMap((entry) =>
+        entry.type === 'message' && isChangeMessage(entry.message) && entry.message.headers.operation === 'update'
+          ? [entry.message]
+          : []
+      )
       expect(Object.keys(updated.at(-1)?.value ?? {}).sort()).toEqual(['archived', 'id', 'name'])
       // A live change is logged at its own position, <lsn>_<op_position>.
-      const logged = shape.stream.recorder.entries.find((entry) => entry.type === 'message' && entry.message === updated.at(-1))
-      expect(logged?.type === 'message' && logged.offset).toBe(`${updated.at(-1)?.headers.lsn}_${updated.at(-1)?.headers.op_position}`)
-      expect(shape.rows.get('"public"."projects"/"1000000002"')).toMatchObject({ id: '1000000002', name: 'Renamed 2', budget: '2469.13' })
+      const logged = shape.stream.recorder.entries.find(
+        (entry) => entry.type === 'message' && entry.message === updated.at(-1)
+      )
+      expect(logged?.type === 'message' && logged.offset).toBe(
+        `${updated.at(-1)?.headers.lsn}_${updated.at(-1)?.headers.op_position}`
+      )
+      expect(shape.rows.get('"public"."projects"/"1000000002"')).toMatchObject({
+        id: '1000000002',
+        name: 'Renamed 2',
+        budget: '2469.13'
+      })
 
       const owner = `(SELECT owner_id FROM projects WHERE id = 1000000001)`
       await sql(`INSERT INTO projects (id, name, owner_id) VALUES (900, 'Inserted', ${owner})`)
       await waitFor(() => shape.rows.get('"public"."projects"/"900"')?.name === 'Inserted', 'the insert')
       await sql(`UPDATE projects SET id = 901 WHERE id = 900`)
-      await waitFor(() => shape.rows.has('"public"."projects"/"901"') && !shape.rows.has('"public"."projects"/"900"'), 'the key change')
+      await waitFor(
+        () => shape.rows.has('"public"."projects"/"901"') && !shape.rows.has('"public"."projects"/"900"'),
+        'the key change'
+      )
       await sql(`UPDATE projects SET id = 2000000000 WHERE id = 901`)
       await waitFor(() => !shape.rows.has('"public"."projects"/"901"'), 'the row moving out of the where')
       await sql(`DELETE FROM projects WHERE id = 2000000000`)
@@ -83,12 +115,18 @@ export function describeFlows(brand: HeaderBrand): void {
       await sql(`UPDATE users SET karma = 995 WHERE email = 'user1@example.com'`)
       await waitFor(() => shape.rows.size === before + 1, 'a row entering the shape over SSE')
       const frames = () => shape.stream.recorder.entries.filter((entry) => entry.type === 'sse-frame')
-      await waitFor(() => frames().some((entry) => entry.type === 'sse-frame' && entry.frame.kind === 'comment'), 'a keep-alive comment')
+      await waitFor(
+        () => frames().some((entry) => entry.type === 'sse-frame' && entry.frame.kind === 'comment'),
+        'a keep-alive comment'
+      )
       const kinds = new Set(frames().map((entry) => (entry.type === 'sse-frame' ? entry.frame.kind : '')))
       expect(kinds).toEqual(new Set(['data', 'comment']))
       const sseExchange = shape.stream.recorder.exchanges.find((exchange) => exchange.request.live === 'sse')
       expect(sseExchange?.request.headers).toContainEqual(['accept', 'text/event-stream'])
-      expect(sseExchange?.response?.headers).toContainEqual(['content-type', expect.stringMatching(/^text\/event-stream/)])
+      expect(sseExchange?.response?.headers).toContainEqual([
+        'content-type',
+        expect.stringMatching(/^text\/event-stream/)
+      ])
       expect(shape.stream.current.sseFellBack).toBe(false)
       await sql(`UPDATE users SET karma = 37 WHERE email = 'user1@example.com'`)
       await waitFor(() => shape.rows.size === before, 'the row leaving over SSE')
@@ -117,7 +155,9 @@ export function describeFlows(brand: HeaderBrand): void {
       const received: Message[] = []
       shape.subscribe((_changes, batch) => received.push(...batch.messages))
       await sql(`UPDATE projects SET name = 'Unseen' WHERE id = 1000000021`)
-      await sql(`INSERT INTO projects (id, name, owner_id) SELECT 1000000500, 'Fresh', owner_id FROM projects WHERE id = 1000000021`)
+      await sql(
+        `INSERT INTO projects (id, name, owner_id) SELECT 1000000500, 'Fresh', owner_id FROM projects WHERE id = 1000000021`
+      )
       await waitFor(() => shape.rows.size === 1, 'the insert')
       expect(received.some((message) => isChangeMessage(message) && message.headers.operation === 'update')).toBe(true)
       expect([...shape.rows.values()].map((row) => row.name)).toEqual(['Fresh'])
@@ -130,14 +170,23 @@ export function describeFlows(brand: HeaderBrand): void {
       await waitFor(() => shape.stream.current.phase === 'live', 'live')
       await sql(`UPDATE projects SET budget = 1.5 WHERE id = 1000000010`)
       const update = await waitFor(
-        () => shape.stream.recorder.entries.find((entry) => entry.type === 'message' && isChangeMessage(entry.message) && entry.message.headers.operation === 'update'),
+        () =>
+          shape.stream.recorder.entries.find(
+            (entry) =>
+              entry.type === 'message' && isChangeMessage(entry.message) && entry.message.headers.operation === 'update'
+          ),
         'the full update'
       )
-      expect(update.type === 'message' && isChangeMessage(update.message) && Object.keys(update.message.value).length).toBeGreaterThan(3)
+      expect(
+        update.type === 'message' && isChangeMessage(update.message) && Object.keys(update.message.value).length
+      ).toBeGreaterThan(3)
       expect(shape.rows.get('"public"."projects"/"1000000010"')?.budget).toBe('1.50')
     })
 
-    for (const [live, first] of [['long-poll', 11], ['sse', 14]] as const) {
+    for (const [live, first] of [
+      ['long-poll', 11],
+      ['sse', 14]
+    ] as const) {
       it(`on must-refetch mid-stream (${live}) discards the rows and syncs again from -1 with the new handle`, async () => {
         const where = `id BETWEEN ${1000000000 + first} AND ${1000000002 + first}`
         const changed = `${1000000001 + first}`
@@ -146,12 +195,18 @@ export function describeFlows(brand: HeaderBrand): void {
         const oldHandle = shape.stream.current.handle ?? ''
         const resets: number[] = []
         shape.subscribe((changes) => changes.forEach((change) => change.kind === 'reset' && resets.push(Date.now())))
-        const query = new URLSearchParams({ ...shapeParams(ShapeDraftSchema.parse({ table: 'projects', where })), handle: oldHandle })
+        const query = new URLSearchParams({
+          ...shapeParams(ShapeDraftSchema.parse({ table: 'projects', where })),
+          handle: oldHandle
+        })
         const deleted = await fetch(`${server.url}/v1/shape?${query}`, { method: 'DELETE' })
         expect(deleted.status).toBe(202)
         await sql(`UPDATE projects SET name = 'After refetch' WHERE id = ${changed}`)
         await waitFor(() => resets.length > 0 && shape.stream.current.phase === 'live', 'the restart')
-        await waitFor(() => shape.rows.get(`"public"."projects"/"${changed}"`)?.name === 'After refetch', 'the rows again')
+        await waitFor(
+          () => shape.rows.get(`"public"."projects"/"${changed}"`)?.name === 'After refetch',
+          'the rows again'
+        )
         expect(shape.rows.size).toBe(3)
         expect(shape.stream.current.handle).not.toBe(oldHandle)
         const conflict = shape.stream.recorder.exchanges.find((exchange) => exchange.response?.status === 409)

@@ -4,7 +4,11 @@ import type { Message } from '../../src/shared/shape-client/messages'
 import { compareOffsets, laterOffset } from '../../src/shared/shape-client/offsets'
 import { resolveRecord } from '../../src/shared/shape-client/resolve'
 
-const change = (operation: 'insert' | 'update' | 'delete', id: string, value: Record<string, string | null>): Message => ({
+const change = (
+  operation: 'insert' | 'update' | 'delete',
+  id: string,
+  value: Record<string, string | null>
+): Message => ({
   key: `"public"."t"/"${id}"`,
   value: { id, ...value },
   headers: { operation }
@@ -13,13 +17,23 @@ const change = (operation: 'insert' | 'update' | 'delete', id: string, value: Re
 describe('MaterialisedShape', () => {
   it('applies inserts, merges replica=default updates and removes deletes', () => {
     const shape = new MaterialisedShape({ log: 'full' })
-    shape.apply([change('insert', '1', { title: 'a', status: 'todo' }), change('insert', '2', { title: 'b', status: 'todo' })])
+    shape.apply([
+      change('insert', '1', { title: 'a', status: 'todo' }),
+      change('insert', '2', { title: 'b', status: 'todo' })
+    ])
     const update = change('update', '1', { status: 'done' })
     const remove = change('delete', '2', {})
     const changes = shape.apply([update, remove])
     expect([...shape.rows.values()]).toEqual([{ id: '1', title: 'a', status: 'done' }])
     expect(changes).toEqual([
-      { kind: 'update', key: '"public"."t"/"1"', before: { id: '1', title: 'a', status: 'todo' }, row: { id: '1', title: 'a', status: 'done' }, changed: ['status'], message: update },
+      {
+        kind: 'update',
+        key: '"public"."t"/"1"',
+        before: { id: '1', title: 'a', status: 'todo' },
+        row: { id: '1', title: 'a', status: 'done' },
+        changed: ['status'],
+        message: update
+      },
       { kind: 'delete', key: '"public"."t"/"2"', before: { id: '2', title: 'b', status: 'todo' }, message: remove }
     ])
   })
@@ -41,8 +55,26 @@ describe('MaterialisedShape', () => {
 
 describe('offsets', () => {
   it('orders offsets exactly, with -1 first and inf above every number', () => {
-    const sorted = ['26800584_4', '0_inf', '-1', '0_0', '26800584_0', '18446744073709551615_0', '0_2', '18446744073709551614_inf']
-    expect([...sorted].sort(compareOffsets)).toEqual(['-1', '0_0', '0_2', '0_inf', '26800584_0', '26800584_4', '18446744073709551614_inf', '18446744073709551615_0'])
+    const sorted = [
+      '26800584_4',
+      '0_inf',
+      '-1',
+      '0_0',
+      '26800584_0',
+      '18446744073709551615_0',
+      '0_2',
+      '18446744073709551614_inf'
+    ]
+    expect([...sorted].sort(compareOffsets)).toEqual([
+      '-1',
+      '0_0',
+      '0_2',
+      '0_inf',
+      '26800584_0',
+      '26800584_4',
+      '18446744073709551614_inf',
+      '18446744073709551615_0'
+    ])
     expect(laterOffset('5_0', '4_8')).toBe('5_0')
   })
 })
@@ -57,7 +89,14 @@ describe('resolveRecord', () => {
       inFlight -= 1
       return value
     }
-    const record = await resolveRecord({ plain: 'p', sync: () => 'x', a: slow('a'), b: slow('b'), c: slow('c'), none: () => undefined })
+    const record = await resolveRecord({
+      plain: 'p',
+      sync: () => 'x',
+      a: slow('a'),
+      b: slow('b'),
+      c: slow('c'),
+      none: () => undefined
+    })
     expect(record).toEqual({ plain: 'p', sync: 'x', a: 'a', b: 'b', c: 'c' })
     expect(maxInFlight).toBe(3)
   })

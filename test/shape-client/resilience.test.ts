@@ -13,7 +13,12 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
   const shapes: Shape[] = []
 
   beforeAll(async () => {
-    server = await startTestShapeServer({ headerBrand: 'electric', secret: SECRET, longPollTimeout: 1_000, sseKeepAlive: 300 })
+    server = await startTestShapeServer({
+      headerBrand: 'electric',
+      secret: SECRET,
+      longPollTimeout: 1_000,
+      sseKeepAlive: 300
+    })
   })
   afterEach(async () => {
     shapes.splice(0).forEach((shape) => shape.stop())
@@ -23,7 +28,11 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
   afterAll(async () => server?.close())
 
   const open = (options: Partial<ShapeStreamOptions> & { url: string }) => {
-    const shape = new Shape({ params: { table: 'projects', where: 'id <= 1000000003', secret: SECRET }, backoff: BACKOFF, ...options })
+    const shape = new Shape({
+      params: { table: 'projects', where: 'id <= 1000000003', secret: SECRET },
+      backoff: BACKOFF,
+      ...options
+    })
     shapes.push(shape)
     return shape
   }
@@ -70,12 +79,17 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
 
   it('abandons a long-poll the path never answers and carries on', async () => {
     let hung = false
-    const { url } = await through((request) => (request.url.includes('live=true') && !hung ? ((hung = true), { kind: 'hang' }) : { kind: 'pass' }))
+    const { url } = await through((request) =>
+      request.url.includes('live=true') && !hung ? ((hung = true), { kind: 'hang' }) : { kind: 'pass' }
+    )
     const shape = open({ url, liveRequestTimeoutMs: 300 })
     void shape.start()
     await waitFor(() => shape.stream.recorder.exchanges.some((exchange) => exchange.failure), 'the abandoned long-poll')
     await server.pool.query(`UPDATE projects SET name = 'After the watchdog' WHERE id = 1000000002`)
-    await waitFor(() => shape.rows.get('"public"."projects"/"1000000002"')?.name === 'After the watchdog', 'the change after the retry')
+    await waitFor(
+      () => shape.rows.get('"public"."projects"/"1000000002"')?.name === 'After the watchdog',
+      'the change after the retry'
+    )
     const failure = shape.stream.recorder.exchanges.find((exchange) => exchange.failure)
     expect(failure?.request.live).toBe('long-poll')
     expect(failure?.failure?.message).toMatch(/timeout|abort/i)
@@ -85,7 +99,7 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
     let inFlight = 0
     let maxInFlight = 0
     let calls = 0
-    const slow = async <T,>(value: T) => {
+    const slow = async <T>(value: T) => {
       calls += 1
       inFlight += 1
       maxInFlight = Math.max(maxInFlight, inFlight)
@@ -107,7 +121,9 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
     // Each request resolved both functions; one more request may have been resolving when the stream stopped.
     expect(calls).toBeGreaterThanOrEqual(seen.length * 2)
     expect(calls).toBeLessThanOrEqual(seen.length * 2 + 2)
-    expect(seen.map((request) => request.headers.authorization)).toEqual(seen.map((_request, index) => `Bearer token-${index + 1}`))
+    expect(seen.map((request) => request.headers.authorization)).toEqual(
+      seen.map((_request, index) => `Bearer token-${index + 1}`)
+    )
     expect(seen.every((request) => request.headers['x-static'] === 'yes')).toBe(true)
     // The recorder keeps what was sent, with the credentials masked.
     expect(shape.stream.recorder.exchanges[0]?.request.headers).toContainEqual(['authorization', 'Bear…(14 chars)'])
@@ -132,7 +148,9 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
 
   it('on 403 through a proxy, retries with the headers onError returns', async () => {
     const { url, seen } = await through((request) =>
-      request.headers.authorization === 'Bearer fresh' ? { kind: 'pass' } : { kind: 'respond', status: 403, body: '{"message":"token expired"}' }
+      request.headers.authorization === 'Bearer fresh'
+        ? { kind: 'pass' }
+        : { kind: 'respond', status: 403, body: '{"message":"token expired"}' }
     )
     const errors: ShapeStreamError[] = []
     const shape = open({
@@ -145,8 +163,14 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
       }
     })
     await shape.start()
-    expect(errors.map((error) => [error.kind, error.status, error.message])).toEqual([['credentials', 403, 'HTTP 403: token expired']])
-    expect(seen.map((request) => request.headers.authorization)).toEqual(['Bearer stale', 'Bearer fresh', 'Bearer fresh'])
+    expect(errors.map((error) => [error.kind, error.status, error.message])).toEqual([
+      ['credentials', 403, 'HTTP 403: token expired']
+    ])
+    expect(seen.map((request) => request.headers.authorization)).toEqual([
+      'Bearer stale',
+      'Bearer fresh',
+      'Bearer fresh'
+    ])
     expect(shape.rows.size).toBe(3)
   })
 
@@ -177,8 +201,14 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
   })
 
   it('falls back from SSE to long-polling after 3 connections a buffering proxy closes at once, and says so', async () => {
-    const { url, seen } = await through((request) => (request.url.includes('live_sse=true') ? { kind: 'buffer', holdMs: 150 } : { kind: 'pass' }))
-    const shape = open({ url, live: 'sse', params: { table: 'projects', where: 'id BETWEEN 1000000031 AND 1000000033', secret: SECRET } })
+    const { url, seen } = await through((request) =>
+      request.url.includes('live_sse=true') ? { kind: 'buffer', holdMs: 150 } : { kind: 'pass' }
+    )
+    const shape = open({
+      url,
+      live: 'sse',
+      params: { table: 'projects', where: 'id BETWEEN 1000000031 AND 1000000033', secret: SECRET }
+    })
     void shape.start()
     await waitFor(() => shape.stream.current.sseFellBack, 'the fallback', 20_000)
     expect(shape.stream.current.liveMode).toBe('long-poll')
@@ -186,7 +216,10 @@ describe('shape client: errors, credentials, backoff and SSE fallback', () => {
     const warning = shape.stream.recorder.entries.find((entry) => entry.type === 'note' && /buffering/.test(entry.text))
     expect(warning).toBeTruthy()
     await server.pool.query(`UPDATE projects SET name = 'Via long-poll' WHERE id = 1000000032`)
-    await waitFor(() => shape.rows.get('"public"."projects"/"1000000032"')?.name === 'Via long-poll', 'the change over long-poll')
+    await waitFor(
+      () => shape.rows.get('"public"."projects"/"1000000032"')?.name === 'Via long-poll',
+      'the change over long-poll'
+    )
     const afterFallback = shape.stream.recorder.exchanges.filter((exchange) => exchange.request.live === 'long-poll')
     expect(afterFallback.length).toBeGreaterThan(0)
     expect(afterFallback.every((exchange) => !exchange.request.url.includes('live_sse'))).toBe(true)

@@ -21,7 +21,10 @@ describe('saved shapes store', () => {
       target: {
         kind: 'custom',
         url: 'https://example.com/v1/shape',
-        headers: [{ name: 'Authorization', value: 'Bearer token-of-the-test-user' }, { name: 'x-tenant', value: 't1' }],
+        headers: [
+          { name: 'Authorization', value: 'Bearer token-of-the-test-user' },
+          { name: 'x-tenant', value: 't1' }
+        ],
         params: [{ name: 'secret', value: 's3cr3t' }]
       }
     })
@@ -34,11 +37,17 @@ describe('saved shapes store', () => {
     const replaced = await store.save(input('open issues', "status = 'done'"))
     expect(replaced.id).toBe(first.id)
     const listed = await store.list()
-    expect(listed.map((shape) => [shape.name, shape.definition.where])).toEqual([['open issues', "status = 'done'"], ['other', '']])
+    expect(listed.map((shape) => [shape.name, shape.definition.where])).toEqual([
+      ['open issues', "status = 'done'"],
+      ['other', '']
+    ])
     expect(listed[0]?.target).toEqual({
       kind: 'custom',
       url: 'https://example.com/v1/shape',
-      headers: [{ name: 'Authorization', value: '', redacted: true }, { name: 'x-tenant', value: 't1', redacted: false }],
+      headers: [
+        { name: 'Authorization', value: '', redacted: true },
+        { name: 'x-tenant', value: 't1', redacted: false }
+      ],
       params: [{ name: 'secret', value: '', redacted: true }]
     })
     const text = await readFile(file, 'utf8')

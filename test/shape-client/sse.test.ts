@@ -12,7 +12,9 @@ describe('SseParser', () => {
 
   it('joins multi-line data, ignores other fields, and flushes an unterminated block at the end', () => {
     const parser = new SseParser()
-    expect(parser.push('event: x\nid: 3\ndata: one\ndata:two\n\n')).toEqual([{ kind: 'data', data: 'one\ntwo', raw: 'event: x\nid: 3\ndata: one\ndata:two' }])
+    expect(parser.push('event: x\nid: 3\ndata: one\ndata:two\n\n')).toEqual([
+      { kind: 'data', data: 'one\ntwo', raw: 'event: x\nid: 3\ndata: one\ndata:two' }
+    ])
     expect(parser.push('data: tail')).toEqual([])
     expect(parser.end()).toEqual([{ kind: 'data', data: 'tail', raw: 'data: tail' }])
     expect(parser.end()).toEqual([])

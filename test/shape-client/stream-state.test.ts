@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client/client'
-import { canTransition, initialStreamState, STREAM_PHASES, StreamTransitionError, transition, type StreamPhase } from '../../src/shared/shape-client/stream-state'
+import {
+  canTransition,
+  initialStreamState,
+  STREAM_PHASES,
+  StreamTransitionError,
+  transition,
+  type StreamPhase
+} from '../../src/shared/shape-client/stream-state'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 const ALLOWED: Array<[StreamPhase, StreamPhase]> = [
@@ -48,7 +55,17 @@ const REFUSED_EXAMPLES: Array<[StreamPhase, StreamPhase]> = [
   ['failed', 'syncing']
 ]
 
-const fields = { brand: null, handle: null, offset: '-1', cursor: null, schema: null, upToDate: false, liveMode: 'long-poll', sseFellBack: false, error: null } as const
+const fields = {
+  brand: null,
+  handle: null,
+  offset: '-1',
+  cursor: null,
+  schema: null,
+  upToDate: false,
+  liveMode: 'long-poll',
+  sseFellBack: false,
+  error: null
+} as const
 
 describe('shape stream state: the transition table', () => {
   it('allows exactly the listed transitions', () => {

@@ -10,7 +10,13 @@ const key = (id: number) => `"public"."tasks"/"${id}"`
 const taskRow = (id: number, project: string, extra: Record<string, unknown> = {}): Message => ({
   key: key(id),
   value: { id: String(id), project_id: project },
-  headers: { operation: 'insert', relation: ['public', 'tasks'], tags: [hash(project)], active_conditions: [true], ...extra }
+  headers: {
+    operation: 'insert',
+    relation: ['public', 'tasks'],
+    tags: [hash(project)],
+    active_conditions: [true],
+    ...extra
+  }
 })
 const upToDate: Message = { headers: { control: 'up-to-date', global_last_seen_lsn: '2000' } }
 
@@ -39,7 +45,12 @@ function answer(brand: HeaderBrand, index: number, live: 'long-poll' | 'sse'): P
     const body = messages.map((message) => `data: ${JSON.stringify(message)}\n\n`).join('')
     return { kind: 'respond', status: 200, headers: { ...headers, 'content-type': 'text/event-stream' }, body }
   }
-  return { kind: 'respond', status: 200, headers: { ...headers, [`${brand}-up-to-date`]: '' }, body: JSON.stringify(messages) }
+  return {
+    kind: 'respond',
+    status: 200,
+    headers: { ...headers, [`${brand}-up-to-date`]: '' },
+    body: JSON.stringify(messages)
+  }
 }
 
 describe.each([
@@ -57,7 +68,12 @@ describe.each([
 
   it('drops the rows a move-out names and adds the move-in rows once', async () => {
     proxy = await startTestProxy('http://127.0.0.1:9/v1/shape', (_request, index) => answer(brand, index, live))
-    shape = new Shape({ url: proxy.url, params: { table: 'tasks', where: 'project_id IN (SELECT id FROM projects WHERE NOT archived)' }, live, sseMinConnectionMs: 0 })
+    shape = new Shape({
+      url: proxy.url,
+      params: { table: 'tasks', where: 'project_id IN (SELECT id FROM projects WHERE NOT archived)' },
+      live,
+      sseMinConnectionMs: 0
+    })
     const kinds: string[] = []
     shape.subscribe((changes) => kinds.push(...changes.map((change) => change.kind)))
     void shape.start()

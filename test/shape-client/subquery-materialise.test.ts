@@ -6,17 +6,31 @@ import { isIncluded, satisfiedDisjuncts } from '../../src/shared/shape-client/ta
 
 // Messages exactly as /work/shared/notes/subqueries.md §2 puts them on the wire, for
 // tasks WHERE project_id IN (SELECT id FROM projects WHERE NOT archived) [OR owner_id = $1].
-const hash = (value: string | null) => createHash('md5').update(`stack-1handle-1${value === null ? 'NULL' : `v:${value}`}`).digest('hex')
+const hash = (value: string | null) =>
+  createHash('md5')
+    .update(`stack-1handle-1${value === null ? 'NULL' : `v:${value}`}`)
+    .digest('hex')
 const P1 = hash('1')
 const P2 = hash('2')
 const key = (id: number) => `"public"."tasks"/"${id}"`
-const row = (id: number, project: string | null, owner = 'u9') => ({ id: String(id), project_id: project, owner_id: owner, status: 'todo' })
+const row = (id: number, project: string | null, owner = 'u9') => ({
+  id: String(id),
+  project_id: project,
+  owner_id: owner,
+  status: 'todo'
+})
 
 type Headers = Record<string, unknown>
 const snapshotRow = (id: number, project: string | null, headers: Headers = {}): Message => ({
   key: key(id),
   value: row(id, project),
-  headers: { operation: 'insert', relation: ['public', 'tasks'], tags: [hash(project)], active_conditions: [true], ...headers }
+  headers: {
+    operation: 'insert',
+    relation: ['public', 'tasks'],
+    tags: [hash(project)],
+    active_conditions: [true],
+    ...headers
+  }
 })
 const moveInRow = (id: number, project: string, headers: Headers = {}): Message =>
   snapshotRow(id, project, { is_move_in: true, ...headers })
@@ -54,7 +68,16 @@ describe('MaterialisedShape on a subquery shape', () => {
   it('adds a move-in’s rows once, after its event, up to snapshot-end', () => {
     const shape = new MaterialisedShape({ log: 'full' })
     shape.apply(wire([snapshotRow(1, '1'), upToDate]))
-    const changes = shape.apply(wire([event('move-in', [{ pos: 0, value: P2 }], 813), moveInRow(2, '2'), moveInRow(3, '2'), moveInRow(4, '2'), snapshotEnd, upToDate]))
+    const changes = shape.apply(
+      wire([
+        event('move-in', [{ pos: 0, value: P2 }], 813),
+        moveInRow(2, '2'),
+        moveInRow(3, '2'),
+        moveInRow(4, '2'),
+        snapshotEnd,
+        upToDate
+      ])
+    )
     expect(changes.map((change) => change.kind)).toEqual(['insert', 'insert', 'insert'])
     expect(keys(shape)).toEqual([key(1), key(2), key(3), key(4)])
     // And the moved-in rows leave again with their value.
@@ -67,7 +90,12 @@ describe('MaterialisedShape on a subquery shape', () => {
     const orRow = (id: number, project: string, ownerMatches: boolean): Message => ({
       key: key(id),
       value: row(id, project, ownerMatches ? 'u1' : 'u9'),
-      headers: { operation: 'insert', relation: ['public', 'tasks'], tags: [`${hash(project)}/`, '/1'], active_conditions: [true, ownerMatches] }
+      headers: {
+        operation: 'insert',
+        relation: ['public', 'tasks'],
+        tags: [`${hash(project)}/`, '/1'],
+        active_conditions: [true, ownerMatches]
+      }
     })
     const shape = new MaterialisedShape({ log: 'full' })
     shape.apply(wire([orRow(1, '1', true), orRow(2, '1', false), upToDate]))
@@ -84,7 +112,23 @@ describe('MaterialisedShape on a subquery shape', () => {
   it('follows a row whose linking column changed: removed_tags leave the index, the new tag is what a move-out matches', () => {
     const shape = new MaterialisedShape({ log: 'full' })
     shape.apply(wire([snapshotRow(1, '1'), upToDate]))
-    shape.apply(wire([{ key: key(1), value: { id: '1', project_id: '2' }, headers: { operation: 'update', tags: [P2], removed_tags: [P1], active_conditions: [true], lsn: '1300', op_position: 0, txids: [900] } }]))
+    shape.apply(
+      wire([
+        {
+          key: key(1),
+          value: { id: '1', project_id: '2' },
+          headers: {
+            operation: 'update',
+            tags: [P2],
+            removed_tags: [P1],
+            active_conditions: [true],
+            lsn: '1300',
+            op_position: 0,
+            txids: [900]
+          }
+        }
+      ])
+    )
     expect(shape.apply(wire([event('move-out', [{ pos: 0, value: P1 }])]))).toEqual([])
     expect(keys(shape)).toEqual([key(1)])
     // An update that carries no tags keeps the row's.
@@ -139,7 +183,16 @@ describe('MaterialisedShape on a subquery shape', () => {
     const shape = new MaterialisedShape({ log: 'full' })
     shape.apply(wire([snapshotRow(1, '1')]))
     // A PK-changing update's delete carries new ++ removed tags; the insert the new ones.
-    shape.apply(wire([{ key: key(1), value: { id: '1' }, headers: { operation: 'delete', tags: [P2, P1], active_conditions: [true] } }, snapshotRow(1, '2')]))
+    shape.apply(
+      wire([
+        {
+          key: key(1),
+          value: { id: '1' },
+          headers: { operation: 'delete', tags: [P2, P1], active_conditions: [true] }
+        },
+        snapshotRow(1, '2')
+      ])
+    )
     shape.apply(wire([event('move-out', [{ pos: 0, value: P1 }])]))
     expect(keys(shape)).toEqual([key(1)])
     shape.apply(wire([{ headers: { control: 'must-refetch' } }, snapshotRow(1, '3')]))
@@ -152,11 +205,15 @@ describe('MaterialisedShape on a subquery shape', () => {
     expect(isIncluded({ tags: [['a', '']], activeConditions: [false, false] })).toBe(false)
     const shape = new MaterialisedShape({ log: 'full' })
     shape.apply(wire([{ key: key(1), value: row(1, '1'), headers: { operation: 'insert' } }]))
-    expect(shape.apply(wire([{ headers: { event: 'something-new' } }, event('move-out', [{ pos: 0, value: P1 }])]))).toEqual([])
+    expect(
+      shape.apply(wire([{ headers: { event: 'something-new' } }, event('move-out', [{ pos: 0, value: P1 }])]))
+    ).toEqual([])
     expect(keys(shape)).toEqual([key(1)])
   })
 
   it('refuses a move event whose patterns are not {pos, value}', () => {
-    expect(() => wire([{ headers: { event: 'move-out', patterns: [{ pos: '0', value: P1 }] } } as unknown as Message])).toThrow()
+    expect(() =>
+      wire([{ headers: { event: 'move-out', patterns: [{ pos: '0', value: P1 }] } } as unknown as Message])
+    ).toThrow()
   })
 })

@@ -1,10 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fetchSubset, ShapeRecorder, SnapshotTracker, type ChangeMessage, type SubsetMethod } from '../../src/shared/shape-client'
+import {
+  fetchSubset,
+  ShapeRecorder,
+  SnapshotTracker,
+  type ChangeMessage,
+  type SubsetMethod
+} from '../../src/shared/shape-client'
 import { widenXid } from '../../src/shared/xid-snapshot'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { syncToEnd } from '../support/shape-http'
 
-const change = (key: string, xid: number, lsn = '100'): ChangeMessage => ({ key, value: {}, headers: { operation: 'update', txids: [xid], lsn, op_position: 0 } })
+const change = (key: string, xid: number, lsn = '100'): ChangeMessage => ({
+  key,
+  value: {},
+  headers: { operation: 'update', txids: [xid], lsn, op_position: 0 }
+})
 
 describe('SnapshotTracker', () => {
   const metadata = { xmin: '100', xmax: '110', xip_list: ['104', '107'], database_lsn: '5000', snapshot_mark: 1 }
@@ -47,32 +57,45 @@ describe('subset requests against the server', () => {
 
   const shapeParams = { table: 'issues', where: 'project_id = 1000000005', log: 'changes_only' }
 
-  it.each(['POST', 'GET'] as const)('fetches a page of rows with %s and records the exchange', async (method: SubsetMethod) => {
-    const synced = await syncToEnd(server.url, shapeParams)
-    const recorder = new ShapeRecorder()
-    const result = await fetchSubset(
-      {
-        url: `${server.url}/v1/shape`,
-        params: { ...shapeParams, handle: synced.handle, offset: synced.offset },
-        headers: {},
-        subset: { where: 'priority >= $1', params: { '1': '2' }, orderBy: 'id DESC', limit: 3 },
-        method
-      },
-      { recorder }
-    )
-    const expected = await server.pool.query<{ id: string }>('SELECT id::text AS id FROM issues WHERE project_id = 1000000005 AND priority >= 2 ORDER BY issues.id DESC LIMIT 3')
-    expect(result.rows.map((row) => row.value.id)).toEqual(expected.rows.map((row) => row.id))
-    expect(result.rows.every((row) => row.headers.snapshot_mark === result.metadata.snapshot_mark)).toBe(true)
-    expect(result.handle).toBe(synced.handle)
-    expect(result.offset).toBe(synced.offset)
-    expect(recorder.exchanges[0]?.request.method).toBe(method)
-    expect(recorder.exchanges[0]?.response?.status).toBe(200)
-  })
+  it.each(['POST', 'GET'] as const)(
+    'fetches a page of rows with %s and records the exchange',
+    async (method: SubsetMethod) => {
+      const synced = await syncToEnd(server.url, shapeParams)
+      const recorder = new ShapeRecorder()
+      const result = await fetchSubset(
+        {
+          url: `${server.url}/v1/shape`,
+          params: { ...shapeParams, handle: synced.handle, offset: synced.offset },
+          headers: {},
+          subset: { where: 'priority >= $1', params: { '1': '2' }, orderBy: 'id DESC', limit: 3 },
+          method
+        },
+        { recorder }
+      )
+      const expected = await server.pool.query<{ id: string }>(
+        'SELECT id::text AS id FROM issues WHERE project_id = 1000000005 AND priority >= 2 ORDER BY issues.id DESC LIMIT 3'
+      )
+      expect(result.rows.map((row) => row.value.id)).toEqual(expected.rows.map((row) => row.id))
+      expect(result.rows.every((row) => row.headers.snapshot_mark === result.metadata.snapshot_mark)).toBe(true)
+      expect(result.handle).toBe(synced.handle)
+      expect(result.offset).toBe(synced.offset)
+      expect(recorder.exchanges[0]?.request.method).toBe(method)
+      expect(recorder.exchanges[0]?.response?.status).toBe(200)
+    }
+  )
 
   it('refuses an invalid subset before sending it, and reports the server’s 400', async () => {
-    const request = { url: `${server.url}/v1/shape`, params: { ...shapeParams, offset: '-1' }, headers: {}, method: 'POST' as const }
+    const request = {
+      url: `${server.url}/v1/shape`,
+      params: { ...shapeParams, offset: '-1' },
+      headers: {},
+      method: 'POST' as const
+    }
     await expect(fetchSubset({ ...request, subset: { limit: 3 } })).rejects.toThrow(/orderBy is required/)
-    await expect(fetchSubset({ ...request, subset: { where: 'secret = 1' } })).rejects.toMatchObject({ kind: 'client', status: 400 })
+    await expect(fetchSubset({ ...request, subset: { where: 'secret = 1' } })).rejects.toMatchObject({
+      kind: 'client',
+      status: 400
+    })
   })
 
   it('tells which concurrent transactions the snapshot holds', async () => {
@@ -92,7 +115,10 @@ describe('subset requests against the server', () => {
       })
       await writer.query('COMMIT')
       const tracker = new SnapshotTracker()
-      tracker.add(result.metadata, result.rows.map((row) => row.key))
+      tracker.add(
+        result.metadata,
+        result.rows.map((row) => row.key)
+      )
       expect(result.rows.map((row) => [row.value.id, row.value.priority])).toEqual([
         ['4', '2'],
         ['44', '5']

@@ -2,7 +2,11 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net'
 
 /** Polls until the check passes (returns a truthy value), failing with the last state after the timeout. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 15_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 15_000
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await check()
@@ -38,7 +42,10 @@ export interface TestProxy {
 }
 
 /** A small HTTP proxy on 127.0.0.1 in front of the real server that can inject failures and buffer responses. */
-export async function startTestProxy(upstream: string, decide: (request: SeenRequest, index: number) => ProxyAction): Promise<TestProxy> {
+export async function startTestProxy(
+  upstream: string,
+  decide: (request: SeenRequest, index: number) => ProxyAction
+): Promise<TestProxy> {
   const seen: SeenRequest[] = []
   const target = new URL(upstream)
   const server: Server = createServer((req, res) => {
@@ -47,7 +54,8 @@ export async function startTestProxy(upstream: string, decide: (request: SeenReq
     const action = decide(entry, seen.length - 1)
     if (action.kind === 'reset') return req.socket.destroy()
     if (action.kind === 'hang') return
-    if (action.kind === 'respond') return res.writeHead(action.status, { 'content-type': 'application/json', ...action.headers }).end(action.body)
+    if (action.kind === 'respond')
+      return res.writeHead(action.status, { 'content-type': 'application/json', ...action.headers }).end(action.body)
     forward(req, res, target, action.kind === 'buffer' ? action.holdMs : null)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -65,27 +73,30 @@ export async function startTestProxy(upstream: string, decide: (request: SeenReq
 
 function forward(req: IncomingMessage, res: ServerResponse, target: URL, holdMs: number | null): void {
   const headers = { ...req.headers, host: target.host }
-  const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (response) => {
-    if (holdMs === null) {
-      res.writeHead(response.statusCode ?? 502, response.headers)
-      response.pipe(res)
-      return
+  const upstream = httpRequest(
+    { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+    (response) => {
+      if (holdMs === null) {
+        res.writeHead(response.statusCode ?? 502, response.headers)
+        response.pipe(res)
+        return
+      }
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      const flush = () => {
+        if (res.writableEnded) return
+        const body = Buffer.concat(chunks)
+        const { 'transfer-encoding': _chunked, ...rest } = response.headers
+        res.writeHead(response.statusCode ?? 502, { ...rest, 'content-length': String(body.length) }).end(body)
+        upstream.destroy()
+      }
+      const timer = setTimeout(flush, holdMs)
+      response.on('end', () => {
+        clearTimeout(timer)
+        flush()
+      })
     }
-    const chunks: Buffer[] = []
-    response.on('data', (chunk: Buffer) => chunks.push(chunk))
-    const flush = () => {
-      if (res.writableEnded) return
-      const body = Buffer.concat(chunks)
-      const { 'transfer-encoding': _chunked, ...rest } = response.headers
-      res.writeHead(response.statusCode ?? 502, { ...rest, 'content-length': String(body.length) }).end(body)
-      upstream.destroy()
-    }
-    const timer = setTimeout(flush, holdMs)
-    response.on('end', () => {
-      clearTimeout(timer)
-      flush()
-    })
-  })
+  )
   upstream.on('error', () => res.destroy())
   res.on('close', () => upstream.destroy())
   req.pipe(upstream)

@@ -27,7 +27,9 @@ describe('write generator', () => {
 
   it('knows which writes a table allows', () => {
     expect(randomWriteSql(table('issue_watchers'), 'insert')).toBeNull()
-    expect(randomWriteSql(table('UserSettings'), 'update', () => 0)).toMatch(/^UPDATE "UserSettings" SET "darkMode" = coalesce\(NOT "darkMode", true\)/)
+    expect(randomWriteSql(table('UserSettings'), 'update', () => 0)).toMatch(
+      /^UPDATE "UserSettings" SET "darkMode" = coalesce\(NOT "darkMode", true\)/
+    )
     expect(randomWriteSql(table('users'), 'insert')).toContain('gen_random_uuid()')
   })
 
@@ -37,7 +39,11 @@ describe('write generator', () => {
     await waitFor(() => shape.stream.current.phase === 'live', 'the users shape going live')
     const before = await count('users')
     expect(shape.rows.size).toBe(before)
-    expect(await writes({ table: 'users', count: 4, kinds: ['insert'] })).toEqual({ applied: { insert: 4, update: 0, delete: 0 }, failed: 0, errors: [] })
+    expect(await writes({ table: 'users', count: 4, kinds: ['insert'] })).toEqual({
+      applied: { insert: 4, update: 0, delete: 0 },
+      failed: 0,
+      errors: []
+    })
     await waitFor(() => shape.rows.size === before + 4, 'the inserted users')
     const updated = await writes({ table: 'issues', count: 5, kinds: ['update'] })
     expect(updated.applied.update).toBe(5)
@@ -48,7 +54,12 @@ describe('write generator', () => {
     const report = await writes({ table: 'projects', count: 3, kinds: ['delete'] })
     expect(report.failed).toBe(3)
     expect(report.errors[0]).toMatch(/foreign key/)
-    const unknown = await server.app.dispatch('shapesWorkbench.randomWrites', { schema: 'public', table: 'nope', count: 1, kinds: ['update'] })
+    const unknown = await server.app.dispatch('shapesWorkbench.randomWrites', {
+      schema: 'public',
+      table: 'nope',
+      count: 1,
+      kinds: ['update']
+    })
     expect(unknown).toMatchObject({ ok: false, status: 400, body: { error: { code: 'unknown_table' } } })
     const cannot = await writes({ table: 'issue_watchers', count: 1, kinds: ['insert'] })
     expect(cannot.errors[0]).toMatch(/cannot insert rows of issue_watchers/)

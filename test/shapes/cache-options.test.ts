@@ -27,10 +27,20 @@ describe.each(['service', 'electric'] as const)('--cache-max-age / --cache-stale
     const handle = initial.header('@handle') ?? ''
     const catchUp = await get(server.url, { ...shape, offset: initial.header('@offset') ?? '', handle }, {}, brand)
     expect(catchUp.status).toBe(200)
-    const revalidated = await get(server.url, { ...shape, offset: initial.header('@offset') ?? '', handle }, { headers: { 'if-none-match': catchUp.header('etag') ?? '' } }, brand)
+    const revalidated = await get(
+      server.url,
+      { ...shape, offset: initial.header('@offset') ?? '', handle },
+      { headers: { 'if-none-match': catchUp.header('etag') ?? '' } },
+      brand
+    )
     expect(revalidated.status).toBe(304)
     const now = await get(server.url, { ...shape, offset: 'now' }, {}, brand)
-    const live = await get(server.url, { ...shape, offset: catchUp.header('@offset') ?? '', handle, live: 'true' }, {}, brand)
+    const live = await get(
+      server.url,
+      { ...shape, offset: catchUp.header('@offset') ?? '', handle, live: 'true' },
+      {},
+      brand
+    )
     return [initial, catchUp, revalidated, now, live].map((response) => response.header('cache-control'))
   }
 
@@ -56,10 +66,15 @@ describe.each(['service', 'electric'] as const)('--cache-max-age / --cache-stale
 describe('parsing the cache options', () => {
   it('takes whole seconds, defaults to 60 and 300, and names a bad value', () => {
     expect(parseServeOptions([])).toMatchObject({ cacheMaxAge: 60, cacheStaleAge: 300 })
-    expect(parseServeOptions(['--cache-max-age', '0', '--cache-stale-age', '86400'])).toMatchObject({ cacheMaxAge: 0, cacheStaleAge: 86400 })
+    expect(parseServeOptions(['--cache-max-age', '0', '--cache-stale-age', '86400'])).toMatchObject({
+      cacheMaxAge: 0,
+      cacheStaleAge: 86400
+    })
     expect(() => parseServeOptions(['--cache-max-age', 'soon'])).toThrow('--cache-max-age must be a number of seconds')
     expect(() => parseServeOptions(['--cache-stale-age=-1'])).toThrow('--cache-stale-age must be 0 or more seconds')
-    expect(() => parseServeOptions(['--cache-max-age', '1.5'])).toThrow('--cache-max-age must be a whole number of seconds')
+    expect(() => parseServeOptions(['--cache-max-age', '1.5'])).toThrow(
+      '--cache-max-age must be a whole number of seconds'
+    )
     expect(() => parseServeOptions(['--cache-max-age', '99999999'])).toThrow('--cache-max-age must be at most a year')
   })
 })

@@ -24,7 +24,11 @@ describe('catalog: one query for tables and columns', () => {
 
   beforeAll(async () => {
     database = await startTestPostgres()
-    textPool = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    textPool = new pg.Pool({
+      connectionString: database.url,
+      max: 2,
+      types: { getTypeParser: () => (value: string) => value }
+    })
     ignoreConnectionErrors(textPool)
     parsedClient = new pg.Client({ connectionString: database.url })
     await parsedClient.connect()
@@ -41,10 +45,19 @@ describe('catalog: one query for tables and columns', () => {
       const info = await readTableInfo(db, 'Odd "Schema"', 'Mixed Case')
       expect(info.columns.map((column) => column.name)).toEqual(['b', 'a', 'm', 'tags', 'twice'])
       expect(info.keyColumns).toEqual(['a', 'b'])
-      expect(info.columns.find((column) => column.name === 'tags')).toMatchObject({ type: 'varchar', isArray: true, dims: 1, typmod: 24 })
+      expect(info.columns.find((column) => column.name === 'tags')).toMatchObject({
+        type: 'varchar',
+        isArray: true,
+        dims: 1,
+        typmod: 24
+      })
       expect(info.columns.find((column) => column.name === 'a')).toMatchObject({ notNull: true, pkIndex: 0 })
       expect(info.columns.find((column) => column.name === 'twice')).toMatchObject({ generated: true })
-      expect(info.columnTypes.m).toEqual({ type: 'mood', category: 'enum', enumLabels: ['sad, really', 'ok', 'say "hi"'] })
+      expect(info.columnTypes.m).toEqual({
+        type: 'mood',
+        category: 'enum',
+        enumLabels: ['sad, really', 'ok', 'say "hi"']
+      })
       // generated columns are not replicated, so the fingerprint leaves them out (and never saw the dropped one)
       expect(info.fingerprint).not.toContain('twice')
       expect(info.fingerprint).not.toContain('gone')
@@ -52,7 +65,11 @@ describe('catalog: one query for tables and columns', () => {
   })
 
   it('reads a table without columns and a partitioned table, and refuses views and missing tables', async () => {
-    expect(await readTableInfo(textPool, 'public', 'empty')).toMatchObject({ columns: [], keyColumns: [], hasPrimaryKey: false })
+    expect(await readTableInfo(textPool, 'public', 'empty')).toMatchObject({
+      columns: [],
+      keyColumns: [],
+      hasPrimaryKey: false
+    })
     expect(await readTableInfo(textPool, 'public', 'parent')).toMatchObject({ keyColumns: ['id'], hasPrimaryKey: true })
     await expect(readTableInfo(textPool, 'public', 'a_view')).rejects.toThrow(TableNotFoundError)
     await expect(readTableInfo(textPool, 'public', 'nope')).rejects.toThrow('Table "public"."nope" does not exist')
@@ -61,11 +78,25 @@ describe('catalog: one query for tables and columns', () => {
 
   it('lists every user table for the database page from the same query', async () => {
     const tables = await listTables(textPool)
-    expect(tables.map((table) => table.qualifiedName).sort()).toEqual(['"Odd ""Schema"""."Mixed Case"', 'empty', 'parent'])
+    expect(tables.map((table) => table.qualifiedName).sort()).toEqual([
+      '"Odd ""Schema"""."Mixed Case"',
+      'empty',
+      'parent'
+    ])
     const mixed = tables.find((table) => table.name === 'Mixed Case')
     expect(mixed?.primaryKey).toEqual(['b', 'a'])
-    expect(mixed?.columns.find((column) => column.name === 'a')).toEqual({ name: 'a', type: 'text', nullable: false, isPrimaryKey: true, default: "'x'::text" })
-    expect(mixed?.columns.find((column) => column.name === 'tags')).toMatchObject({ type: 'character varying(20)[]', nullable: true, isPrimaryKey: false })
+    expect(mixed?.columns.find((column) => column.name === 'a')).toEqual({
+      name: 'a',
+      type: 'text',
+      nullable: false,
+      isPrimaryKey: true,
+      default: "'x'::text"
+    })
+    expect(mixed?.columns.find((column) => column.name === 'tags')).toMatchObject({
+      type: 'character varying(20)[]',
+      nullable: true,
+      isPrimaryKey: false
+    })
     expect(tables.find((table) => table.name === 'empty')).toMatchObject({ columns: [], primaryKey: [], rowCount: 0 })
   })
 })

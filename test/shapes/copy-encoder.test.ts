@@ -6,13 +6,47 @@ import { InsertEncoder } from '../../src/main/shapes/storage/messages'
 import { parseCopyLine } from '../../src/main/shapes/definition/row-sql'
 import type { TableColumn, TableInfo } from '../../src/main/shapes/definition/table-info'
 
-const column = (name: string, type: string, pkIndex: number | null = null): TableColumn => ({ name, type, typeOid: 0, isArray: false, dims: 0, typmod: -1, notNull: false, generated: false, pkIndex })
+const column = (name: string, type: string, pkIndex: number | null = null): TableColumn => ({
+  name,
+  type,
+  typeOid: 0,
+  isArray: false,
+  dims: 0,
+  typmod: -1,
+  notNull: false,
+  generated: false,
+  pkIndex
+})
 
 /** A table `"we/ird"."t.a""b"` keyed by (`k/1`, `k2`), with a text, a boolean and a text[] column. */
 function definition(): ResolvedShape {
-  const columns = [column('k/1', 'text', 0), column('note', 'text'), column('done', 'bool'), { ...column('tags', 'text'), isArray: true, dims: 1 }, column('k2', 'int4', 1)]
-  const table: TableInfo = { oid: 1, schema: 'we/ird', name: 't.a"b', columns, keyColumns: ['k/1', 'k2'], hasPrimaryKey: true, columnTypes: {} as TableInfo['columnTypes'], fingerprint: 'f' }
-  return { input: {} as ResolvedShape['input'], table, columns: ['k/1', 'note', 'done', 'tags', 'k2'], queryable: null, where: null, replica: 'default', log: 'full', identity: 'i' }
+  const columns = [
+    column('k/1', 'text', 0),
+    column('note', 'text'),
+    column('done', 'bool'),
+    { ...column('tags', 'text'), isArray: true, dims: 1 },
+    column('k2', 'int4', 1)
+  ]
+  const table: TableInfo = {
+    oid: 1,
+    schema: 'we/ird',
+    name: 't.a"b',
+    columns,
+    keyColumns: ['k/1', 'k2'],
+    hasPrimaryKey: true,
+    columnTypes: {} as TableInfo['columnTypes'],
+    fingerprint: 'f'
+  }
+  return {
+    input: {} as ResolvedShape['input'],
+    table,
+    columns: ['k/1', 'note', 'done', 'tags', 'k2'],
+    queryable: null,
+    where: null,
+    replica: 'default',
+    log: 'full',
+    identity: 'i'
+  }
 }
 
 const LINES = [
@@ -40,13 +74,42 @@ function randomLines(count: number, seed: number): string[] {
     state = (state + 0x6d2b79f5) | 0
     let t = Math.imul(state ^ (state >>> 15), 1 | state)
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * limit | 0
+    return ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * limit) | 0
   }
-  const pieces = ['a', 'Z', '9', ' ', '-', '.', ',', '(', '"', '/', '//', '\\\\', '\\t', '\\n', '\\r', '\\b', '\\f', '\\v', '\u0001', '\u001f', 'é', '日本', '🎉', '{', '}']
-  const field = () => (next(10) === 0 ? '\\N' : Array.from({ length: next(8) }, () => pieces[next(pieces.length)]).join(''))
+  const pieces = [
+    'a',
+    'Z',
+    '9',
+    ' ',
+    '-',
+    '.',
+    ',',
+    '(',
+    '"',
+    '/',
+    '//',
+    '\\\\',
+    '\\t',
+    '\\n',
+    '\\r',
+    '\\b',
+    '\\f',
+    '\\v',
+    '\u0001',
+    '\u001f',
+    'é',
+    '日本',
+    '🎉',
+    '{',
+    '}'
+  ]
+  const field = () =>
+    next(10) === 0 ? '\\N' : Array.from({ length: next(8) }, () => pieces[next(pieces.length)]).join('')
   return Array.from({ length: count }, () => {
     const fields = next(20) === 0 ? 4 + next(3) * 2 - 1 : 5
-    return Array.from({ length: fields }, (_, index) => (index === 2 ? ['t', 'f', '\\N', 'x'][next(4)] : field())).join('\t')
+    return Array.from({ length: fields }, (_, index) => (index === 2 ? ['t', 'f', '\\N', 'x'][next(4)] : field())).join(
+      '\t'
+    )
   })
 }
 
@@ -59,7 +122,9 @@ describe('CopyEncoder', () => {
     expect(rows).toHaveLength(LINES.length)
     expect(encoded.rowEnds).toHaveLength(LINES.length)
     expect(encoded.rowEnds.at(-1)).toBe(encoded.data.length)
-    rows.forEach((row, index) => expect(JSON.parse(row), LINES[index]).toEqual(JSON.parse(general.encode(parseCopyLine(LINES[index] as string)))))
+    rows.forEach((row, index) =>
+      expect(JSON.parse(row), LINES[index]).toEqual(JSON.parse(general.encode(parseCopyLine(LINES[index] as string))))
+    )
   })
 
   it('agrees with the general encoder on random lines, in one batch and line by line', () => {
@@ -67,7 +132,11 @@ describe('CopyEncoder', () => {
     const general = new InsertEncoder(shape)
     const encoder = new CopyEncoder(shape)
     const lines = randomLines(2000, 7)
-    const batch = encoder.encode(Buffer.from(lines.map((line) => `${line}\n`).join(''))).data.toString().split('\n').slice(0, -1)
+    const batch = encoder
+      .encode(Buffer.from(lines.map((line) => `${line}\n`).join('')))
+      .data.toString()
+      .split('\n')
+      .slice(0, -1)
     expect(batch).toHaveLength(lines.length)
     lines.forEach((line, index) => {
       const expected = JSON.parse(general.encode(parseCopyLine(line)))
@@ -80,11 +149,17 @@ describe('CopyEncoder', () => {
     const shape = definition()
     const general = new InsertEncoder(shape)
     const controls = '\u0001'.repeat(50)
-    const lines = Array.from({ length: 300 }, (_, index) => (index % 3 === 0 ? `k${index}\tplain\tt\t{}\t${index}` : `${controls}${index}\t${controls}\tf\t{}\t${index}`))
+    const lines = Array.from({ length: 300 }, (_, index) =>
+      index % 3 === 0 ? `k${index}\tplain\tt\t{}\t${index}` : `${controls}${index}\t${controls}\tf\t{}\t${index}`
+    )
     const encoded = new CopyEncoder(shape).encode(Buffer.from(lines.map((line) => `${line}\n`).join('')))
     const rows = encoded.data.toString().split('\n').slice(0, -1)
-    expect(Array.from(encoded.rowEnds, (end, index) => end - (index === 0 ? 0 : (encoded.rowEnds[index - 1] as number)))).toEqual(rows.map((row) => Buffer.byteLength(row) + 1))
-    rows.forEach((row, index) => expect(JSON.parse(row)).toEqual(JSON.parse(general.encode(parseCopyLine(lines[index] as string)))))
+    expect(
+      Array.from(encoded.rowEnds, (end, index) => end - (index === 0 ? 0 : (encoded.rowEnds[index - 1] as number)))
+    ).toEqual(rows.map((row) => Buffer.byteLength(row) + 1))
+    rows.forEach((row, index) =>
+      expect(JSON.parse(row)).toEqual(JSON.parse(general.encode(parseCopyLine(lines[index] as string))))
+    )
   })
 
   it('writes keys with `/` doubled and booleans as true/false', () => {

@@ -28,7 +28,10 @@ async function copyLines(client: pg.PoolClient, sql: string): Promise<{ lines: s
 describe('CopyOut', () => {
   it('yields every line of a COPY, in order, and leaves the connection usable', async () => {
     await withClient(async (client) => {
-      const { lines, batches } = await copyLines(client, 'COPY (SELECT g, repeat(chr(65 + g % 26), g % 50) FROM generate_series(1, 50000) g) TO STDOUT')
+      const { lines, batches } = await copyLines(
+        client,
+        'COPY (SELECT g, repeat(chr(65 + g % 26), g % 50) FROM generate_series(1, 50000) g) TO STDOUT'
+      )
       expect(lines).toHaveLength(50000)
       expect(batches).toBeGreaterThan(1)
       lines.forEach((line, index) => {
@@ -40,21 +43,30 @@ describe('CopyOut', () => {
 
   it('reassembles rows larger than one socket read', async () => {
     await withClient(async (client) => {
-      const { lines } = await copyLines(client, "COPY (SELECT g, repeat('x', 300000 + g) FROM generate_series(1, 12) g) TO STDOUT")
-      expect(lines.map((line) => line.length)).toEqual(Array.from({ length: 12 }, (_, i) => `${i + 1}\t`.length + 300001 + i))
+      const { lines } = await copyLines(
+        client,
+        "COPY (SELECT g, repeat('x', 300000 + g) FROM generate_series(1, 12) g) TO STDOUT"
+      )
+      expect(lines.map((line) => line.length)).toEqual(
+        Array.from({ length: 12 }, (_, i) => `${i + 1}\t`.length + 300001 + i)
+      )
     })
   })
 
   it('fails with the error Postgres raises mid-copy, and the connection recovers', async () => {
     await withClient(async (client) => {
-      await expect(copyLines(client, 'COPY (SELECT g, 1 / (20000 - g) FROM generate_series(1, 30000) g) TO STDOUT')).rejects.toThrow(/division by zero/)
+      await expect(
+        copyLines(client, 'COPY (SELECT g, 1 / (20000 - g) FROM generate_series(1, 30000) g) TO STDOUT')
+      ).rejects.toThrow(/division by zero/)
       await expect(copyLines(client, 'COPY (SELECT * FROM no_such_table) TO STDOUT')).rejects.toThrow(/does not exist/)
     })
   })
 
   it('reads and drops the rest of a copy whose consumer stops early', async () => {
     await withClient(async (client) => {
-      const copy = client.query(new CopyOut('COPY (SELECT g, repeat(\'y\', 100) FROM generate_series(1, 200000) g) TO STDOUT'))
+      const copy = client.query(
+        new CopyOut("COPY (SELECT g, repeat('y', 100) FROM generate_series(1, 200000) g) TO STDOUT")
+      )
       for await (const batch of copy.batches()) {
         expect(batch.length).toBeGreaterThan(0)
         break
@@ -79,12 +91,34 @@ function message(code: string, body: Buffer): Buffer {
 
 describe('CopyOut reading the protocol in any split', () => {
   it('gets every line and hands the bytes after CopyDone back to pg, however the reads cut the messages', async () => {
-    const lines = ['1\tshort', `2\t${'x'.repeat(200_000)}`, '3\tafter the long one', `4\t${'y'.repeat(70_000)}`, '5\tlast']
+    const lines = [
+      '1\tshort',
+      `2\t${'x'.repeat(200_000)}`,
+      '3\tafter the long one',
+      `4\t${'y'.repeat(70_000)}`,
+      '5\tlast'
+    ]
     const after = Buffer.concat([message('C', Buffer.from('COPY 5\0')), message('Z', Buffer.from('I'))])
-    const wire = Buffer.concat([message('H', Buffer.from([0, 0, 2, 0, 0, 0, 0])), ...lines.map((line) => message('d', Buffer.from(`${line}\n`))), message('N', Buffer.from('notice\0')), message('c', Buffer.alloc(0)), after])
+    const wire = Buffer.concat([
+      message('H', Buffer.from([0, 0, 2, 0, 0, 0, 0])),
+      ...lines.map((line) => message('d', Buffer.from(`${line}\n`))),
+      message('N', Buffer.from('notice\0')),
+      message('c', Buffer.alloc(0)),
+      after
+    ])
     // reads cut inside a header (1 and 3 bytes in), inside bodies, and a long message spread over several reads
     const firstLong = wire.indexOf(Buffer.from('2\tx')) - 5
-    const cuts = [3, 20, firstLong + 2, firstLong + 1000, firstLong + 65_536, firstLong + 131_072, firstLong + 196_000, wire.length - after.length - 3, wire.length - 4]
+    const cuts = [
+      3,
+      20,
+      firstLong + 2,
+      firstLong + 1000,
+      firstLong + 65_536,
+      firstLong + 131_072,
+      firstLong + 196_000,
+      wire.length - after.length - 3,
+      wire.length - 4
+    ]
     for (const splitAt of [cuts, Array.from({ length: Math.floor(wire.length / 9973) }, (_, i) => (i + 1) * 9973)]) {
       const stream = new PassThrough()
       const handedBack: Buffer[] = []

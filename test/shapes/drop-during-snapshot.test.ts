@@ -11,7 +11,9 @@ let server: TestShapeServer
 beforeAll(async () => {
   server = await startTestShapeServer({ chunkBytes: 20_000 })
   await server.pool.query('CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)')
-  await server.pool.query(`INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g`)
+  await server.pool.query(
+    `INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g`
+  )
 })
 
 afterAll(async () => {
@@ -62,8 +64,14 @@ describe('DELETE while the snapshot is being written', () => {
     expect(server.app.rooms.shapes.service()?.shapeCount).toBe(0)
     expect(bufferBytes() - before).toBeLessThan(16 * 1024 * 1024)
     const synced = await syncToEnd(server.url, SHAPE)
-    const { rows } = await server.pool.query<{ id: number; grp: number; pad: string }>('SELECT id, grp, pad FROM life WHERE grp <> 1')
-    expect(materialise(new Map(), synced.messages)).toEqual(new Map(rows.map((row) => [`"public"."life"/"${row.id}"`, { id: String(row.id), grp: String(row.grp), pad: row.pad }])))
+    const { rows } = await server.pool.query<{ id: number; grp: number; pad: string }>(
+      'SELECT id, grp, pad FROM life WHERE grp <> 1'
+    )
+    expect(materialise(new Map(), synced.messages)).toEqual(
+      new Map(
+        rows.map((row) => [`"public"."life"/"${row.id}"`, { id: String(row.id), grp: String(row.grp), pad: row.pad }])
+      )
+    )
   })
 })
 
@@ -72,7 +80,9 @@ describe('DELETE of a shape whose snapshot query is still running in Postgres', 
     await syncToEnd(server.url, { table: 'life', where: 'id < 10' })
     const waiting = () =>
       server.pool
-        .query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'syncscope-shapes' AND wait_event_type = 'Lock'")
+        .query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE application_name = 'syncscope-shapes' AND wait_event_type = 'Lock'"
+        )
         .then(({ rows }) => rows.map((row) => row.pid))
     const locker = await server.pool.connect()
     try {
@@ -92,6 +102,8 @@ describe('DELETE of a shape whose snapshot query is still running in Postgres', 
       locker.release()
     }
     const served = (handle: string) => server.app.rooms.shapes.service()?.shapeByHandle(handle) !== undefined
-    await expect.poll(async () => (await shapeFolders()).filter((handle) => !served(handle)), { timeout: 10_000, interval: 100 }).toEqual([])
+    await expect
+      .poll(async () => (await shapeFolders()).filter((handle) => !served(handle)), { timeout: 10_000, interval: 100 })
+      .toEqual([])
   })
 })

@@ -33,7 +33,11 @@ class RawConnection {
   }
 
   send(path: string, headers: Record<string, string> = {}, version = '1.1'): void {
-    const lines = [`GET ${path} HTTP/${version}`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)]
+    const lines = [
+      `GET ${path} HTTP/${version}`,
+      'Host: 127.0.0.1',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)
+    ]
     this.socket.write(`${lines.join('\r\n')}\r\n\r\n`)
   }
 
@@ -50,7 +54,18 @@ class RawConnection {
     const headEnd = this.received.indexOf('\r\n\r\n')
     if (headEnd === -1) return null
     const head = this.received.toString('latin1', 0, headEnd)
-    const headers = new Map(head.split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as [string, string]))
+    const headers = new Map(
+      head
+        .split('\r\n')
+        .slice(1)
+        .map(
+          (line) =>
+            [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()] as [
+              string,
+              string
+            ]
+        )
+    )
     const length = Number(headers.get('content-length') ?? 0)
     if (this.received.length < headEnd + 4 + length) return null
     const body = this.received.toString('utf8', headEnd + 4, headEnd + 4 + length)
@@ -79,7 +94,9 @@ afterAll(async () => {
 })
 
 const livePath = (params: Record<string, string> = {}): string => {
-  const url = new URL(shapeUrl(server.url, { table: 'fan', handle: base.handle, offset: base.offset, live: 'true', ...params }))
+  const url = new URL(
+    shapeUrl(server.url, { table: 'fan', handle: base.handle, offset: base.offset, live: 'true', ...params })
+  )
   return `${url.pathname}${url.search}`
 }
 
@@ -106,7 +123,10 @@ describe('one change, many waiting long-polls', () => {
     for (const answer of answers) {
       expect(answer.status).toBe(200)
       expect(answer.body).toBe(answers[0]?.body)
-      expect(JSON.parse(answer.body)).toMatchObject([{ headers: { operation: 'update' }, value: { id: '1' } }, { headers: { control: 'up-to-date' } }])
+      expect(JSON.parse(answer.body)).toMatchObject([
+        { headers: { operation: 'update' }, value: { id: '1' } },
+        { headers: { control: 'up-to-date' } }
+      ])
       expect(answer.headers.get('service-offset')).toBe(answers[0]?.headers.get('service-offset'))
       expect(answer.headers.get('date')).toMatch(/GMT$/)
     }
@@ -133,7 +153,8 @@ describe('one change, many waiting long-polls', () => {
     await settle()
     await change()
     const [wire, ordinary, http10] = await Promise.all([shared.response(), closing.response(), old.response()])
-    const comparable = (answer: RawResponse | undefined) => [...(answer?.headers ?? [])].filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).sort()
+    const comparable = (answer: RawResponse | undefined) =>
+      [...(answer?.headers ?? [])].filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)).sort()
     expect(comparable(wire)).toEqual(comparable(ordinary))
     expect(comparable(wire)).toEqual(comparable(http10))
     expect(wire.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
@@ -158,7 +179,11 @@ describe('one change, many waiting long-polls', () => {
     leaving.close()
     await settle()
     await change()
-    const [stayed, cursor, conditioned] = await Promise.all([staying.response(), otherCursor.response(), conditional.response()])
+    const [stayed, cursor, conditioned] = await Promise.all([
+      staying.response(),
+      otherCursor.response(),
+      conditional.response()
+    ])
     expect([stayed.status, cursor.status, conditioned.status]).toEqual([200, 200, 200])
     expect(JSON.parse(cursor.body)).toEqual(JSON.parse(stayed.body))
     expect(Number(cursor.headers.get('service-cursor'))).toBeGreaterThan(12345)
@@ -172,7 +197,9 @@ describe('one change, many waiting long-polls', () => {
     const timedOut = await idle.response()
     expect(Date.now() - started).toBeGreaterThanOrEqual(LONG_POLL_MS - 50)
     expect(timedOut.status).toBe(200)
-    expect(JSON.parse(timedOut.body)).toEqual([{ headers: { control: 'up-to-date', global_last_seen_lsn: expect.any(String) } }])
+    expect(JSON.parse(timedOut.body)).toEqual([
+      { headers: { control: 'up-to-date', global_last_seen_lsn: expect.any(String) } }
+    ])
     idle.close()
   })
 

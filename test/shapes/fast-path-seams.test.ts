@@ -40,15 +40,31 @@ async function postgresText(where: string | null): Promise<Map<string, Record<st
   try {
     await client.query('BEGIN')
     await client.query(setDisplaySettingsSql())
-    const { rows } = await client.query<Record<string, string | null>>({ text: `SELECT * FROM awkward${where ? ` WHERE ${where}` : ''}`, types: { getTypeParser: () => (value: string) => value } })
+    const { rows } = await client.query<Record<string, string | null>>({
+      text: `SELECT * FROM awkward${where ? ` WHERE ${where}` : ''}`,
+      types: { getTypeParser: () => (value: string) => value }
+    })
     await client.query('COMMIT')
-    return new Map(rows.map((row) => [row.id as string, { ...row, flag: row.flag === null ? null : row.flag === 't' ? 'true' : 'false' }]))
+    return new Map(
+      rows.map((row) => [
+        row.id as string,
+        { ...row, flag: row.flag === null ? null : row.flag === 't' ? 'true' : 'false' }
+      ])
+    )
   } finally {
     client.release()
   }
 }
 
-const input = (where: string | null): ShapeInput => ({ table: 'awkward', columns: null, queryableColumns: null, where, params: {}, replica: 'default', log: 'full' })
+const input = (where: string | null): ShapeInput => ({
+  table: 'awkward',
+  columns: null,
+  queryableColumns: null,
+  where,
+  params: {},
+  replica: 'default',
+  log: 'full'
+})
 
 /** The snapshot's chunk files, each as written, for one way of reading its rows. */
 async function snapshotFiles(where: string | null, rowPath: SnapshotQuery['rowPath']): Promise<Buffer[]> {
@@ -56,11 +72,21 @@ async function snapshotFiles(where: string | null, rowPath: SnapshotQuery['rowPa
   const definition = await resolveDefinition(input(where), (schema, name) => readTableInfo(database.pool, schema, name))
   const dir = await mkdtemp(join(tmpdir(), 'seams-'))
   try {
-    const info = await runSnapshot(database.pool, dir, 64 * 1024, { definition, withRows: true, rowPath }, { onSnapshot: () => undefined, onChunk: (_, __, body) => body.release() })
+    const info = await runSnapshot(
+      database.pool,
+      dir,
+      64 * 1024,
+      { definition, withRows: true, rowPath },
+      { onSnapshot: () => undefined, onChunk: (_, __, body) => body.release() }
+    )
     const names = (await readdir(dir)).sort((a, b) => Number(/\d+/.exec(a)?.[0]) - Number(/\d+/.exec(b)?.[0]))
     // the snapshot-end message names the transaction's xids, which differ between the two runs
-    const end = JSON.stringify({ headers: { control: 'snapshot-end', xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
-    return Promise.all(names.map(async (name) => Buffer.from((await readFile(join(dir, name), 'utf8')).replace(end, '<end>'))))
+    const end = JSON.stringify({
+      headers: { control: 'snapshot-end', xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList }
+    })
+    return Promise.all(
+      names.map(async (name) => Buffer.from((await readFile(join(dir, name), 'utf8')).replace(end, '<end>')))
+    )
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
@@ -73,8 +99,15 @@ describe('the snapshot fast path (COPY off the socket, WebAssembly encoder) besi
       expect(fast.length).toBeGreaterThan(2)
       expect(fast.map((file) => file.length)).toEqual(plain.map((file) => file.length))
       fast.forEach((file, index) => expect(file.equals(plain[index] as Buffer), `chunk ${index}`).toBe(true))
-      const values = new Map(fast.flatMap((file) => (JSON.parse(String(file).replace('<end>', '{}')) as Message[]).filter((m) => m.key).map((m) => [m.key, m.value])))
-      for (const [id, row] of await postgresText(where)) expect(values.get(`"public"."awkward"/"${id.replaceAll('/', '//')}"`), id).toEqual(row)
+      const values = new Map(
+        fast.flatMap((file) =>
+          (JSON.parse(String(file).replace('<end>', '{}')) as Message[])
+            .filter((m) => m.key)
+            .map((m) => [m.key, m.value])
+        )
+      )
+      for (const [id, row] of await postgresText(where))
+        expect(values.get(`"public"."awkward"/"${id.replaceAll('/', '//')}"`), id).toEqual(row)
     })
   }
 })
@@ -96,10 +129,16 @@ async function rawResponse(port: number, path: string): Promise<string> {
 
 describe('a whole response written to the socket at once, beside Node writing it', () => {
   it('puts the same bytes on the wire', async () => {
-    const answer = { headers: ['content-type', 'application/json; charset=utf-8', 'etag', '"1-2-3"', 'content-length', '9'], body: Buffer.from('[{"a":1}]') }
+    const answer = {
+      headers: ['content-type', 'application/json; charset=utf-8', 'etag', '"1-2-3"', 'content-length', '9'],
+      body: Buffer.from('[{"a":1}]')
+    }
     const server = createServer((req, res) => {
       const r = new Responder(req, res, protocolHeaderNames('electric'), '/v1/shape', 'Syncscope/test')
-      const prepared = { headers: r.flatHeaders({ 'content-type': 'application/json; charset=utf-8', etag: '"1-2-3"' }, answer.body), body: answer.body }
+      const prepared = {
+        headers: r.flatHeaders({ 'content-type': 'application/json; charset=utf-8', etag: '"1-2-3"' }, answer.body),
+        body: answer.body
+      }
       if (req.url === '/wire') r.sendPrepared(prepared)
       else r.sendFlat(200, prepared.headers, prepared.body)
     })

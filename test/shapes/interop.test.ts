@@ -13,12 +13,17 @@ describe.each([
 
   beforeAll(async () => {
     server = await startTestShapeServer({ headerBrand: 'electric', longPollTimeout: 2000, sseKeepAlive: 500 })
-    await server.pool.query(`INSERT INTO issues (id, project_id, title, priority) SELECT g, 1000000001, 'seed ' || g, 5 FROM generate_series(${base}, ${base + 4}) g`)
+    await server.pool.query(
+      `INSERT INTO issues (id, project_id, title, priority) SELECT g, 1000000001, 'seed ' || g, 5 FROM generate_series(${base}, ${base + 4}) g`
+    )
   })
   afterAll(async () => server?.close())
 
   const ids = (rows: Row[]) => rows.map((row) => Number(row.id)).sort((a, b) => a - b)
-  const expectedIds = async () => (await server.pool.query<{ id: string }>(`SELECT id FROM issues WHERE ${where} ORDER BY id`)).rows.map((row) => Number(row.id))
+  const expectedIds = async () =>
+    (await server.pool.query<{ id: string }>(`SELECT id FROM issues WHERE ${where} ORDER BY id`)).rows.map((row) =>
+      Number(row.id)
+    )
 
   it('syncs a shape, follows inserts, updates moving rows in and out, deletes, and a must-refetch', async () => {
     const controller = new AbortController()
@@ -37,7 +42,9 @@ describe.each([
       expect(ids(await shape.rows)).toEqual([base, base + 1, base + 2, base + 3, base + 4])
       expect(shape.currentRows[0]).toMatchObject({ title: 'seed ' + base, priority: 5, labels: [] })
 
-      await server.pool.query(`INSERT INTO issues (id, project_id, title, priority) VALUES (${base + 10}, 1000000001, 'new', 5), (${base + 11}, 1000000001, 'other', 1)`)
+      await server.pool.query(
+        `INSERT INTO issues (id, project_id, title, priority) VALUES (${base + 10}, 1000000001, 'new', 5), (${base + 11}, 1000000001, 'other', 1)`
+      )
       await server.pool.query(`UPDATE issues SET title = 'renamed' WHERE id = ${base}`)
       await server.pool.query(`UPDATE issues SET priority = 5 WHERE id = ${base + 11}`)
       await server.pool.query(`UPDATE issues SET priority = 1 WHERE id = ${base + 1}`)
@@ -49,7 +56,9 @@ describe.each([
       const handle = stream.shapeHandle
       const dropped = await fetch(`${server.url}/v1/shape?handle=${handle}`, { method: 'DELETE' })
       expect(dropped.status).toBe(202)
-      await server.pool.query(`INSERT INTO issues (id, project_id, title, priority) VALUES (${base + 20}, 1000000001, 'after refetch', 5)`)
+      await server.pool.query(
+        `INSERT INTO issues (id, project_id, title, priority) VALUES (${base + 20}, 1000000001, 'after refetch', 5)`
+      )
       await expect.poll(() => controls.includes('must-refetch'), { timeout: 10_000 }).toBe(true)
       await expect.poll(() => ids(shape.currentRows), { timeout: 10_000 }).toEqual(await expectedIds())
       expect(stream.shapeHandle).not.toBe(handle)

@@ -3,7 +3,15 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ignoreConnectionErrors } from '../support/postgres'
-import { type Message, type ShapeResponse, controls, get, materialiseStrictly, messages, shapeUrl } from '../support/shape-http'
+import {
+  type Message,
+  type ShapeResponse,
+  controls,
+  get,
+  materialiseStrictly,
+  messages,
+  shapeUrl
+} from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 type Rows = Map<string, Record<string, string | null>>
@@ -19,7 +27,11 @@ const FILL = 'INSERT INTO life (id, grp) SELECT g, g % 5 FROM generate_series(1,
 
 beforeAll(async () => {
   server = await startTestShapeServer({ chunkBytes: 20_000, longPollTimeout: 1000 })
-  text = new pg.Pool({ connectionString: server.databaseUrl, max: 2, types: { getTypeParser: () => (value: string) => value } })
+  text = new pg.Pool({
+    connectionString: server.databaseUrl,
+    max: 2,
+    types: { getTypeParser: () => (value: string) => value }
+  })
   ignoreConnectionErrors(text)
   await server.pool.query(CREATE)
   await server.pool.query(FILL)
@@ -113,7 +125,11 @@ async function drop(shape: Record<string, string>): Promise<void> {
   expect([202, 404]).toContain(response.status)
 }
 
-const LIVE_SHAPES: Array<Record<string, string>> = [{ table: 'life', where: 'grp = 1' }, { table: 'life', where: 'id % 7 = 3' }, { table: 'life' }]
+const LIVE_SHAPES: Array<Record<string, string>> = [
+  { table: 'life', where: 'grp = 1' },
+  { table: 'life', where: 'id % 7 = 3' },
+  { table: 'life' }
+]
 
 let round = 0
 
@@ -127,9 +143,15 @@ const EVENTS: Array<[string, (inFlight: Record<string, string>, handle: Promise<
     }
   ],
   ['TRUNCATE', async () => void (await server.pool.query(`TRUNCATE life; ${FILL.replace('8000', '3000')}`))],
-  ['ALTER TABLE … ADD COLUMN', async () => void (await server.pool.query(`ALTER TABLE life ADD COLUMN extra${round} text DEFAULT 'x'`))],
+  [
+    'ALTER TABLE … ADD COLUMN',
+    async () => void (await server.pool.query(`ALTER TABLE life ADD COLUMN extra${round} text DEFAULT 'x'`))
+  ],
   ['ALTER TABLE … DROP COLUMN', async () => void (await server.pool.query('ALTER TABLE life DROP COLUMN pad'))],
-  ['DROP TABLE (and CREATE it again)', async () => void (await server.pool.query(`DROP TABLE life; ${CREATE}; ${FILL.replace('8000', '5000')}`))]
+  [
+    'DROP TABLE (and CREATE it again)',
+    async () => void (await server.pool.query(`DROP TABLE life; ${CREATE}; ${FILL.replace('8000', '5000')}`))
+  ]
 ]
 
 /** Shape folders on disk that belong to no shape the server serves. */
@@ -140,35 +162,41 @@ async function strayFolders(): Promise<string[]> {
 }
 
 describe('a shape’s lifecycle against a snapshot in flight and live readers', () => {
-  it.each(EVENTS)('%s: every reader ends with exactly the rows of Postgres, no 5xx, no folder left behind', async (_, event) => {
-    round += 1
-    const controller = new AbortController()
-    const readers = LIVE_SHAPES.map((shape) => follow(shape, controller.signal))
-    await expect.poll(() => readers.every((reader) => reader.upToDate()), { timeout: 30_000 }).toBe(true)
-    const writing = new AbortController()
-    const writers = [write(writing.signal, round), write(writing.signal, round + 100)]
-    // a new shape whose snapshot is being built when the event comes: right after the first chunk
-    const inFlight = { table: 'life', where: `grp <> 1 AND id > ${round}` }
-    const first = get(server.url, { ...inFlight, offset: '-1' })
-    readers.push(follow(inFlight, controller.signal, first))
-    await event(inFlight, first.then((response) => response.header('@handle') ?? ''))
-    await sleep(300)
-    writing.abort()
-    await Promise.all(writers)
-    // the readers that lived through it, and new ones from -1, all end with the rows of Postgres
-    const fresh = LIVE_SHAPES.concat([inFlight]).map((shape) => follow(shape, controller.signal))
-    try {
-      for (const reader of [...readers, ...fresh]) {
-        const want = await expected(reader.shape)
-        await expect.poll(() => reader.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
+  it.each(EVENTS)(
+    '%s: every reader ends with exactly the rows of Postgres, no 5xx, no folder left behind',
+    async (_, event) => {
+      round += 1
+      const controller = new AbortController()
+      const readers = LIVE_SHAPES.map((shape) => follow(shape, controller.signal))
+      await expect.poll(() => readers.every((reader) => reader.upToDate()), { timeout: 30_000 }).toBe(true)
+      const writing = new AbortController()
+      const writers = [write(writing.signal, round), write(writing.signal, round + 100)]
+      // a new shape whose snapshot is being built when the event comes: right after the first chunk
+      const inFlight = { table: 'life', where: `grp <> 1 AND id > ${round}` }
+      const first = get(server.url, { ...inFlight, offset: '-1' })
+      readers.push(follow(inFlight, controller.signal, first))
+      await event(
+        inFlight,
+        first.then((response) => response.header('@handle') ?? '')
+      )
+      await sleep(300)
+      writing.abort()
+      await Promise.all(writers)
+      // the readers that lived through it, and new ones from -1, all end with the rows of Postgres
+      const fresh = LIVE_SHAPES.concat([inFlight]).map((shape) => follow(shape, controller.signal))
+      try {
+        for (const reader of [...readers, ...fresh]) {
+          const want = await expected(reader.shape)
+          await expect.poll(() => reader.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
+        }
+      } finally {
+        controller.abort()
+        await Promise.all([...readers, ...fresh].map((reader) => reader.done))
       }
-    } finally {
-      controller.abort()
-      await Promise.all([...readers, ...fresh].map((reader) => reader.done))
+      for (const reader of [...readers, ...fresh]) expect(reader.anomalies, JSON.stringify(reader.shape)).toEqual([])
+      await expect.poll(strayFolders, { timeout: 10_000, interval: 100 }).toEqual([])
     }
-    for (const reader of [...readers, ...fresh]) expect(reader.anomalies, JSON.stringify(reader.shape)).toEqual([])
-    await expect.poll(strayFolders, { timeout: 10_000, interval: 100 }).toEqual([])
-  })
+  )
 })
 
 describe('a table dropped and created again with the same name', () => {
@@ -189,7 +217,11 @@ describe('a table dropped and created again with the same name', () => {
       await server.pool.query("INSERT INTO again SELECT g, 'new' FROM generate_series(1, 3) g")
       const fresh = await get(server.url, { ...shape, offset: '-1' })
       expect(fresh.status).toBe(200)
-      expect(messages(fresh).flatMap((message) => (message.key ? [message.value?.label] : []))).toEqual(['new', 'new', 'new'])
+      expect(messages(fresh).flatMap((message) => (message.key ? [message.value?.label] : []))).toEqual([
+        'new',
+        'new',
+        'new'
+      ])
       // live changes of the new table reach the reader that lived through the drop
       await server.pool.query("INSERT INTO again VALUES (4, 'live'); UPDATE again SET label = 'changed' WHERE id = 1")
       const want = new Map([
@@ -200,10 +232,16 @@ describe('a table dropped and created again with the same name', () => {
       ])
       await expect.poll(() => reader.rows, { timeout: 10_000, interval: 50 }).toEqual(want)
       // and so does a table recreated while the server had no request for it in between
-      await server.pool.query("DROP TABLE again; CREATE TABLE again (id int PRIMARY KEY, label text NOT NULL); INSERT INTO again VALUES (7, 'third')")
-      await expect.poll(() => reader.rows, { timeout: 10_000, interval: 50 }).toEqual(new Map([['"public"."again"/"7"', { id: '7', label: 'third' }]]))
+      await server.pool.query(
+        "DROP TABLE again; CREATE TABLE again (id int PRIMARY KEY, label text NOT NULL); INSERT INTO again VALUES (7, 'third')"
+      )
+      await expect
+        .poll(() => reader.rows, { timeout: 10_000, interval: 50 })
+        .toEqual(new Map([['"public"."again"/"7"', { id: '7', label: 'third' }]]))
       await server.pool.query("INSERT INTO again VALUES (8, 'live again')")
-      await expect.poll(() => reader.rows.get('"public"."again"/"8"'), { timeout: 10_000, interval: 50 }).toEqual({ id: '8', label: 'live again' })
+      await expect
+        .poll(() => reader.rows.get('"public"."again"/"8"'), { timeout: 10_000, interval: 50 })
+        .toEqual({ id: '8', label: 'live again' })
     } finally {
       controller.abort()
       await reader.done

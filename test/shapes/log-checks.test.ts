@@ -13,7 +13,12 @@ describe('checking a range of the main log read from disk', () => {
     dir = await mkdtemp(join(tmpdir(), 'syncscope-log-'))
     const log = ShapeLog.create(dir, 1_000_000)
     for (let tx = 1n; tx <= 3n; tx++) {
-      log.append([0, 2, 4].map((op) => ({ offset: { tx: tx * 10n, op }, line: JSON.stringify({ tx: String(tx), op, value: 'v'.repeat(40) }) })))
+      log.append(
+        [0, 2, 4].map((op) => ({
+          offset: { tx: tx * 10n, op },
+          line: JSON.stringify({ tx: String(tx), op, value: 'v'.repeat(40) })
+        }))
+      )
     }
     return log
   }
@@ -36,7 +41,11 @@ describe('checking a range of the main log read from disk', () => {
 
   it('passes an intact range, from the start and from the middle of the log', async () => {
     const log = await logOfThreeTransactions()
-    for (const offset of [{ tx: 0n, op: 0 }, { tx: 10n, op: 4 }, { tx: 20n, op: 2 }]) {
+    for (const offset of [
+      { tx: 0n, op: 0 },
+      { tx: 10n, op: 4 },
+      { tx: 20n, op: 2 }
+    ]) {
       expect(() => log.checkRange(offset, Buffer.alloc(0))).toThrow(ShapeDamagedError)
       const bytes = await rangeBytes(log, offset)
       expect(() => log.checkRange(offset, bytes)).not.toThrow()

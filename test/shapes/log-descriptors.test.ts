@@ -74,7 +74,9 @@ describe.skipIf(process.platform !== 'linux')('descriptors of shape logs', () =>
 
   it('takes a quarter of the open-files limit, within bounds', () => {
     expect(openFilesLimit('Max open files            20000                20000                files')).toBe(20_000)
-    expect(openFilesLimit('Max open files            unlimited            unlimited            files')).toBe(Number.MAX_SAFE_INTEGER)
+    expect(openFilesLimit('Max open files            unlimited            unlimited            files')).toBe(
+      Number.MAX_SAFE_INTEGER
+    )
     expect(openFilesLimit('')).toBe(1024)
     expect(descriptorBudget(20_000)).toBe(5000)
     expect(descriptorBudget(40)).toBe(16)

@@ -34,8 +34,12 @@ describe('log positions and SSE framing', () => {
   it('frames every message of a slice as one data event, and the up-to-date after them', () => {
     const slice = { lines: Buffer.from('{"a":1}\n{"b":2}'), end: { tx: 42n, op: 2 } }
     const framed = sseFrames(slice, true)
-    expect(framed.payload.toString()).toBe('data: {"a":1}\n\ndata: {"b":2}\n\ndata: {"headers":{"control":"up-to-date","global_last_seen_lsn":"42"}}\n\n')
+    expect(framed.payload.toString()).toBe(
+      'data: {"a":1}\n\ndata: {"b":2}\n\ndata: {"headers":{"control":"up-to-date","global_last_seen_lsn":"42"}}\n\n'
+    )
     expect(framed.wire.toString()).toBe(`${framed.payload.length.toString(16)}\r\n${framed.payload.toString()}\r\n`)
-    expect(sseFrames({ lines: Buffer.from('{"c":3}'), end: slice.end }, false).payload.toString()).toBe('data: {"c":3}\n\n')
+    expect(sseFrames({ lines: Buffer.from('{"c":3}'), end: slice.end }, false).payload.toString()).toBe(
+      'data: {"c":3}\n\n'
+    )
   })
 })

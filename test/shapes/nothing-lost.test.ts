@@ -4,7 +4,12 @@ import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '..
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { followShape } from '../support/protocol-follower'
-import { ITEM_SHAPES as SHAPES, expectedItems as expected, sleep, writeRandomItems as write } from '../support/random-writes'
+import {
+  ITEM_SHAPES as SHAPES,
+  expectedItems as expected,
+  sleep,
+  writeRandomItems as write
+} from '../support/random-writes'
 
 describe('nothing lost', () => {
   let database: TestPostgres | null = null
@@ -35,7 +40,11 @@ describe('nothing lost', () => {
     }
     await writers
     await setup.end()
-    const check = new pg.Pool({ connectionString: database.url, max: 2, types: { getTypeParser: () => (value: string) => value } })
+    const check = new pg.Pool({
+      connectionString: database.url,
+      max: 2,
+      types: { getTypeParser: () => (value: string) => value }
+    })
     ignoreConnectionErrors(check)
     try {
       for (const client of clients) {

@@ -32,7 +32,9 @@ describe('ParallelSocketWrites', () => {
     expect(writes.write(accepted.map(fdOf), second)).toEqual(accepted.map(() => second.length))
     const expected = Buffer.concat([first, second]).toString()
     // each client's socket is matched to its accepted one by order of arrival, which may differ: compare as a set
-    await expect.poll(() => clients.filter((client) => Buffer.concat(client.received).toString() === expected).length).toBe(300)
+    await expect
+      .poll(() => clients.filter((client) => Buffer.concat(client.received).toString() === expected).length)
+      .toBe(300)
   })
 
   it('reports what the kernel did not take from a socket whose reader stalls, instead of blocking', () => {

@@ -13,7 +13,9 @@ let server: TestShapeServer
 beforeAll(async () => {
   server = await startTestShapeServer({ chunkBytes: 2_000 })
   await server.pool.query('CREATE TABLE notes (id int PRIMARY KEY, title text NOT NULL, n int NOT NULL)')
-  await server.pool.query(`INSERT INTO notes SELECT g, CASE WHEN g = 150 THEN 'one fifty' ELSE g::text END, g % 3 FROM generate_series(1, 300) g`)
+  await server.pool.query(
+    `INSERT INTO notes SELECT g, CASE WHEN g = 150 THEN 'one fifty' ELSE g::text END, g % 3 FROM generate_series(1, 300) g`
+  )
 })
 
 afterAll(async () => {
@@ -44,7 +46,10 @@ describe('a where that fails inside Postgres is the caller’s error', () => {
       expect(response.status, response.text).toBe(400)
       expect(response.header('cache-control')).toBe('no-store')
       expect(JSON.stringify(response.body)).toContain(problem)
-      expect(response.body).toMatchObject({ message: 'Invalid request', errors: { where: [expect.stringContaining(problem)] } })
+      expect(response.body).toMatchObject({
+        message: 'Invalid request',
+        errors: { where: [expect.stringContaining(problem)] }
+      })
     }
   })
 
@@ -52,11 +57,16 @@ describe('a where that fails inside Postgres is the caller’s error', () => {
     const first = await get(server.url, { table: 'notes', where: '10 / (id - 150) > 0', offset: '-1' })
     const handle = first.header('@handle') ?? ''
     let response = first
-    for (let offset = first.header('@offset') ?? ''; response.status === 200 && offset !== ''; offset = response.header('@offset') ?? '') {
+    for (
+      let offset = first.header('@offset') ?? '';
+      response.status === 200 && offset !== '';
+      offset = response.header('@offset') ?? ''
+    ) {
       response = await get(server.url, { table: 'notes', where: '10 / (id - 150) > 0', offset, handle })
     }
     // the failure reached the shape before this request did: it was dropped, so the client refetches first
-    if (response.status === 409) response = await get(server.url, { table: 'notes', where: '10 / (id - 150) > 0', offset: '-1' })
+    if (response.status === 409)
+      response = await get(server.url, { table: 'notes', where: '10 / (id - 150) > 0', offset: '-1' })
     expect(response.status, response.text).toBe(400)
     expect(response.text).toContain('division by zero')
   })
@@ -66,14 +76,20 @@ describe('requests for what cannot be a shape get a 4xx with a JSON message', ()
   it.each(['pg_catalog.pg_class', 'pg_catalog.pg_authid', 'information_schema.tables'])('table=%s', async (table) => {
     const response = await get(server.url, { table, offset: '-1' })
     expect(response.status, response.text).toBe(400)
-    expect(response.body).toMatchObject({ message: 'Invalid request', errors: { table: [expect.stringContaining(table.split('.')[0] as string)] } })
+    expect(response.body).toMatchObject({
+      message: 'Invalid request',
+      errors: { table: [expect.stringContaining(table.split('.')[0] as string)] }
+    })
   })
 
   it('a table logical replication cannot follow (unlogged)', async () => {
     await server.pool.query('CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY)')
     const response = await get(server.url, { table: 'scratch', offset: '-1' })
     expect(response.status, response.text).toBe(400)
-    expect(response.body).toMatchObject({ message: 'Invalid request', errors: { table: [expect.stringContaining('scratch')] } })
+    expect(response.body).toMatchObject({
+      message: 'Invalid request',
+      errors: { table: [expect.stringContaining('scratch')] }
+    })
   })
 
   it('a subset where of 8,000+ terms', async () => {
@@ -101,16 +117,18 @@ describe('requests for what cannot be a shape get a 4xx with a JSON message', ()
     }
   })
 
-  it.each(['/v1/shape?table=%zz&offset=-1', '/v1/shape?table=notes&where=id%3D%zz&offset=-1', '/v1/sh%ape?table=notes&offset=-1', '/%E0%A4%A'])(
-    'a malformed escape: %s',
-    async (path) => {
-      const response = await raw(path)
-      expect(response.status, response.body).toBeGreaterThanOrEqual(400)
-      expect(response.status, response.body).toBeLessThan(500)
-      expect(response.type).toContain('application/json')
-      expect(() => JSON.parse(response.body)).not.toThrow()
-    }
-  )
+  it.each([
+    '/v1/shape?table=%zz&offset=-1',
+    '/v1/shape?table=notes&where=id%3D%zz&offset=-1',
+    '/v1/sh%ape?table=notes&offset=-1',
+    '/%E0%A4%A'
+  ])('a malformed escape: %s', async (path) => {
+    const response = await raw(path)
+    expect(response.status, response.body).toBeGreaterThanOrEqual(400)
+    expect(response.status, response.body).toBeLessThan(500)
+    expect(response.type).toContain('application/json')
+    expect(() => JSON.parse(response.body)).not.toThrow()
+  })
 })
 
 describe('a malformed escape under the UI', () => {
@@ -131,11 +149,14 @@ describe('a malformed escape under the UI', () => {
     try {
       for (const path of ['/%E0%A4%A', '/assets/%zz.js', '/%']) {
         const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-          const req = request({ host: '127.0.0.1', port: headless.port, path, headers: { 'x-syncscope-token': token } }, (res) => {
-            let body = ''
-            res.on('data', (chunk: Buffer) => (body += chunk.toString()))
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-          })
+          const req = request(
+            { host: '127.0.0.1', port: headless.port, path, headers: { 'x-syncscope-token': token } },
+            (res) => {
+              let body = ''
+              res.on('data', (chunk: Buffer) => (body += chunk.toString()))
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+            }
+          )
           req.on('error', reject)
           req.end()
         })

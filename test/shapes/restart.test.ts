@@ -7,7 +7,10 @@ import { startTestShapeServer } from '../support/shape-server'
 import { changes, get, syncToEnd } from '../support/shape-http'
 
 describe('shape logs across a restart of the server', () => {
-  const database = useTestDatabase(['CREATE TABLE notes (id int PRIMARY KEY, body text)', "INSERT INTO notes VALUES (1, 'one')"])
+  const database = useTestDatabase([
+    'CREATE TABLE notes (id int PRIMARY KEY, body text)',
+    "INSERT INTO notes VALUES (1, 'one')"
+  ])
 
   it('continues a handle and offset after a restart, with the changes made while it was down', async () => {
     const first = await startTestShapeServer({ database: database.url, longPollTimeout: 1000 })
@@ -17,7 +20,8 @@ describe('shape logs across a restart of the server', () => {
     await database.pool.query("INSERT INTO notes VALUES (2, 'two')")
     const [two] = changes(await live)
     expect(two?.key).toBe('"public"."notes"/"2"')
-    const offset = (await get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).header('@offset') ?? ''
+    const offset =
+      (await get(first.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).header('@offset') ?? ''
     await first.stop()
 
     await database.pool.query("INSERT INTO notes VALUES (3, 'three')")
@@ -67,16 +71,27 @@ describe('shape logs across a restart of the server', () => {
       await expect
         .poll(
           async () => {
-            await database.pool.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND active_pid IS NOT NULL")
-            return database.pool.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'").then(
-              () => 'dropped',
-              (error: Error) => error.message
+            await database.pool.query(
+              "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%' AND active_pid IS NOT NULL"
             )
+            return database.pool
+              .query(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'syncscope_%'"
+              )
+              .then(
+                () => 'dropped',
+                (error: Error) => error.message
+              )
           },
           { timeout: 10_000, interval: 20 }
         )
         .toBe('dropped')
-      await expect.poll(async () => (await get(server.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).status, { timeout: 15_000 }).toBe(409)
+      await expect
+        .poll(
+          async () => (await get(server.url, { table: 'notes', offset: synced.offset, handle: synced.handle })).status,
+          { timeout: 15_000 }
+        )
+        .toBe(409)
       const fresh = await syncToEnd(server.url, { table: 'notes' })
       const live = get(server.url, { table: 'notes', offset: fresh.offset, handle: fresh.handle, live: 'true' })
       await database.pool.query("INSERT INTO notes VALUES (4, 'after the slot came back')")

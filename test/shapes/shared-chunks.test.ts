@@ -66,7 +66,13 @@ describe('a chunk streamed from its file', () => {
     const lines = Array.from({ length: 5000 }, (_, n) => JSON.stringify({ n, text: 'line\u00e9 '.repeat(5) }))
     const before = 'x'.repeat(17)
     await writeFile(path, `${before}${lines.join('\n')}\nafter`)
-    const range: FileRange = { path, start: before.length, length: Buffer.byteLength(lines.join('\n')), prefix: Buffer.from('['), newlinesToCommas: true }
+    const range: FileRange = {
+      path,
+      start: before.length,
+      length: Buffer.byteLength(lines.join('\n')),
+      prefix: Buffer.from('['),
+      newlinesToCommas: true
+    }
     const suffix = Buffer.from(',{"end":true}]')
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-length': String(sourceLength(range) + suffix.length) })
@@ -75,7 +81,10 @@ describe('a chunk streamed from its file', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     try {
       const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)
-      expect(JSON.parse(await response.text())).toEqual([...lines.map((line) => JSON.parse(line) as unknown), { end: true }])
+      expect(JSON.parse(await response.text())).toEqual([
+        ...lines.map((line) => JSON.parse(line) as unknown),
+        { end: true }
+      ])
     } finally {
       server.close()
     }

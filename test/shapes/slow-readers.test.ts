@@ -42,7 +42,7 @@ describe('slow readers of one large chunk', () => {
     server = await startTestShapeServer({ longPollTimeout: 1000 })
     await server.pool.query('CREATE TABLE big_rows (id int PRIMARY KEY, body text)')
     // ~12 MiB of rows: the snapshot's first chunk is a full 10 MiB one
-    await server.pool.query("INSERT INTO big_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 45000) g")
+    await server.pool.query('INSERT INTO big_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(1, 45000) g')
     const first = await get(server.url, { ...shape, offset: '-1' })
     handle = first.header('@handle') ?? ''
     expect(first.text.length).toBeGreaterThan(10 * 2 ** 20)
@@ -57,9 +57,13 @@ describe('slow readers of one large chunk', () => {
   it('share one buffer of a main-log chunk read from disk', async () => {
     const synced = await syncToEnd(server.url, shape)
     expect(synced.handle).toBe(handle)
-    await server.pool.query("INSERT INTO big_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(100001, 145000) g")
+    await server.pool.query(
+      'INSERT INTO big_rows SELECT g, repeat(md5(g::text), 8) FROM generate_series(100001, 145000) g'
+    )
     await expect
-      .poll(async () => (await get(server.url, { ...shape, offset: synced.offset, handle })).text.length, { timeout: 20_000 })
+      .poll(async () => (await get(server.url, { ...shape, offset: synced.offset, handle })).text.length, {
+        timeout: 20_000
+      })
       .toBeGreaterThan(10 * 2 ** 20)
     const growth = await growthWithSlowReaders(shapeUrl(server.url, { ...shape, offset: synced.offset, handle }))
     expect(growth / 2 ** 20).toBeLessThan(40)

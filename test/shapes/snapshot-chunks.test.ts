@@ -11,7 +11,9 @@ let server: TestShapeServer
 beforeAll(async () => {
   server = await startTestShapeServer({ chunkBytes: CHUNK_BYTES })
   await server.pool.query('CREATE TABLE many (id int PRIMARY KEY, grp int NOT NULL, label text NOT NULL)')
-  await server.pool.query(`INSERT INTO many SELECT g, g % 4, 'label "' || g || '" / ' || repeat('x', g % 97) FROM generate_series(1, 20000) g`)
+  await server.pool.query(
+    `INSERT INTO many SELECT g, g % 4, 'label "' || g || '" / ' || repeat('x', g % 97) FROM generate_series(1, 20000) g`
+  )
 })
 
 afterAll(async () => {
@@ -19,8 +21,12 @@ afterAll(async () => {
 })
 
 async function expected(where: string): Promise<Map<string, Record<string, string | null>>> {
-  const { rows } = await server.pool.query<{ id: number; grp: number; label: string }>(`SELECT id, grp, label FROM many WHERE ${where}`)
-  return new Map(rows.map((row) => [`"public"."many"/"${row.id}"`, { id: String(row.id), grp: String(row.grp), label: row.label }]))
+  const { rows } = await server.pool.query<{ id: number; grp: number; label: string }>(
+    `SELECT id, grp, label FROM many WHERE ${where}`
+  )
+  return new Map(
+    rows.map((row) => [`"public"."many"/"${row.id}"`, { id: String(row.id), grp: String(row.grp), label: row.label }])
+  )
 }
 
 describe('snapshot chunks served from memory and from disk', () => {
@@ -65,7 +71,9 @@ describe('a chunk a slow client is still reading', () => {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       socket.destroy()
-      const messages = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Array<{ value: { id: string; body: string } }>
+      const messages = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as Array<{
+        value: { id: string; body: string }
+      }>
       expect(messages.length).toBeGreaterThan(10000)
       messages.forEach((message, index) => {
         expect(message.value.id).toBe(String(index + 1))

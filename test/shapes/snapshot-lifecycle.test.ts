@@ -41,7 +41,10 @@ const table: Record<SnapshotPhase, Record<SnapshotEvent['kind'], SnapshotPhase |
 }
 
 describe('a shape snapshot lifecycle', () => {
-  for (const [phase, row] of Object.entries(table) as [SnapshotPhase, Record<SnapshotEvent['kind'], SnapshotPhase | null>][]) {
+  for (const [phase, row] of Object.entries(table) as [
+    SnapshotPhase,
+    Record<SnapshotEvent['kind'], SnapshotPhase | null>
+  ][]) {
     for (const [kind, next] of Object.entries(row) as [SnapshotEvent['kind'], SnapshotPhase | null][]) {
       it(`${phase} on ${kind} → ${next ?? 'refused'}`, () => {
         const state = states[phase]
@@ -53,7 +56,11 @@ describe('a shape snapshot lifecycle', () => {
 
   it('never changes a state in place', () => {
     const frozen = Object.freeze({ phase: 'building', info, chunks: 1 }) as SnapshotState
-    expect(nextSnapshotState(frozen, { kind: 'chunk', chunk: 1, last: true })).toEqual({ phase: 'ready', info, chunks: 2 })
+    expect(nextSnapshotState(frozen, { kind: 'chunk', chunk: 1, last: true })).toEqual({
+      phase: 'ready',
+      info,
+      chunks: 2
+    })
     expect(frozen).toEqual({ phase: 'building', info, chunks: 1 })
   })
 
@@ -67,7 +74,11 @@ describe('a shape snapshot lifecycle', () => {
   })
 
   it('keeps what a reader still needs through a failure and a drop: the chunks written and the failure', () => {
-    const building = nextSnapshotState(nextSnapshotState(PENDING, { kind: 'taken', info }), { kind: 'chunk', chunk: 0, last: false })
+    const building = nextSnapshotState(nextSnapshotState(PENDING, { kind: 'taken', info }), {
+      kind: 'chunk',
+      chunk: 0,
+      last: false
+    })
     const failed = nextSnapshotState(building, { kind: 'failed', error: boom })
     const dropped = nextSnapshotState(failed, { kind: 'dropped' })
     expect([snapshotInfoOf(dropped), readyChunksOf(dropped), failureOf(dropped)]).toEqual([info, 1, boom])

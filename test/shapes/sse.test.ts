@@ -45,7 +45,9 @@ const isUpToDate = (message: Message) => message.headers.control === 'up-to-date
 /** All `changes` of one transaction arrive, then one up-to-date and no other before it. */
 async function expectWholeTransaction(stream: ReturnType<typeof openSse>, changes: number): Promise<void> {
   await expect.poll(() => stream.changes().length, { timeout: 3_000, interval: 20 }).toBe(changes)
-  await expect.poll(() => stream.frames.some((frame) => isUpToDate(frame.message)), { timeout: 1_000, interval: 20 }).toBe(true)
+  await expect
+    .poll(() => stream.frames.some((frame) => isUpToDate(frame.message)), { timeout: 1_000, interval: 20 })
+    .toBe(true)
   expect(stream.frames.findIndex((frame) => isUpToDate(frame.message))).toBe(changes)
   expect(stream.frames.filter((frame) => isUpToDate(frame.message))).toHaveLength(1)
 }
@@ -73,7 +75,9 @@ describe('SSE live mode', () => {
         const ids = [id + 1, id + 2, id + 3, id + 4]
         id += 4
         await Promise.all(ids.map((row) => sql('INSERT INTO sse_items VALUES ($1, 1, $2)', [row, 'burst'])))
-        await expect.poll(() => stream.changes().length, { timeout: 3_000, interval: 20, message: `burst ${burst}` }).toBe(id)
+        await expect
+          .poll(() => stream.changes().length, { timeout: 3_000, interval: 20, message: `burst ${burst}` })
+          .toBe(id)
       }
     } finally {
       await stream.close()
@@ -90,8 +94,18 @@ describe('SSE live mode', () => {
       await sql("INSERT INTO sse_items SELECT g, 6, repeat('z', 5000) FROM generate_series(6002, 6041) g")
       await sql('UPDATE sse_items SET note = $1 WHERE id = 6001', ['changed'])
       const expected = [...Array.from({ length: 41 }, (_, i) => `insert ${6001 + i}`), 'update 6001']
-      const seen = (stream: ReturnType<typeof openSse>) => stream.changes().map((change) => `${String(change.headers.operation)} ${JSON.parse((change.key ?? '').split('/')[1] ?? '""')}`)
-      await expect.poll(() => streams.filter((stream) => seen(stream).length >= expected.length).length, { timeout: 10_000, interval: 50 }).toBe(300)
+      const seen = (stream: ReturnType<typeof openSse>) =>
+        stream
+          .changes()
+          .map(
+            (change) => `${String(change.headers.operation)} ${JSON.parse((change.key ?? '').split('/')[1] ?? '""')}`
+          )
+      await expect
+        .poll(() => streams.filter((stream) => seen(stream).length >= expected.length).length, {
+          timeout: 10_000,
+          interval: 50
+        })
+        .toBe(300)
       for (const stream of streams) expect(seen(stream)).toEqual(expected)
     } finally {
       await Promise.all(streams.map((stream) => stream.close()))
@@ -115,7 +129,11 @@ describe('SSE live mode', () => {
     const shape = { table: 'sse_items', where: 'grp = 3' }
     const { handle, offset } = await syncToEnd(server.url, shape)
     await sql("INSERT INTO sse_items SELECT g, 3, repeat('y', 100) FROM generate_series(2001, 2030) g")
-    await expect.poll(async () => (await syncToEnd(server.url, shape)).messages.filter((m) => m.headers.operation).length, { timeout: 5_000 }).toBe(30)
+    await expect
+      .poll(async () => (await syncToEnd(server.url, shape)).messages.filter((m) => m.headers.operation).length, {
+        timeout: 5_000
+      })
+      .toBe(30)
     const stream = openSse(server.url, { ...shape, handle, offset })
     try {
       await expectWholeTransaction(stream, 30)
@@ -132,7 +150,9 @@ describe('SSE live mode', () => {
     let resumeAt: string
     try {
       await sql('INSERT INTO sse_items VALUES (3001, 4, $1), (3002, 4, $1), (3003, 4, $1)', ['tx'])
-      await expect.poll(() => first.frames.find((frame) => isUpToDate(frame.message)), { timeout: 3_000, interval: 20 }).toBeDefined()
+      await expect
+        .poll(() => first.frames.find((frame) => isUpToDate(frame.message)), { timeout: 3_000, interval: 20 })
+        .toBeDefined()
       resumeAt = `${String(first.frames.find((frame) => isUpToDate(frame.message))?.message.headers.global_last_seen_lsn)}_0`
       expect(first.changes()).toHaveLength(3)
     } finally {
@@ -145,7 +165,9 @@ describe('SSE live mode', () => {
       expect(resumed.changes()).toEqual([])
       expect(resumed.ended).toBe(false)
       await sql('INSERT INTO sse_items VALUES (3004, 4, $1)', ['next'])
-      await expect.poll(() => resumed.changes().map((change) => change.key), { timeout: 3_000, interval: 20 }).toEqual(['"public"."sse_items"/"3004"'])
+      await expect
+        .poll(() => resumed.changes().map((change) => change.key), { timeout: 3_000, interval: 20 })
+        .toEqual(['"public"."sse_items"/"3004"'])
     } finally {
       await resumed.close()
     }

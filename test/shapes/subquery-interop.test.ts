@@ -31,15 +31,26 @@ describe.each([
     await server.pool.query(`CREATE TABLE ${projects} (id int PRIMARY KEY, archived boolean NOT NULL)`)
     await server.pool.query(`CREATE TABLE ${tasks} (id int PRIMARY KEY, project_id int, owner_id int, title text)`)
     await server.pool.query(`INSERT INTO ${projects} SELECT g, g % 3 = 0 FROM generate_series(1, 8) g`)
-    await server.pool.query(`INSERT INTO ${tasks} SELECT g, 1 + g % 8, g % 4, 'task ' || g FROM generate_series(1, 40) g`)
+    await server.pool.query(
+      `INSERT INTO ${tasks} SELECT g, 1 + g % 8, g % 4, 'task ' || g FROM generate_series(1, 40) g`
+    )
   })
   afterAll(async () => server?.close())
 
   it('materialises rows equal to Postgres after random writes to both tables', async () => {
     const where = `project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = $1`
-    const expected = () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = 1`)
+    const expected = () =>
+      idsOf(
+        server.pool,
+        `SELECT id FROM ${tasks} WHERE project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = 1`
+      )
     const controller = new AbortController()
-    const stream = new ShapeStream({ url: `${server.url}/v1/shape`, params: { table: tasks, where, params: { 1: '1' } }, liveSse, signal: controller.signal })
+    const stream = new ShapeStream({
+      url: `${server.url}/v1/shape`,
+      params: { table: tasks, where, params: { 1: '1' } },
+      liveSse,
+      signal: controller.signal
+    })
     const client = new TagClient(server.url, {})
     stream.subscribe((messages: ClientMessage<Row>[]) => client.apply(messages as unknown as Message[]))
     try {
@@ -49,16 +60,29 @@ describe.each([
         const project = 1 + Math.floor(next() * 10)
         const task = 1 + Math.floor(next() * 50)
         const roll = next()
-        if (roll < 0.3) await server.pool.query(`INSERT INTO ${projects} VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET archived = NOT ${projects}.archived`, [project, next() < 0.5])
+        if (roll < 0.3)
+          await server.pool.query(
+            `INSERT INTO ${projects} VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET archived = NOT ${projects}.archived`,
+            [project, next() < 0.5]
+          )
         else if (roll < 0.4) await server.pool.query(`DELETE FROM ${projects} WHERE id = $1`, [project])
-        else if (roll < 0.7) await server.pool.query(`INSERT INTO ${tasks} VALUES ($1, $2, $3, 'r') ON CONFLICT (id) DO UPDATE SET project_id = EXCLUDED.project_id, title = 'moved'`, [task, project, Math.floor(next() * 4)])
+        else if (roll < 0.7)
+          await server.pool.query(
+            `INSERT INTO ${tasks} VALUES ($1, $2, $3, 'r') ON CONFLICT (id) DO UPDATE SET project_id = EXCLUDED.project_id, title = 'moved'`,
+            [task, project, Math.floor(next() * 4)]
+          )
         else if (roll < 0.8) await server.pool.query(`DELETE FROM ${tasks} WHERE id = $1`, [task])
         else
           await server.pool.query(
-            `BEGIN; UPDATE ${projects} SET archived = NOT archived WHERE id = $1; UPDATE ${tasks} SET title = 'both' WHERE project_id = $1; COMMIT`.replaceAll('$1', String(project))
+            `BEGIN; UPDATE ${projects} SET archived = NOT archived WHERE id = $1; UPDATE ${tasks} SET title = 'both' WHERE project_id = $1; COMMIT`.replaceAll(
+              '$1',
+              String(project)
+            )
           )
       }
-      await expect.poll(async () => JSON.stringify(client.ids()) === JSON.stringify(await expected()), { timeout: 20_000 }).toBe(true)
+      await expect
+        .poll(async () => JSON.stringify(client.ids()) === JSON.stringify(await expected()), { timeout: 20_000 })
+        .toBe(true)
       expect(client.anomalies.join('; ')).toBe('')
       const titles = await server.pool.query<{ id: number; title: string }>(`SELECT id, title FROM ${tasks}`)
       for (const { id, title } of titles.rows) {

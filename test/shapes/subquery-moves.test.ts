@@ -18,10 +18,14 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     schemaCount += 1
     const projects = `projects_${schemaCount}`
     const tasks = `tasks_${schemaCount}`
-    await server.pool.query(`CREATE TABLE ${projects} (id int PRIMARY KEY, archived boolean NOT NULL DEFAULT false, org_id int)`)
+    await server.pool.query(
+      `CREATE TABLE ${projects} (id int PRIMARY KEY, archived boolean NOT NULL DEFAULT false, org_id int)`
+    )
     await server.pool.query(`CREATE TABLE ${tasks} (id int PRIMARY KEY, project_id int, owner_id int, status text)`)
     await server.pool.query(`INSERT INTO ${projects} (id, archived) VALUES (1, false), (2, true), (3, false)`)
-    await server.pool.query(`INSERT INTO ${tasks} (id, project_id, owner_id, status) VALUES (10, 1, 7, 'a'), (11, 1, 8, 'b'), (20, 2, 7, 'c'), (21, 2, 8, 'd'), (22, 2, 8, 'e'), (30, 3, 9, 'f')`)
+    await server.pool.query(
+      `INSERT INTO ${tasks} (id, project_id, owner_id, status) VALUES (10, 1, 7, 'a'), (11, 1, 8, 'b'), (20, 2, 7, 'c'), (21, 2, 8, 'd'), (22, 2, 8, 'e'), (30, 3, 9, 'f')`
+    )
     return { projects, tasks }
   }
 
@@ -48,7 +52,9 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const expected = () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`)
     const client = new TagClient(server.url, { table: tasks, where })
     await client.sync()
-    const { rows } = await server.pool.query<{ xid: string }>(`UPDATE ${projects} SET archived = false WHERE id = 2 RETURNING pg_current_xact_id()::text AS xid`)
+    const { rows } = await server.pool.query<{ xid: string }>(
+      `UPDATE ${projects} SET archived = false WHERE id = 2 RETURNING pg_current_xact_id()::text AS xid`
+    )
     const xid = Number(BigInt(rows[0]?.xid ?? '0') & 0xffffffffn)
     await client.until(expected)
     const moveIns = events(client.seen, 'move-in')
@@ -72,7 +78,10 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const later = client.seen.slice(before)
     const moveOuts = events(later, 'move-out')
     expect(moveOuts).toHaveLength(1)
-    expect((moveOuts[0]?.headers.patterns as Array<{ pos: number; value: string }>)[0]).toEqual({ pos: 0, value: (moved[0]?.headers.tags as string[])[0] })
+    expect((moveOuts[0]?.headers.patterns as Array<{ pos: number; value: string }>)[0]).toEqual({
+      pos: 0,
+      value: (moved[0]?.headers.tags as string[])[0]
+    })
     expect(later.filter((message) => message.headers.operation === 'delete')).toEqual([])
     expect(client.ids()).toEqual(await expected())
   })
@@ -81,7 +90,11 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const { projects, tasks } = await tables()
     const where = `project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = $1`
     const shape = { table: tasks, where, 'params[1]': '7' }
-    const expected = () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = 7`)
+    const expected = () =>
+      idsOf(
+        server.pool,
+        `SELECT id FROM ${tasks} WHERE project_id IN (SELECT id FROM ${projects} WHERE NOT archived) OR owner_id = 7`
+      )
     const client = new TagClient(server.url, shape)
     await client.sync()
     expect(client.ids()).toEqual(await expected())
@@ -124,7 +137,12 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     await client.until(expected)
     const later = client.seen.slice(before)
     expect(events(later, 'move-in')).toHaveLength(1)
-    expect(later.filter((message) => message.headers.is_move_in).map((message) => message.value?.id).sort()).toEqual(['20', '21', '22', '30'])
+    expect(
+      later
+        .filter((message) => message.headers.is_move_in)
+        .map((message) => message.value?.id)
+        .sort()
+    ).toEqual(['20', '21', '22', '30'])
     expect(client.ids()).toEqual(await expected())
     expect(client.anomalies).toEqual([])
   })
@@ -134,7 +152,9 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const where = `project_id IN (SELECT id FROM ${projects} WHERE NOT archived)`
     const client = new TagClient(server.url, { table: tasks, where })
     await client.sync()
-    await server.pool.query(`BEGIN; INSERT INTO ${projects} (id) VALUES (4); INSERT INTO ${tasks} (id, project_id) VALUES (40, 4); COMMIT`)
+    await server.pool.query(
+      `BEGIN; INSERT INTO ${projects} (id) VALUES (4); INSERT INTO ${tasks} (id, project_id) VALUES (40, 4); COMMIT`
+    )
     await client.until(() => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`))
     expect(client.seen.filter((message) => message.key?.endsWith('/"40"'))).toHaveLength(1)
     expect(client.ids()).toContain('40')
@@ -148,13 +168,17 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const client = new TagClient(server.url, { table: tasks, where })
     await client.sync()
     const writes: Array<Promise<unknown>> = [server.pool.query(`UPDATE ${projects} SET archived = false WHERE id = 2`)]
-    for (let i = 0; i < 10; i++) writes.push(server.pool.query(`UPDATE ${tasks} SET status = 's${i}' WHERE id = 2${i % 3}`))
+    for (let i = 0; i < 10; i++)
+      writes.push(server.pool.query(`UPDATE ${tasks} SET status = 's${i}' WHERE id = 2${i % 3}`))
     writes.push(server.pool.query(`INSERT INTO ${tasks} (id, project_id) VALUES (23, 2)`))
     await Promise.all(writes)
     await client.until(expected)
     expect(client.ids()).toEqual(await expected())
-    const { rows } = await server.pool.query<{ id: string; status: string | null }>(`SELECT id::text, status FROM ${tasks} WHERE project_id = 2`)
-    for (const row of rows) expect(client.rows.get(`"public"."${tasks}"/"${row.id}"`)?.value.status ?? null).toBe(row.status)
+    const { rows } = await server.pool.query<{ id: string; status: string | null }>(
+      `SELECT id::text, status FROM ${tasks} WHERE project_id = 2`
+    )
+    for (const row of rows)
+      expect(client.rows.get(`"public"."${tasks}"/"${row.id}"`)?.value.status ?? null).toBe(row.status)
     expect(client.anomalies).toEqual([])
   })
 
@@ -164,7 +188,9 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const client = new TagClient(server.url, { table: tasks, where })
     await client.sync()
     const before = client.seen.length
-    await server.pool.query(`BEGIN; UPDATE ${projects} SET archived = true WHERE id = 1; UPDATE ${projects} SET archived = false WHERE id = 1; UPDATE ${tasks} SET status = 'z' WHERE id = 10; COMMIT`)
+    await server.pool.query(
+      `BEGIN; UPDATE ${projects} SET archived = true WHERE id = 1; UPDATE ${projects} SET archived = false WHERE id = 1; UPDATE ${tasks} SET status = 'z' WHERE id = 10; COMMIT`
+    )
     await client.until(async () => ['10', '11', '30'])
     await client.sync().catch(() => undefined)
     const later = client.seen.slice(before)
@@ -198,7 +224,9 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     schemaCount += 1
     const parents = `labels_${schemaCount}`
     const children = `notes_${schemaCount}`
-    await server.pool.query(`CREATE TABLE ${parents} (id int PRIMARY KEY, name text, live boolean NOT NULL DEFAULT true)`)
+    await server.pool.query(
+      `CREATE TABLE ${parents} (id int PRIMARY KEY, name text, live boolean NOT NULL DEFAULT true)`
+    )
     await server.pool.query(`CREATE TABLE ${children} (id int PRIMARY KEY, label text)`)
     await server.pool.query(`INSERT INTO ${parents} VALUES (1, 'NULL', true), (2, NULL, true)`)
     await server.pool.query(`INSERT INTO ${children} VALUES (1, 'NULL'), (2, NULL)`)
@@ -238,7 +266,9 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
   it('12. a row test (a, b) IN (SELECT x, y …) hashes both columns together and moves', async () => {
     const { projects, tasks } = await tables()
     const members = `members_${schemaCount}`
-    await server.pool.query(`CREATE TABLE ${members} (id int PRIMARY KEY, project_id int, user_id int, active boolean NOT NULL)`)
+    await server.pool.query(
+      `CREATE TABLE ${members} (id int PRIMARY KEY, project_id int, user_id int, active boolean NOT NULL)`
+    )
     await server.pool.query(`INSERT INTO ${members} VALUES (1, 1, 7, true), (2, 2, 8, false)`)
     const where = `(project_id, owner_id) IN (SELECT project_id, user_id FROM ${members} WHERE active)`
     const expected = () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`)
@@ -259,7 +289,10 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     const shape = { table: tasks, where: `project_id IN (SELECT id FROM ${projects} WHERE NOT archived)` }
     const first = await get(server.url, { ...shape, offset: '-1' })
     const handle = first.header('@handle') ?? ''
-    const tagsOf = (list: Message[]) => rowsOf(list).map((message) => (message.headers.tags as string[])[0]).sort()
+    const tagsOf = (list: Message[]) =>
+      rowsOf(list)
+        .map((message) => (message.headers.tags as string[])[0])
+        .sort()
     const before = tagsOf(messages(first))
     expect((await fetch(`${server.url}/v1/shape?handle=${handle}`, { method: 'DELETE' })).status).toBe(202)
     const second = await get(server.url, { ...shape, offset: '-1' })
@@ -273,7 +306,10 @@ describe('subquery shapes: snapshot, move-in, move-out', () => {
     await server.pool.query(`UPDATE ${projects} SET org_id = id + 4`)
     const clients = [5, 6, 7].map((org) => {
       const where = `project_id IN (SELECT id FROM ${projects} WHERE org_id = ${org} OR org_id IS NULL)`
-      return { client: new TagClient(server.url, { table: tasks, where }), expected: () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`) }
+      return {
+        client: new TagClient(server.url, { table: tasks, where }),
+        expected: () => idsOf(server.pool, `SELECT id FROM ${tasks} WHERE ${where}`)
+      }
     })
     for (const { client } of clients) await client.sync()
     const writes = [

@@ -39,7 +39,9 @@ describe('subquery shapes across a restart of the server', () => {
       expect(stale.status).toBe(409)
       expect(stale.body).toEqual([{ headers: { control: 'must-refetch' } }])
       expect(stale.header('@handle')).not.toBe(synced.handle)
-      expect((await get(second.url, { table: 'projects', offset: plain.offset, handle: plain.handle })).status).toBe(200)
+      expect((await get(second.url, { table: 'projects', offset: plain.offset, handle: plain.handle })).status).toBe(
+        200
+      )
       const client = new TagClient(second.url, shape)
       await client.sync()
       expect(client.ids()).toEqual(await idsOf(pool, `SELECT id FROM tasks WHERE ${shape.where}`))

@@ -25,7 +25,10 @@ describe('a database the shape server cannot follow', () => {
     expect(((await shape.json()) as { message: string }).message).toMatch(/cannot follow this database: .*wal_level/)
     const health = await fetch(`${server.url}/v1/health`)
     expect(health.status).toBe(503)
-    expect(await health.json()).toMatchObject({ status: 'unavailable', message: expect.stringMatching(/wal_level = logical/) })
+    expect(await health.json()).toMatchObject({
+      status: 'unavailable',
+      message: expect.stringMatching(/wal_level = logical/)
+    })
     const sql = await server.app.dispatch('db.query', { sql: 'SELECT 1 AS one' })
     expect(sql.ok).toBe(true)
   })

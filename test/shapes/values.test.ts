@@ -3,16 +3,29 @@ import { startTestShapeServer, type TestShapeServer } from '../support/shape-ser
 import { type Message, changes, get, materialise, syncToEnd } from '../support/shape-http'
 
 /** Values as Postgres formats them under the protocol's display settings. */
-async function textValues(server: TestShapeServer, table: string, where: string): Promise<Array<Record<string, string | null>>> {
+async function textValues(
+  server: TestShapeServer,
+  table: string,
+  where: string
+): Promise<Array<Record<string, string | null>>> {
   const client = await server.pool.connect()
   try {
-    await client.query("SET DateStyle = 'ISO, DMY'; SET TimeZone = 'UTC'; SET extra_float_digits = 1; SET bytea_output = 'hex'; SET IntervalStyle = 'iso_8601'")
+    await client.query(
+      "SET DateStyle = 'ISO, DMY'; SET TimeZone = 'UTC'; SET extra_float_digits = 1; SET bytea_output = 'hex'; SET IntervalStyle = 'iso_8601'"
+    )
     const { rows: columns } = await client.query<{ attname: string }>(
       `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
       [table]
     )
-    const list = columns.map((column) => `CASE WHEN "${column.attname}" IS NULL THEN NULL ELSE concat("${column.attname}") END AS "${column.attname}"`).join(', ')
-    const { rows } = await client.query<Record<string, string | null>>(`SELECT ${list} FROM ${table} WHERE ${where} ORDER BY 1`)
+    const list = columns
+      .map(
+        (column) =>
+          `CASE WHEN "${column.attname}" IS NULL THEN NULL ELSE concat("${column.attname}") END AS "${column.attname}"`
+      )
+      .join(', ')
+    const { rows } = await client.query<Record<string, string | null>>(
+      `SELECT ${list} FROM ${table} WHERE ${where} ORDER BY 1`
+    )
     return rows
   } finally {
     client.release()
@@ -40,12 +53,19 @@ describe('values and keys', () => {
     const shape = { table: 'all_types' }
     const synced = await syncToEnd(server.url, shape)
     const live = get(server.url, { ...shape, offset: synced.offset, handle: synced.handle, live: 'true' })
-    await server.pool.query(`INSERT INTO all_types VALUES ${ROW}, (2, NULL, NULL, 'NaN', '-Infinity', false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
+    await server.pool.query(
+      `INSERT INTO all_types VALUES ${ROW}, (2, NULL, NULL, 'NaN', '-Infinity', false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`
+    )
     const liveRows = changes(await live).map((message) => message.value)
-    const snapshotRows = (await syncToEnd(server.url, shape)).messages.filter((message: Message) => message.key).map((message) => message.value)
+    const snapshotRows = (await syncToEnd(server.url, shape)).messages
+      .filter((message: Message) => message.key)
+      .map((message) => message.value)
     expect(liveRows).toEqual(snapshotRows)
     const expected = await textValues(server, 'all_types', 'true')
-    const booleans = (row: Record<string, string | null>) => ({ ...row, flag: row.flag === 't' ? 'true' : row.flag === 'f' ? 'false' : row.flag })
+    const booleans = (row: Record<string, string | null>) => ({
+      ...row,
+      flag: row.flag === 't' ? 'true' : row.flag === 'f' ? 'false' : row.flag
+    })
     expect(snapshotRows).toEqual(expected.map(booleans))
     expect(snapshotRows[0]).toMatchObject({
       flag: 'true',
@@ -66,24 +86,39 @@ describe('values and keys', () => {
 
   it('encodes any text the same in snapshots and live: quotes, backslashes, control characters, unicode', async () => {
     await server.pool.query('CREATE TABLE weird_text (id text PRIMARY KEY, note text, flag boolean)')
-    const texts = ['plain', 'a "quoted" \\ back\\slash', 'tab\there\nnew\rline', 'bell\u0007 vt\u000b ff\f bs\b', '\\v not a vertical tab', 'unicode ☃ 𝄞 é', 'slash/in/key', '\\N', '']
+    const texts = [
+      'plain',
+      'a "quoted" \\ back\\slash',
+      'tab\there\nnew\rline',
+      'bell\u0007 vt\u000b ff\f bs\b',
+      '\\v not a vertical tab',
+      'unicode ☃ 𝄞 é',
+      'slash/in/key',
+      '\\N',
+      ''
+    ]
     const shape = { table: 'weird_text' }
     const synced = await syncToEnd(server.url, shape)
     const live = get(server.url, { ...shape, offset: synced.offset, handle: synced.handle, live: 'true' })
     const client = await server.pool.connect()
     try {
       await client.query('BEGIN')
-      for (const [index, text] of texts.entries()) await client.query('INSERT INTO weird_text VALUES ($1, $2, $3)', [`${index}:${text}`, text, index % 2 === 0])
+      for (const [index, text] of texts.entries())
+        await client.query('INSERT INTO weird_text VALUES ($1, $2, $3)', [`${index}:${text}`, text, index % 2 === 0])
       await client.query('COMMIT')
     } finally {
       client.release()
     }
     const liveMessages = changes(await live).map((message) => [message.key, message.value])
-    const snapshotMessages = (await syncToEnd(server.url, shape)).messages.filter((message: Message) => message.key).map((message) => [message.key, message.value])
+    const snapshotMessages = (await syncToEnd(server.url, shape)).messages
+      .filter((message: Message) => message.key)
+      .map((message) => [message.key, message.value])
     expect(snapshotMessages).toEqual(liveMessages)
     expect(snapshotMessages.map(([, value]) => (value as Record<string, string>).note)).toEqual(texts)
     expect(snapshotMessages[6]?.[0]).toBe('"public"."weird_text"/"6:slash//in//key"')
-    expect(snapshotMessages.map(([, value]) => (value as Record<string, string>).flag)).toEqual(texts.map((_, index) => String(index % 2 === 0)))
+    expect(snapshotMessages.map(([, value]) => (value as Record<string, string>).flag)).toEqual(
+      texts.map((_, index) => String(index % 2 === 0))
+    )
   })
 
   it('builds keys that never collide for names and values with `.`, `/` and `"`', async () => {
@@ -101,8 +136,12 @@ describe('values and keys', () => {
     ]
     for (const [a, b] of values) await server.pool.query(`INSERT INTO "we.ird/s"."ta""b.le/x" VALUES ($1, $2)`, [a, b])
     for (const [a, b] of values) await server.pool.query(`INSERT INTO "we.ird/s.ta""b"."le/x" VALUES ($1, $2)`, [a, b])
-    const first = (await syncToEnd(server.url, { table: '"we.ird/s"."ta""b.le/x"' })).messages.filter((message) => message.key)
-    const second = (await syncToEnd(server.url, { table: '"we.ird/s.ta""b"."le/x"' })).messages.filter((message) => message.key)
+    const first = (await syncToEnd(server.url, { table: '"we.ird/s"."ta""b.le/x"' })).messages.filter(
+      (message) => message.key
+    )
+    const second = (await syncToEnd(server.url, { table: '"we.ird/s.ta""b"."le/x"' })).messages.filter(
+      (message) => message.key
+    )
     const keys = [...first, ...second].map((message) => message.key)
     expect(new Set(keys).size).toBe(values.length * 2)
     expect(first.map((message) => message.key)).toContain('"we..ird//s"."ta"b..le//x"/"x//y"/"z"')
@@ -121,10 +160,14 @@ describe('values and keys', () => {
   })
 
   it('shapes a table with a generated column by its other columns, and follows it live', async () => {
-    await server.pool.query('CREATE TABLE priced (id int PRIMARY KEY, net numeric, gross numeric GENERATED ALWAYS AS (net * 1.2) STORED)')
+    await server.pool.query(
+      'CREATE TABLE priced (id int PRIMARY KEY, net numeric, gross numeric GENERATED ALWAYS AS (net * 1.2) STORED)'
+    )
     const refused = await get(server.url, { table: 'priced', offset: '-1' })
     expect(refused.status).toBe(400)
-    expect((refused.body as { errors: { columns: string[] } }).errors.columns[0]).toMatch(/generated and cannot be included.*gross.*columns/)
+    expect((refused.body as { errors: { columns: string[] } }).errors.columns[0]).toMatch(
+      /generated and cannot be included.*gross.*columns/
+    )
     const shape = { table: 'priced', columns: 'id,net' }
     const synced = await syncToEnd(server.url, shape)
     const live = get(server.url, { ...shape, offset: synced.offset, handle: synced.handle, live: 'true' })

@@ -7,7 +7,9 @@ import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { chromiumArgs, chromiumPath } from '../../e2e/chromium'
 
-const CLIENT = readFileSync(join(__dirname, '..', '..', 'node_modules', '@electric-sql', 'client', 'dist', 'index.browser.mjs'))
+const CLIENT = readFileSync(
+  join(__dirname, '..', '..', 'node_modules', '@electric-sql', 'client', 'dist', 'index.browser.mjs')
+)
 
 /** A developer's page: `@electric-sql/client` following `?shape=URL` (SSE with `&sse=1`), counting what it hears. */
 const PAGE = `<!doctype html><title>an app</title><script type="module">
@@ -38,7 +40,8 @@ export interface BrowserHarRecorder {
   close(): Promise<void>
 }
 
-export const appState = (page: Page): Promise<AppState> => page.evaluate(() => (globalThis as unknown as { state: AppState }).state)
+export const appState = (page: Page): Promise<AppState> =>
+  page.evaluate(() => (globalThis as unknown as { state: AppState }).state)
 
 /** Waits until the page's client state satisfies `done` (polling), or fails after `ms` with the last state. */
 export async function waitForState(page: Page, done: (state: AppState) => boolean, ms = 15_000): Promise<AppState> {
@@ -70,7 +73,9 @@ export async function startBrowserHarRecorder(): Promise<BrowserHarRecorder> {
         const page = await context.newPage()
         await page.goto(`${pageUrl}?shape=${encodeURIComponent(shapeUrl)}${options.sse ? '&sse=1' : ''}`)
         await drive(page)
-        await page.evaluate(() => (globalThis as unknown as { stream: { unsubscribeAll(): void } }).stream.unsubscribeAll())
+        await page.evaluate(() =>
+          (globalThis as unknown as { stream: { unsubscribeAll(): void } }).stream.unsubscribeAll()
+        )
       } finally {
         await context.close()
       }

@@ -47,7 +47,8 @@ if (isRoot() && process.platform === 'linux') {
   const seen = new Set<string>()
   let timer: NodeJS.Timeout | null = null
   let sampling: Promise<void> = Promise.resolve()
-  const sample = () => (sampling = sampling.then(async () => (await ourRunningClusters()).forEach((dir) => seen.add(dir))))
+  const sample = () =>
+    (sampling = sampling.then(async () => (await ourRunningClusters()).forEach((dir) => seen.add(dir))))
 
   beforeAll(() => {
     timer = setInterval(() => void sample(), SAMPLE_MS)
@@ -57,6 +58,9 @@ if (isRoot() && process.platform === 'linux') {
     if (timer) clearInterval(timer)
     await sample()
     const left = [...seen].filter((dir) => existsSync(dir))
-    expect(left, 'embedded clusters this test file ran Postgres in and left behind (remove them with removeDataDir / removeCluster)').toEqual([])
+    expect(
+      left,
+      'embedded clusters this test file ran Postgres in and left behind (remove them with removeDataDir / removeCluster)'
+    ).toEqual([])
   })
 }

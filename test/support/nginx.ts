@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { findFreePort } from '../../src/main/net/free-port'
 
 /** The nginx binary, or null where it is not installed (the tests that need it skip with the reason). */
-export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((path) => spawnSync(path, ['-v']).status === 0) ?? null
+export const NGINX =
+  ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((path) => spawnSync(path, ['-v']).status === 0) ??
+  null
 
 export interface RunningNginx {
   url: string
@@ -48,13 +50,21 @@ http {
 `
   await writeFile(join(dir, 'nginx.conf'), config)
   let output = ''
-  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   nginx.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
   for (;;) {
     if (nginx.exitCode !== null) throw new Error(`nginx exited: ${output}`)
-    if (await fetch(url).then(() => true, () => false)) break
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false
+      )
+    )
+      break
     if (Date.now() > deadline) throw new Error(`nginx did not start: ${output}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

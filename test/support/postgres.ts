@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type pg from 'pg'
 import { removeCluster } from '../../src/main/db/cluster'
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle, type EmbeddedPostgresOptions } from '../../src/main/db/embedded'
+import {
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+  type EmbeddedPostgresOptions
+} from '../../src/main/db/embedded'
 
 export interface TestPostgres extends EmbeddedPostgresHandle {
   /** Stops the server and deletes its data folder (and any cluster a test started beside it). */
@@ -12,7 +16,9 @@ export interface TestPostgres extends EmbeddedPostgresHandle {
 }
 
 /** A fresh, real PostgreSQL (wal_level=logical) in a temporary folder, on a free loopback port. */
-export async function startTestPostgres(options: Pick<EmbeddedPostgresOptions, 'restartOnCrash'> = {}): Promise<TestPostgres> {
+export async function startTestPostgres(
+  options: Pick<EmbeddedPostgresOptions, 'restartOnCrash'> = {}
+): Promise<TestPostgres> {
   const root = await mkdtemp(join(tmpdir(), 'syncscope-pg-'))
   const handle = await startEmbeddedPostgres({ dataDir: join(root, 'pgdata'), ...options })
   return {

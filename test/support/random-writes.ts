@@ -17,7 +17,9 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** The rows a shape of ITEM_SHAPES holds in Postgres now, keyed as its messages key them. */
 export async function expectedItems(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
   const columns = shape.columns ?? 'id,grp,val,note'
-  const { rows } = await pool.query<Record<string, string | null>>(`SELECT ${columns} FROM items ${shape.where ? `WHERE ${shape.where}` : ''}`)
+  const { rows } = await pool.query<Record<string, string | null>>(
+    `SELECT ${columns} FROM items ${shape.where ? `WHERE ${shape.where}` : ''}`
+  )
   return new Map(rows.map((row) => [`"public"."items"/"${row.id}"`, row]))
 }
 
@@ -49,7 +51,10 @@ export async function writeRandomItems(pool: pg.Pool, transactions: number, seed
             [id, random(4), random(10) === 0 ? null : random(100), `n${random(30)}`]
           )
         } else if (kind < 8) {
-          await client.query('UPDATE items SET grp = $2, val = CASE WHEN $3 THEN NULL ELSE val + $4 - 40 END WHERE id = $1', [id, random(4), random(12) === 0, random(80)])
+          await client.query(
+            'UPDATE items SET grp = $2, val = CASE WHEN $3 THEN NULL ELSE val + $4 - 40 END WHERE id = $1',
+            [id, random(4), random(12) === 0, random(80)]
+          )
         } else {
           await client.query('DELETE FROM items WHERE id = $1', [id])
         }

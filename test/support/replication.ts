@@ -36,7 +36,10 @@ export async function restartPostgres(server: TestPostgres | EmbeddedPostgresHan
  * A new, empty cluster on the stopped one's port that takes the same credentials: to clients, the database was
  * replaced (a restored backup, a recreated container).
  */
-export async function startReplacementCluster(server: EmbeddedPostgresHandle, dataDir: string): Promise<EmbeddedPostgresHandle> {
+export async function startReplacementCluster(
+  server: EmbeddedPostgresHandle,
+  dataDir: string
+): Promise<EmbeddedPostgresHandle> {
   const replacement = await startEmbeddedPostgres({ dataDir, port: server.port })
   const password = decodeURIComponent(new URL(server.url).password)
   const client = new pg.Client({ connectionString: replacement.url })
@@ -54,7 +57,9 @@ export async function startWithoutLogicalWal(server: EmbeddedPostgresHandle): Pr
 
 /** The `id` of every row the transactions insert, in order. */
 export function insertedIds(transactions: ReplicatedTransaction[]): string[] {
-  return transactions.flatMap((tx) => tx.changes.flatMap((change) => (change.kind === 'insert' ? [change.new.id ?? ''] : [])))
+  return transactions.flatMap((tx) =>
+    tx.changes.flatMap((change) => (change.kind === 'insert' ? [change.new.id ?? ''] : []))
+  )
 }
 
 /** from, from + 1, …, to as the text Postgres gives for integers. */
@@ -66,4 +71,3 @@ export function idRange(from: number, to: number): string[] {
 export function expectCommitOrder(transactions: ReplicatedTransaction[]): void {
   transactions.slice(1).forEach((tx, index) => expect(tx.commitLsn).toBeGreaterThan(transactions[index]!.commitLsn))
 }
-

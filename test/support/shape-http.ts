@@ -1,6 +1,11 @@
 /** Raw HTTP helpers for the shape API: what a protocol test needs and nothing more. */
 
-export type Message = { headers: Record<string, unknown>; key?: string; value?: Record<string, string | null>; old_value?: Record<string, string | null> }
+export type Message = {
+  headers: Record<string, unknown>
+  key?: string
+  value?: Record<string, string | null>
+  old_value?: Record<string, string | null>
+}
 
 export interface ShapeResponse {
   status: number
@@ -17,7 +22,12 @@ export function shapeUrl(base: string, params: Record<string, string>, path = '/
   return url.toString()
 }
 
-export async function get(base: string, params: Record<string, string>, init: RequestInit = {}, brand = 'service'): Promise<ShapeResponse> {
+export async function get(
+  base: string,
+  params: Record<string, string>,
+  init: RequestInit = {},
+  brand = 'service'
+): Promise<ShapeResponse> {
   const response = await fetch(shapeUrl(base, params), init)
   const text = await response.text()
   let body: unknown
@@ -36,11 +46,19 @@ export async function get(base: string, params: Record<string, string>, init: Re
 }
 
 export const messages = (response: ShapeResponse): Message[] => response.body as Message[]
-export const changes = (response: ShapeResponse): Message[] => messages(response).filter((message) => 'operation' in message.headers)
-export const controls = (response: ShapeResponse): string[] => messages(response).flatMap((message) => (typeof message.headers.control === 'string' ? [message.headers.control] : []))
+export const changes = (response: ShapeResponse): Message[] =>
+  messages(response).filter((message) => 'operation' in message.headers)
+export const controls = (response: ShapeResponse): string[] =>
+  messages(response).flatMap((message) =>
+    typeof message.headers.control === 'string' ? [message.headers.control] : []
+  )
 
 /** Follows a shape from `-1` until up-to-date; returns the handle, the last offset and every message seen. */
-export async function syncToEnd(base: string, shape: Record<string, string>, brand = 'service'): Promise<{ handle: string; offset: string; messages: Message[]; requests: number }> {
+export async function syncToEnd(
+  base: string,
+  shape: Record<string, string>,
+  brand = 'service'
+): Promise<{ handle: string; offset: string; messages: Message[]; requests: number }> {
   let response = await get(base, { ...shape, offset: '-1' }, {}, brand)
   const handle = response.header('@handle') ?? ''
   const seen: Message[] = []
@@ -56,7 +74,10 @@ export async function syncToEnd(base: string, shape: Record<string, string>, bra
 }
 
 /** Materialises change messages by key, as a client would. */
-export function materialise(rows: Map<string, Record<string, string | null>>, list: readonly Message[]): Map<string, Record<string, string | null>> {
+export function materialise(
+  rows: Map<string, Record<string, string | null>>,
+  list: readonly Message[]
+): Map<string, Record<string, string | null>> {
   for (const message of list) {
     const operation = message.headers.operation
     if (!message.key) continue
@@ -68,7 +89,11 @@ export function materialise(rows: Map<string, Record<string, string | null>>, li
 }
 
 /** Like materialise, and notes every change that does not fit the rows (an insert of a present key, a change of an absent one). */
-export function materialiseStrictly(rows: Map<string, Record<string, string | null>>, list: readonly Message[], anomalies: string[]): void {
+export function materialiseStrictly(
+  rows: Map<string, Record<string, string | null>>,
+  list: readonly Message[],
+  anomalies: string[]
+): void {
   for (const message of list) {
     const key = message.key
     if (!key) continue

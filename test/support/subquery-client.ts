@@ -68,7 +68,11 @@ export class TagClient {
           this.anomalies.push(`update of absent ${key}`)
           continue
         }
-        this.rows.set(key, { value: { ...held.value, ...message.value }, tags: tags ?? held.tags, conditions: conditions ?? held.conditions })
+        this.rows.set(key, {
+          value: { ...held.value, ...message.value },
+          tags: tags ?? held.tags,
+          conditions: conditions ?? held.conditions
+        })
       } else if (operation === 'delete') {
         if (!held) this.anomalies.push(`delete of absent ${key}`)
         this.rows.delete(key)
@@ -117,4 +121,6 @@ export class TagClient {
 }
 
 export const idsOf = async (pool: pg.Pool, sql: string, params: unknown[] = []): Promise<string[]> =>
-  (await pool.query<{ id: string }>(sql, params)).rows.map((row) => String(row.id)).sort((a, b) => Number(a) - Number(b))
+  (await pool.query<{ id: string }>(sql, params)).rows
+    .map((row) => String(row.id))
+    .sort((a, b) => Number(a) - Number(b))

@@ -13,7 +13,10 @@ export interface TestDatabase {
  * A fresh Postgres for the tests of the calling describe (or file): started with a pool on it and `setupSql` run in
  * beforeAll, destroyed (cluster included) in afterAll. `skip`: start nothing (a test that cannot run here).
  */
-export function useTestDatabase(setupSql: readonly string[] = [], options: { skip?: boolean; pool?: Omit<pg.PoolConfig, 'connectionString'> } = {}): TestDatabase {
+export function useTestDatabase(
+  setupSql: readonly string[] = [],
+  options: { skip?: boolean; pool?: Omit<pg.PoolConfig, 'connectionString'> } = {}
+): TestDatabase {
   let started: { postgres: TestPostgres; pool: pg.Pool } | null = null
   const get = () => {
     if (!started) throw new Error('useTestDatabase: the database is only there inside its tests (after beforeAll)')

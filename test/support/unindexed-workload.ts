@@ -8,7 +8,9 @@ import type pg from 'pg'
 export const TASK_ROWS = 3_000
 
 export async function createTasks(pool: pg.Pool): Promise<void> {
-  await pool.query('CREATE TABLE tasks (id int PRIMARY KEY, title text NOT NULL, priority int NOT NULL, owner int NOT NULL, done boolean NOT NULL, note text)')
+  await pool.query(
+    'CREATE TABLE tasks (id int PRIMARY KEY, title text NOT NULL, priority int NOT NULL, owner int NOT NULL, done boolean NOT NULL, note text)'
+  )
   await pool.query(
     `INSERT INTO tasks SELECT g, 'task-' || g || ' tag' || (g * 7 % 2000) || ' end', g * 37 % 100000, g % 4000, g % 2 = 0,
        CASE WHEN g % 10 = 0 THEN NULL ELSE 'n' || g END
@@ -24,7 +26,10 @@ export const updateAllTasks = (round = 0): string =>
   `UPDATE tasks SET priority = (priority * 7 + 3) % 100000, done = NOT done, title = 'task-' || id || ' tag' || (id * ${11 + 2 * round} % 2000) || ' end'`
 
 /** The keys (`"public"."tasks"/"<id>"`) each where selects, asked of Postgres in one statement. */
-export async function selectedKeys(pool: pg.Pool | pg.PoolClient, wheres: readonly string[]): Promise<Array<Set<string>>> {
+export async function selectedKeys(
+  pool: pg.Pool | pg.PoolClient,
+  wheres: readonly string[]
+): Promise<Array<Set<string>>> {
   const union = wheres.map((where, i) => `SELECT ${i} AS shape, id FROM tasks WHERE ${where}`).join(' UNION ALL ')
   const { rows } = await pool.query<{ shape: number; id: number }>(union)
   const sets = wheres.map(() => new Set<string>())

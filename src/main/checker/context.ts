@@ -23,7 +23,14 @@ export interface CheckerOptions {
 export const findingFor = (id: FindingId, message: string, evidence: Evidence[], brand: HeaderBrand): Finding => {
   const rule = RULES[id] as (typeof RULES)[FindingId] & { fix?: string }
   const branded = (text: string) => text.replaceAll('<brand>', brand)
-  return { id, severity: rule.severity, message, rule: { text: branded(rule.rule), doc: `docs/protocol.md${rule.section}` }, fix: rule.fix ? branded(rule.fix) : null, evidence }
+  return {
+    id,
+    severity: rule.severity,
+    message,
+    rule: { text: branded(rule.rule), doc: `docs/protocol.md${rule.section}` },
+    fix: rule.fix ? branded(rule.fix) : null,
+    evidence
+  }
 }
 
 /** What one check found: findings, or why it was skipped, and notes on how it passed. */
@@ -52,7 +59,8 @@ export class Outcome {
   }
 }
 
-export const toEvidence = (item: Evidence | Probe | OpenStream): Evidence => ('evidence' in item ? (typeof item.evidence === 'function' ? item.evidence() : item.evidence) : item)
+export const toEvidence = (item: Evidence | Probe | OpenStream): Evidence =>
+  'evidence' in item ? (typeof item.evidence === 'function' ? item.evidence() : item.evidence) : item
 
 /** The endpoint under check: how to address it, and the header names of its brand. */
 export class CheckContext {
@@ -71,7 +79,11 @@ export class CheckContext {
   /** The endpoint URL with the user's params, the table (when given) and these params; `null` removes a param. */
   url(params: Record<string, string | null> = {}): string {
     const url = new URL(this.options.url)
-    const merged: Record<string, string | null> = { ...this.options.params, ...(this.options.table ? { table: this.options.table } : {}), ...params }
+    const merged: Record<string, string | null> = {
+      ...this.options.params,
+      ...(this.options.table ? { table: this.options.table } : {}),
+      ...params
+    }
     for (const [key, value] of Object.entries(merged)) if (value !== null) url.searchParams.set(key, value)
     return url.toString()
   }

@@ -9,18 +9,31 @@ import type { OpenStream, Probe } from './probe'
 type HeaderKind = 'log' | 'live' | 'subset'
 
 /** The protocol headers a 200 of this kind must carry; reports the missing ones (or a response of the other brand). */
-export function expectProtocolHeaders(ctx: CheckContext, outcome: Outcome, probe: Probe | OpenStream, kind: HeaderKind): boolean {
+export function expectProtocolHeaders(
+  ctx: CheckContext,
+  outcome: Outcome,
+  probe: Probe | OpenStream,
+  kind: HeaderKind
+): boolean {
   const needed: ProtocolHeader[] = ['handle', 'offset', kind === 'live' ? 'cursor' : 'schema']
   const response = 'response' in probe ? probe.response : probe
   const missing = needed.filter((name) => !response.headers.has(headerName(ctx.brand, name)))
   if (missing.length === 0) return true
   const other = HEADER_BRANDS.find((brand) => brand !== ctx.brand && response.headers.has(headerName(brand, 'offset')))
   if (other) {
-    outcome.add('headers.brand-mismatch', `The response names its protocol headers \`${other}-*\`, not \`${ctx.brand}-*\`: run with --header-brand ${other}, or serve the brand your client reads.`, probe)
+    outcome.add(
+      'headers.brand-mismatch',
+      `The response names its protocol headers \`${other}-*\`, not \`${ctx.brand}-*\`: run with --header-brand ${other}, or serve the brand your client reads.`,
+      probe
+    )
   } else if (missing.includes('cursor') && missing.length === 1) {
     outcome.add('cursor.missing', `The live answer has no \`${headerName(ctx.brand, 'cursor')}\` header.`, probe)
   } else {
-    outcome.add('headers.missing', `A ${response.status} ${kind === 'live' ? 'live answer' : 'response'} lacks ${missing.map((name) => `\`${headerName(ctx.brand, name)}\``).join(', ')}.`, probe)
+    outcome.add(
+      'headers.missing',
+      `A ${response.status} ${kind === 'live' ? 'live answer' : 'response'} lacks ${missing.map((name) => `\`${headerName(ctx.brand, name)}\``).join(', ')}.`,
+      probe
+    )
   }
   return false
 }
@@ -29,8 +42,18 @@ export function expectProtocolHeaders(ctx: CheckContext, outcome: Outcome, probe
 export function expectMessages(outcome: Outcome, probe: Probe): Message[] | null {
   const parsed = MessageArraySchema.safeParse(probe.json)
   if (parsed.success) return parsed.data
-  if (!Array.isArray(probe.json)) outcome.add('initial.body', `The body is not a JSON array (content-type ${probe.headers.get('content-type') ?? 'none'}).`, probe)
-  else outcome.add('sync.bad-message', `A message does not have the protocol's form: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}.`, probe)
+  if (!Array.isArray(probe.json))
+    outcome.add(
+      'initial.body',
+      `The body is not a JSON array (content-type ${probe.headers.get('content-type') ?? 'none'}).`,
+      probe
+    )
+  else
+    outcome.add(
+      'sync.bad-message',
+      `A message does not have the protocol's form: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}.`,
+      probe
+    )
   return null
 }
 
@@ -41,11 +64,17 @@ export function expectMessages(outcome: Outcome, probe: Probe): Message[] | null
 export function expectAnswerFor(outcome: Outcome, probe: Probe, offset: string, ...earlier: Probe[]): boolean {
   const requested = /^(?:W\/)?"[^":]+:([^":]+):/.exec(probe.headers.get('etag') ?? '')?.[1]
   if (requested === undefined || requested === offset) return true
-  outcome.add('cache.query-ignored', `Asked for offset=${offset}, the answer's etag (${probe.headers.get('etag')}) says it answers offset=${requested}: a cache served the answer of another URL.`, ...earlier, probe)
+  outcome.add(
+    'cache.query-ignored',
+    `Asked for offset=${offset}, the answer's etag (${probe.headers.get('etag')}) says it answers offset=${requested}: a cache served the answer of another URL.`,
+    ...earlier,
+    probe
+  )
   return false
 }
 
-export const controlsOf = (messages: readonly Message[]): string[] => messages.flatMap((message) => (isControlMessage(message) ? [message.headers.control] : []))
+export const controlsOf = (messages: readonly Message[]): string[] =>
+  messages.flatMap((message) => (isControlMessage(message) ? [message.headers.control] : []))
 export const endsUpToDate = (messages: readonly Message[]): boolean => controlsOf(messages).at(-1) === CONTROL.upToDate
 
 function directives(probe: { headers: Headers }) {
@@ -73,28 +102,59 @@ export function expectCacheControl(outcome: Outcome, probe: Probe | OpenStream, 
   const response = 'response' in probe ? probe.response : probe
   const d = directives(response)
   if (kind === 'initial' && !(d.has('public') || d.seconds('s-maxage') || d.seconds('max-age'))) {
-    outcome.add('cache.initial', `The offset=-1 answer says \`cache-control: ${d.header}\`: no shared cache will serve initial syncs.`, probe)
+    outcome.add(
+      'cache.initial',
+      `The offset=-1 answer says \`cache-control: ${d.header}\`: no shared cache will serve initial syncs.`,
+      probe
+    )
   }
   if (kind === 'error' && sharedFresh(response)) {
-    outcome.add('cache.error-cacheable', `A ${response.status} says \`cache-control: ${d.header}\` instead of \`no-store\`.`, probe)
+    outcome.add(
+      'cache.error-cacheable',
+      `A ${response.status} says \`cache-control: ${d.header}\` instead of \`no-store\`.`,
+      probe
+    )
   }
-  if (kind === 'conflict' && ((d.seconds('max-age') ?? 0) > 60 || (d.seconds('s-maxage') ?? 0) > 60 || (sharedFresh(response) && !d.has('must-revalidate')))) {
+  if (
+    kind === 'conflict' &&
+    ((d.seconds('max-age') ?? 0) > 60 ||
+      (d.seconds('s-maxage') ?? 0) > 60 ||
+      (sharedFresh(response) && !d.has('must-revalidate')))
+  ) {
     outcome.add('cache.conflict-cacheable', `The 409 says \`cache-control: ${d.header}\`.`, probe)
   }
   if (kind === 'live') {
     const fresh = (d.seconds('s-maxage') ?? d.seconds('max-age') ?? 0) + (d.seconds('stale-while-revalidate') ?? 0)
-    if (fresh > 20) outcome.add('cache.live-too-long', `A live answer says \`cache-control: ${d.header}\`: caches may reuse it for ${fresh} s.`, probe)
+    if (fresh > 20)
+      outcome.add(
+        'cache.live-too-long',
+        `A live answer says \`cache-control: ${d.header}\`: caches may reuse it for ${fresh} s.`,
+        probe
+      )
   }
-  if (kind === 'sse' && d.seconds('max-age') === null) outcome.add('cache.sse-max-age', `The SSE response says \`cache-control: ${d.header}\`.`, probe)
-  if (kind === 'subset' && sharedFresh(response)) outcome.add('cache.subset-cacheable', `The subset answer says \`cache-control: ${d.header}\`.`, probe)
+  if (kind === 'sse' && d.seconds('max-age') === null)
+    outcome.add('cache.sse-max-age', `The SSE response says \`cache-control: ${d.header}\`.`, probe)
+  if (kind === 'subset' && sharedFresh(response))
+    outcome.add('cache.subset-cacheable', `The subset answer says \`cache-control: ${d.header}\`.`, probe)
 }
 
 /** An answer to an invalid request: 400 (not 2xx, not 5xx) with a JSON body and no-store. */
 export function expectRejected(outcome: Outcome, probe: Probe, what: string): void {
-  if (probe.status >= 500) outcome.add('errors.server-error', `${what}: answered ${probe.status}, a server failure, for the caller's mistake.`, probe)
-  else if (probe.status < 400 || probe.status === 409) outcome.add('params.not-validated', `${what}: answered ${probe.status} instead of 400.`, probe)
+  if (probe.status >= 500)
+    outcome.add(
+      'errors.server-error',
+      `${what}: answered ${probe.status}, a server failure, for the caller's mistake.`,
+      probe
+    )
+  else if (probe.status < 400 || probe.status === 409)
+    outcome.add('params.not-validated', `${what}: answered ${probe.status} instead of 400.`, probe)
   else {
-    if (probe.json === undefined || probe.json === null || typeof probe.json !== 'object') outcome.add('errors.not-json', `${what}: the ${probe.status} body is not JSON: ${probe.text.slice(0, 120)}`, probe)
+    if (probe.json === undefined || probe.json === null || typeof probe.json !== 'object')
+      outcome.add(
+        'errors.not-json',
+        `${what}: the ${probe.status} body is not JSON: ${probe.text.slice(0, 120)}`,
+        probe
+      )
     expectCacheControl(outcome, probe, 'error')
   }
 }

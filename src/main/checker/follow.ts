@@ -3,7 +3,14 @@ import { isChangeMessage, type Message } from '../../shared/shape-client/message
 import { compareOffsets } from '../../shared/shape-client/offsets'
 import { ShapeSchemaSchema, type ShapeSchema } from '../../shared/shape-client/protocol-headers'
 import { Outcome, type CheckContext } from './context'
-import { controlsOf, endsUpToDate, expectAnswerFor, expectCacheControl, expectMessages, expectProtocolHeaders } from './expect'
+import {
+  controlsOf,
+  endsUpToDate,
+  expectAnswerFor,
+  expectCacheControl,
+  expectMessages,
+  expectProtocolHeaders
+} from './expect'
 import { ProbeFailure, type Probe } from './probe'
 
 /** A shape followed from `-1` to up-to-date. */
@@ -26,7 +33,8 @@ export interface FollowResult {
 const MAX_REQUESTS = 500
 
 /** Two answers with the same bytes and the same etag (which names the request): one was served for the other's URL. */
-const sameAnswer = (a: Probe, b: Probe): boolean => a.headers.get('etag') !== null && a.text === b.text && a.headers.get('etag') === b.headers.get('etag')
+const sameAnswer = (a: Probe, b: Probe): boolean =>
+  a.headers.get('etag') !== null && a.text === b.text && a.headers.get('etag') === b.headers.get('etag')
 
 /**
  * Initial sync and chunking: `offset=-1`, then each offset the server hands out, until a body ends with up-to-date.
@@ -40,10 +48,15 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
     let probe = await ctx.send({ label: 'initial sync (offset=-1)', params: { ...params, offset: '-1' } })
     probes.push(probe)
     if (probe.status !== 200) {
-      outcome.add(probe.status >= 500 ? 'errors.server-error' : 'initial.status', `offset=-1 was answered ${probe.status}: ${probe.text.slice(0, 200)}`, probe)
+      outcome.add(
+        probe.status >= 500 ? 'errors.server-error' : 'initial.status',
+        `offset=-1 was answered ${probe.status}: ${probe.text.slice(0, 200)}`,
+        probe
+      )
       return { synced: null, outcome }
     }
-    if (!expectAnswerFor(outcome, probe, '-1') || !expectProtocolHeaders(ctx, outcome, probe, 'log')) return { synced: null, outcome }
+    if (!expectAnswerFor(outcome, probe, '-1') || !expectProtocolHeaders(ctx, outcome, probe, 'log'))
+      return { synced: null, outcome }
     expectCacheControl(outcome, probe, 'initial')
     const handle = ctx.header(probe, 'handle') as string
     const schemaText = ctx.header(probe, 'schema')
@@ -55,7 +68,13 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
       const offset = ctx.header(probe, 'offset') as string
       const upToDate = endsUpToDate(batch)
       if (upToDate !== (ctx.header(probe, 'up-to-date') !== null) && probe !== probes[0]) {
-        outcome.add('sync.up-to-date-header', upToDate ? `The body ends with up-to-date but \`${headerName(ctx.brand, 'up-to-date')}\` is absent.` : `\`${headerName(ctx.brand, 'up-to-date')}\` is set on a body that does not end with up-to-date.`, probe)
+        outcome.add(
+          'sync.up-to-date-header',
+          upToDate
+            ? `The body ends with up-to-date but \`${headerName(ctx.brand, 'up-to-date')}\` is absent.`
+            : `\`${headerName(ctx.brand, 'up-to-date')}\` is set on a body that does not end with up-to-date.`,
+          probe
+        )
       }
       if (upToDate) {
         checkSnapshot(outcome, messages, probes)
@@ -69,27 +88,56 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
       probe = await ctx.send({ label: `catch-up (offset=${offset})`, params: { ...params, offset, handle } })
       probes.push(probe)
       if (probe.status !== 200) {
-        outcome.add(probe.status === 409 ? 'sync.handle-changed' : probe.status >= 500 ? 'errors.server-error' : 'sync.no-progress', `Following the offset the server gave (${offset}) was answered ${probe.status}.`, previous, probe)
+        outcome.add(
+          probe.status === 409
+            ? 'sync.handle-changed'
+            : probe.status >= 500
+              ? 'errors.server-error'
+              : 'sync.no-progress',
+          `Following the offset the server gave (${offset}) was answered ${probe.status}.`,
+          previous,
+          probe
+        )
         return { synced: null, outcome }
       }
       if (!expectAnswerFor(outcome, probe, offset, previous)) return { synced: null, outcome }
       if (sameAnswer(previous, probe)) {
-        outcome.add('cache.query-ignored', `offset=${offset}&handle=… got the very answer of the previous URL (same body and etag): a cache served it for a different query string.`, previous, probe)
+        outcome.add(
+          'cache.query-ignored',
+          `offset=${offset}&handle=… got the very answer of the previous URL (same body and etag): a cache served it for a different query string.`,
+          previous,
+          probe
+        )
         return { synced: null, outcome }
       }
       if (!expectProtocolHeaders(ctx, outcome, probe, 'log')) return { synced: null, outcome }
       const next = ctx.header(probe, 'offset') as string
       if (ctx.header(probe, 'handle') !== handle) {
-        outcome.add('sync.handle-changed', `The handle changed from ${handle} to ${ctx.header(probe, 'handle')} without a 409.`, previous, probe)
+        outcome.add(
+          'sync.handle-changed',
+          `The handle changed from ${handle} to ${ctx.header(probe, 'handle')} without a 409.`,
+          previous,
+          probe
+        )
         return { synced: null, outcome }
       }
       const order = safeCompare(next, offset)
       if (order === null || order < 0) {
-        outcome.add('sync.offset-backwards', `Asked for offset ${offset}, the answer's offset is ${next}.`, previous, probe)
+        outcome.add(
+          'sync.offset-backwards',
+          `Asked for offset ${offset}, the answer's offset is ${next}.`,
+          previous,
+          probe
+        )
         return { synced: null, outcome }
       }
       if (order === 0 && !endsUpToDate(expectMessages(outcome, probe) ?? [])) {
-        outcome.add('sync.no-progress', `Asked for offset ${offset}, the answer gives the same offset back without up-to-date: a client would loop.`, previous, probe)
+        outcome.add(
+          'sync.no-progress',
+          `Asked for offset ${offset}, the answer gives the same offset back without up-to-date: a client would loop.`,
+          previous,
+          probe
+        )
         return { synced: null, outcome }
       }
     }
@@ -120,7 +168,8 @@ function safeCompare(a: string, b: string): number | null {
 function checkSnapshot(outcome: Outcome, messages: readonly Message[], probes: Probe[]): void {
   const controls = controlsOf(messages)
   const snapshotEnd = messages.findIndex((message) => controlsOf([message])[0] === 'snapshot-end')
-  if (!controls.includes('snapshot-end')) outcome.add('sync.snapshot-end-missing', 'No snapshot-end control message before up-to-date.', ...probes.slice(-2))
+  if (!controls.includes('snapshot-end'))
+    outcome.add('sync.snapshot-end-missing', 'No snapshot-end control message before up-to-date.', ...probes.slice(-2))
   const seen = new Set<string>()
   for (const message of snapshotEnd === -1 ? messages : messages.slice(0, snapshotEnd)) {
     if (!isChangeMessage(message) || message.headers.operation !== 'insert') continue

@@ -1,7 +1,8 @@
 import type { CheckResult, ConformanceReport } from '../../shared/contract/checker'
 import type { Evidence, Finding } from '../../shared/findings'
 
-const SHOWN_HEADERS = /^(cache-control|content-type|content-encoding|etag|date|vary|age|x-cache.*|cf-cache-status|access-control-allow-origin|access-control-expose-headers|(service|electric)-(handle|offset|cursor|up-to-date))$/
+const SHOWN_HEADERS =
+  /^(cache-control|content-type|content-encoding|etag|date|vary|age|x-cache.*|cf-cache-status|access-control-allow-origin|access-control-expose-headers|(service|electric)-(handle|offset|cursor|up-to-date))$/
 
 const STATUS_WORD: Record<CheckResult['status'], string> = { pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'SKIP' }
 
@@ -11,10 +12,17 @@ function evidenceLines(evidence: Evidence): string[] {
   if (evidence.request.body !== undefined) lines.push(`> ${evidence.request.body}`)
   const { response } = evidence
   if (response) {
-    lines.push(`< ${response.status}   (head after ${response.headMs} ms${response.endMs === null ? ', still open' : `, end after ${response.endMs} ms`})`)
+    lines.push(
+      `< ${response.status}   (head after ${response.headMs} ms${response.endMs === null ? ', still open' : `, end after ${response.endMs} ms`})`
+    )
     for (const [name, value] of response.headers) if (SHOWN_HEADERS.test(name)) lines.push(`< ${name}: ${value}`)
-    if (evidence.frames) for (const frame of evidence.frames.slice(0, 6)) lines.push(`< [${frame.atMs} ms] ${frame.raw.slice(0, 120).replaceAll('\n', '\\n')}`)
-    else if (response.body) lines.push(`< ${response.body.slice(0, 200).replaceAll('\n', '\\n')}${response.body.length > 200 || response.truncated ? '…' : ''}`)
+    if (evidence.frames)
+      for (const frame of evidence.frames.slice(0, 6))
+        lines.push(`< [${frame.atMs} ms] ${frame.raw.slice(0, 120).replaceAll('\n', '\\n')}`)
+    else if (response.body)
+      lines.push(
+        `< ${response.body.slice(0, 200).replaceAll('\n', '\\n')}${response.body.length > 200 || response.truncated ? '…' : ''}`
+      )
   }
   if (evidence.error) lines.push(`! ${evidence.error}`)
   return lines
@@ -32,18 +40,27 @@ export function findingLines(finding: Finding): string[] {
 /** The report as a person reads it in a terminal. */
 export function formatReport(report: ConformanceReport): string {
   const width = Math.max(...report.checks.map((check) => check.id.length))
-  const lines = [`Conformance of ${report.url} (header brand ${report.headerBrand}${report.writeTable ? `, live changes in ${report.writeTable}` : ''})`, '']
+  const lines = [
+    `Conformance of ${report.url} (header brand ${report.headerBrand}${report.writeTable ? `, live changes in ${report.writeTable}` : ''})`,
+    ''
+  ]
   for (const check of report.checks) {
     const note = check.reason ? ` — ${check.reason}` : ''
-    lines.push(`${STATUS_WORD[check.status]}  ${check.id.padEnd(width)}  ${check.title}${note}  (${(check.ms / 1000).toFixed(1)} s)`)
+    lines.push(
+      `${STATUS_WORD[check.status]}  ${check.id.padEnd(width)}  ${check.title}${note}  (${(check.ms / 1000).toFixed(1)} s)`
+    )
     for (const finding of check.findings) lines.push(...findingLines(finding).map((line) => `      ${line}`))
   }
   const { pass, fail, warn, skip } = report.summary
-  lines.push('', `${report.checks.length} checks: ${pass} passed, ${fail} failed, ${warn} with warnings, ${skip} skipped in ${(report.ms / 1000).toFixed(1)} s`)
+  lines.push(
+    '',
+    `${report.checks.length} checks: ${pass} passed, ${fail} failed, ${warn} with warnings, ${skip} skipped in ${(report.ms / 1000).toFixed(1)} s`
+  )
   return `${lines.join('\n')}\n`
 }
 
-const xml = (text: string) => text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`).replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD]/gu, '')
+const xml = (text: string) =>
+  text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`).replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD]/gu, '')
 
 /** JUnit XML for CI: one test case per check; errors are failures, warnings go to system-out, skips say why. */
 export function formatJunit(report: ConformanceReport): string {

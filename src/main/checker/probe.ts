@@ -37,12 +37,39 @@ function parseJson(text: string): unknown {
   }
 }
 
-function requestEvidence(label: string, url: string, method: string, headers: Record<string, string>, body?: string): Evidence {
-  return { label, request: { method, url: maskUrl(url), headers: maskHeaders(Object.entries(headers)), ...(body !== undefined ? { body } : {}) }, response: null }
+function requestEvidence(
+  label: string,
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string
+): Evidence {
+  return {
+    label,
+    request: {
+      method,
+      url: maskUrl(url),
+      headers: maskHeaders(Object.entries(headers)),
+      ...(body !== undefined ? { body } : {})
+    },
+    response: null
+  }
 }
 
-function responseEvidence(response: Response, body: string, headMs: number, endMs: number | null): NonNullable<Evidence['response']> {
-  return { status: response.status, headers: headerList(response.headers), body: body.slice(0, MAX_BODY_CHARS), truncated: body.length > MAX_BODY_CHARS, headMs, endMs }
+function responseEvidence(
+  response: Response,
+  body: string,
+  headMs: number,
+  endMs: number | null
+): NonNullable<Evidence['response']> {
+  return {
+    status: response.status,
+    headers: headerList(response.headers),
+    body: body.slice(0, MAX_BODY_CHARS),
+    truncated: body.length > MAX_BODY_CHARS,
+    headMs,
+    endMs
+  }
 }
 
 export class ProbeFailure extends Error {
@@ -61,7 +88,13 @@ export async function send(url: string, request: ProbeRequest, headers: Record<s
   const evidence = requestEvidence(request.label, url, method, headers, request.body)
   const started = performance.now()
   try {
-    const response = await fetch(url, { method, headers, body: request.body, redirect: 'manual', signal: AbortSignal.timeout(request.timeoutMs ?? 30_000) })
+    const response = await fetch(url, {
+      method,
+      headers,
+      body: request.body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(request.timeoutMs ?? 30_000)
+    })
     const headMs = performance.now() - started
     const text = await response.text()
     const endMs = performance.now() - started
@@ -187,12 +220,20 @@ export async function open(url: string, request: ProbeRequest, headers: Record<s
   const started = performance.now()
   const headTimer = setTimeout(() => controller.abort(new Error('timeout')), request.timeoutMs ?? 30_000)
   try {
-    const response = await fetch(url, { method, headers, body: request.body, redirect: 'manual', signal: controller.signal })
+    const response = await fetch(url, {
+      method,
+      headers,
+      body: request.body,
+      redirect: 'manual',
+      signal: controller.signal
+    })
     clearTimeout(headTimer)
     return new OpenStream(evidence, response, started, performance.now() - started, controller)
   } catch (error) {
     clearTimeout(headTimer)
-    evidence.error = controller.signal.aborted ? `no response head within ${Math.round((performance.now() - started) / 1000)} s` : describeFailure(error, performance.now() - started)
+    evidence.error = controller.signal.aborted
+      ? `no response head within ${Math.round((performance.now() - started) / 1000)} s`
+      : describeFailure(error, performance.now() - started)
     throw new ProbeFailure(evidence, controller.signal.aborted)
   }
 }

@@ -16,12 +16,16 @@ export class CheckerUsageError extends Error {}
 /** The checks `--only` selects (ids, comma-separated in the CLI); an unknown id is a usage error. */
 export function selectChecks(only: readonly string[]): Check[] {
   const unknown = only.filter((id) => !CHECKS.some((check) => check.id === id))
-  if (unknown.length > 0) throw new CheckerUsageError(`unknown check ${unknown.join(', ')}; the checks are ${CHECKS.map((check) => check.id).join(', ')}`)
+  if (unknown.length > 0)
+    throw new CheckerUsageError(
+      `unknown check ${unknown.join(', ')}; the checks are ${CHECKS.map((check) => check.id).join(', ')}`
+    )
   return only.length === 0 ? [...CHECKS] : CHECKS.filter((check) => only.includes(check.id))
 }
 
 function skipReason(check: Check, options: CheckerOptions): string | null {
-  if (check.needs?.includes('writes') && !options.writeSql) return 'needs --write-sql (a Postgres where the checker may create its own table)'
+  if (check.needs?.includes('writes') && !options.writeSql)
+    return 'needs --write-sql (a Postgres where the checker may create its own table)'
   if (check.needs?.includes('table') && !options.table) return 'needs --table (an endpoint that takes a table)'
   return null
 }
@@ -41,25 +45,39 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
     try {
       await check.run(ctx, outcome)
     } catch (error) {
-      if (error instanceof ProbeFailure) outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
+      if (error instanceof ProbeFailure)
+        outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
       // e.g. the --write-sql database went away: the check did not run, which is not a verdict on the endpoint
       else outcome.skip(`the check could not run: ${(error as Error).message}`)
     }
   }
   const status = statusOf(outcome)
   const reasonText = status === 'skip' ? outcome.skipped : outcome.notes.join('; ') || null
-  return { id: check.id, title: check.title, status, reason: reasonText, findings: outcome.findings, ms: Math.round(performance.now() - started) }
+  return {
+    id: check.id,
+    title: check.title,
+    status,
+    reason: reasonText,
+    findings: outcome.findings,
+    ms: Math.round(performance.now() - started)
+  }
 }
 
 /**
  * Runs the battery against one endpoint. The checks run side by side (the slow ones wait on server timers), each
  * reported through `onResult` as it finishes; the checker's own table (with --write-sql) is dropped at the end.
  */
-export async function runConformance(options: CheckerOptions, onResult: (result: CheckResult) => void = () => {}): Promise<ConformanceReport> {
+export async function runConformance(
+  options: CheckerOptions,
+  onResult: (result: CheckResult) => void = () => {}
+): Promise<ConformanceReport> {
   const checks = selectChecks(options.only)
   const startedAt = new Date()
   const started = performance.now()
-  if (options.writeSql && !options.table) throw new CheckerUsageError('--write-sql needs --table: the live checks read the checker\'s own table through the `table` parameter')
+  if (options.writeSql && !options.table)
+    throw new CheckerUsageError(
+      "--write-sql needs --table: the live checks read the checker's own table through the `table` parameter"
+    )
   const writeTable = options.writeSql ? await WriteTable.create(options.writeSql) : null
   const ctx = new CheckContext(options, writeTable)
   let results: CheckResult[]

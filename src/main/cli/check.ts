@@ -24,27 +24,50 @@ const pairSchema = (flag: string, separator: string) =>
   z
     .string()
     .refine((text) => text.indexOf(separator) > 0, `${flag} must look like name${separator}value`)
-    .transform((text): [string, string] => [text.slice(0, text.indexOf(separator)).trim(), text.slice(text.indexOf(separator) + 1).trim()])
+    .transform((text): [string, string] => [
+      text.slice(0, text.indexOf(separator)).trim(),
+      text.slice(text.indexOf(separator) + 1).trim()
+    ])
 
 export const CheckOptionsSchema = z.object({
   url: z
     .string({ error: 'the shape endpoint URL is missing' })
     .url('the endpoint must be an http(s) URL')
     .refine((url) => /^https?:$/.test(new URL(url).protocol), 'the endpoint must be an http(s) URL'),
-  headerBrand: z.enum(HeaderBrandSchema.options, { error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}` }).default(DEFAULT_HEADER_BRAND),
+  headerBrand: z
+    .enum(HeaderBrandSchema.options, {
+      error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}`
+    })
+    .default(DEFAULT_HEADER_BRAND),
   table: z.string().min(1, '--table must not be empty').nullable().default(null),
   writeSql: z
     .string()
     .regex(/^postgres(ql)?:\/\//, '--write-sql must be a postgres:// URL')
     .nullable()
     .default(null),
-  headers: z.array(pairSchema('--header', ':')).default([]).transform((pairs) => Object.fromEntries(pairs)),
-  params: z.array(pairSchema('--param', '=')).default([]).transform((pairs) => Object.fromEntries(pairs)),
+  headers: z
+    .array(pairSchema('--header', ':'))
+    .default([])
+    .transform((pairs) => Object.fromEntries(pairs)),
+  params: z
+    .array(pairSchema('--param', '='))
+    .default([])
+    .transform((pairs) => Object.fromEntries(pairs)),
   only: z
     .string()
     .default('')
-    .transform((text) => text.split(',').map((id) => id.trim()).filter(Boolean)),
-  maxWaitSeconds: z.coerce.number({ error: '--max-wait must be a number of seconds' }).int('--max-wait must be whole seconds').min(1, '--max-wait must be at least 1').max(600, '--max-wait must be at most 600').default(65),
+    .transform((text) =>
+      text
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean)
+    ),
+  maxWaitSeconds: z.coerce
+    .number({ error: '--max-wait must be a number of seconds' })
+    .int('--max-wait must be whole seconds')
+    .min(1, '--max-wait must be at least 1')
+    .max(600, '--max-wait must be at most 600')
+    .default(65),
   json: z.boolean().default(false),
   junit: z.string().min(1).nullable().default(null)
 })
@@ -103,7 +126,10 @@ interface Output {
 }
 
 /** `syncscope check <url>`: runs the battery, prints the report, exits 1 when a check failed. */
-export async function checkMain(argv: string[], io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }): Promise<number> {
+export async function checkMain(
+  argv: string[],
+  io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }
+): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`usage:\n  ${CHECK_USAGE}\n`)
     return 0
@@ -117,7 +143,10 @@ export async function checkMain(argv: string[], io: Output = { out: (t) => proce
   }
   const checkerOptions: CheckerOptions = { ...options }
   try {
-    const report = await runConformance(checkerOptions, options.json ? undefined : (result) => io.err(`${result.status.toUpperCase().padEnd(4)}  ${result.id}\n`))
+    const report = await runConformance(
+      checkerOptions,
+      options.json ? undefined : (result) => io.err(`${result.status.toUpperCase().padEnd(4)}  ${result.id}\n`)
+    )
     io.out(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report))
     if (options.junit) await writeFile(resolve(options.junit), formatJunit(report))
     return report.summary.fail > 0 ? 1 : 0

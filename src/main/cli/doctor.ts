@@ -34,7 +34,12 @@ export async function doctorMain(argv: string[], io: Output = stdio): Promise<nu
   }
   let parsed
   try {
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { json: { type: 'boolean' }, redact: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, redact: { type: 'string' }, help: { type: 'boolean', short: 'h' } }
+    })
   } catch (error) {
     return usage((error as Error).message)
   }
@@ -42,14 +47,21 @@ export async function doctorMain(argv: string[], io: Output = stdio): Promise<nu
     io.out(`usage:\n  ${DOCTOR_USAGE}\n`)
     return 0
   }
-  if (parsed.positionals.length !== 1) return usage(parsed.positionals.length === 0 ? 'name the HAR file or recording to read' : `one file, not ${parsed.positionals.length}`)
+  if (parsed.positionals.length !== 1)
+    return usage(
+      parsed.positionals.length === 0
+        ? 'name the HAR file or recording to read'
+        : `one file, not ${parsed.positionals.length}`
+    )
   const file = resolve(parsed.positionals[0]!)
   let text: string
   try {
     text = await readFile(file, 'utf8')
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException
-    io.err(`syncscope doctor: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message}\n`)
+    io.err(
+      `syncscope doctor: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : (error as Error).message}\n`
+    )
     return 2
   }
   try {
@@ -71,7 +83,12 @@ const TapOptionsSchema = z.object({
     .string({ error: '--upstream is required: the shape service to forward to' })
     .url('--upstream must be an http(s) URL')
     .refine((url) => /^https?:$/.test(new URL(url).protocol), '--upstream must be an http(s) URL'),
-  port: z.coerce.number({ error: '--port must be a number' }).int('--port must be a whole number').min(0, '--port must be 0…65535').max(65535, '--port must be 0…65535').default(3100),
+  port: z.coerce
+    .number({ error: '--port must be a number' })
+    .int('--port must be a whole number')
+    .min(0, '--port must be 0…65535')
+    .max(65535, '--port must be 0…65535')
+    .default(3100),
   host: z.string().min(1).default('127.0.0.1'),
   out: z.string().min(1).default('syncscope-tap.har')
 })
@@ -84,7 +101,17 @@ export async function tapMain(argv: string[], io: Output = stdio): Promise<numbe
   }
   let values
   try {
-    values = parseArgs({ args: argv, strict: true, options: { upstream: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }).values
+    values = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        upstream: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' }
+      }
+    }).values
   } catch (error) {
     return usage((error as Error).message)
   }
@@ -96,7 +123,9 @@ export async function tapMain(argv: string[], io: Output = stdio): Promise<numbe
   if (!options.success) return usage(options.error.issues.map((issue) => issue.message).join('\n'))
   const out = resolve(options.data.out)
   const tap = await startTap({ ...options.data, out, log: (line) => io.err(`${line}\n`) })
-  io.out(`Tap           ${tap.url}  →  ${options.data.upstream}\nRecording to  ${out}  (read it with \`syncscope doctor ${options.data.out}\`)\nPress Ctrl+C to stop.\n`)
+  io.out(
+    `Tap           ${tap.url}  →  ${options.data.upstream}\nRecording to  ${out}  (read it with \`syncscope doctor ${options.data.out}\`)\nPress Ctrl+C to stop.\n`
+  )
   await new Promise<void>((done) => {
     const stop = () => {
       tap.close().then(done, done)

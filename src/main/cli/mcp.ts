@@ -29,7 +29,6 @@ options for all:
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
 
-
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -68,7 +67,15 @@ function describeEntry(entry: McpEntry): string {
 
 /** The JSON shape scripts read: name, transport, state and, for errors, the error object. */
 function listItem(entry: McpEntry) {
-  return { name: entry.name, transport: entry.transport, state: entry.state, authMode: entry.authMode, source: entry.source, sourcePath: entry.sourcePath, ...(entry.error ? { error: entry.error } : {}) }
+  return {
+    name: entry.name,
+    transport: entry.transport,
+    state: entry.state,
+    authMode: entry.authMode,
+    source: entry.source,
+    sourcePath: entry.sourcePath,
+    ...(entry.error ? { error: entry.error } : {})
+  }
 }
 
 function required(value: string | undefined, what: string): string {
@@ -88,7 +95,14 @@ function parseToolArgs(text: string | undefined): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
-async function run(command: string, positionals: string[], values: ReturnType<typeof parse>['values'], host: McpHost, io: Output, dirs: { dataDir: string; workspaceDir: string }): Promise<number> {
+async function run(
+  command: string,
+  positionals: string[],
+  values: ReturnType<typeof parse>['values'],
+  host: McpHost,
+  io: Output,
+  dirs: { dataDir: string; workspaceDir: string }
+): Promise<number> {
   const { registry } = host
   if (command === 'list') {
     const entries = registry.list()
@@ -99,12 +113,20 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
     for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
     // an invalid config is a failure for scripts too, as --json shows it: each bad entry is listed with its error
     const invalid = entries.filter((entry) => entry.error?.code === 'invalid_config')
-    if (invalid.length > 0) io.err(`syncscope mcp: ${invalid.length} invalid ${invalid.length === 1 ? 'entry' : 'entries'}: ${invalid.map((entry) => entry.name).join(', ')}\n`)
+    if (invalid.length > 0)
+      io.err(
+        `syncscope mcp: ${invalid.length} invalid ${invalid.length === 1 ? 'entry' : 'entries'}: ${invalid.map((entry) => entry.name).join(', ')}\n`
+      )
     return badFiles.length > 0 || invalid.length > 0 ? 1 : 0
   }
   if (command === 'export') return exportCommand(registry, { ...values, ...dirs, configFile: host.configFile }, io)
   const server = required(positionals[0], 'the server name')
-  if (command === 'run') return runServer(registry, server, { stdin: process.stdin, stdout: process.stdout, log: (line) => io.err(`syncscope mcp run: ${line}\n`) })
+  if (command === 'run')
+    return runServer(registry, server, {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      log: (line) => io.err(`syncscope mcp run: ${line}\n`)
+    })
   if (command === 'tools') {
     const tools = await registry.tools(server)
     if (values.json) io.out(`${JSON.stringify(tools, null, 2)}\n`)
@@ -114,9 +136,12 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
   if (command === 'call') {
     const tool = required(positionals[1], 'the tool name')
     const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout)
-    if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError('--timeout must be a positive number of milliseconds')
+    if (timeoutMs !== undefined && !(timeoutMs > 0))
+      throw new UsageError('--timeout must be a positive number of milliseconds')
     const result = await registry.callTool(server, tool, parseToolArgs(values.args), timeoutMs ? { timeoutMs } : {})
-    const text = (result.content ?? []).map((part) => (part.type === 'text' ? part.text : JSON.stringify(part))).join('\n')
+    const text = (result.content ?? [])
+      .map((part) => (part.type === 'text' ? part.text : JSON.stringify(part)))
+      .join('\n')
     io.out(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${text}\n`)
     return result.isError ? 1 : 0
   }
@@ -131,7 +156,8 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
     if (!values['no-open']) openInBrowser(authorizeUrl)
     const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), LOGIN_TIMEOUT_MS).unref())
     const outcome = await Promise.race([finished, timeout])
-    if (outcome === 'timeout') throw new McpFailure('needs_login', `no callback within ${LOGIN_TIMEOUT_MS / 60_000} minutes`)
+    if (outcome === 'timeout')
+      throw new McpFailure('needs_login', `no callback within ${LOGIN_TIMEOUT_MS / 60_000} minutes`)
     if (outcome) throw new McpFailure(outcome.code, outcome.message)
     io.out(`${server} is connected; tokens stored in ${host.secretStore.description}\n`)
     return 0
@@ -140,7 +166,10 @@ async function run(command: string, positionals: string[], values: ReturnType<ty
 }
 
 /** `syncscope mcp …`: the registry for people and scripts, on the same files and secret store as the app. */
-export async function mcpMain(argv: string[], io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }): Promise<number> {
+export async function mcpMain(
+  argv: string[],
+  io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }
+): Promise<number> {
   let parsed: ReturnType<typeof parse>
   try {
     parsed = parse(argv)

@@ -16,8 +16,18 @@ const corsOriginSchema = z.string().transform((value, ctx) => {
   } catch {
     // reported below
   }
-  if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
-    ctx.addIssue({ code: 'custom', message: `--cors-origin ${value} is not an origin: give scheme, host and port, e.g. http://192.168.1.20:5173 (or * for every origin)` })
+  if (
+    !url ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `--cors-origin ${value} is not an origin: give scheme, host and port, e.g. http://192.168.1.20:5173 (or * for every origin)`
+    })
     return z.NEVER
   }
   return url.origin
@@ -25,10 +35,17 @@ const corsOriginSchema = z.string().transform((value, ctx) => {
 
 const allowedHostSchema = z
   .string()
-  .regex(/^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/, '--allowed-host must be a host name or address without scheme or port, e.g. devbox.local or 192.168.1.10')
+  .regex(
+    /^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\])$/,
+    '--allowed-host must be a host name or address without scheme or port, e.g. devbox.local or 192.168.1.10'
+  )
 
 const portSchema = (name: string) =>
-  z.coerce.number({ error: `--${name} must be a number` }).int(`--${name} must be a whole number`).min(0, `--${name} must be 0–65535`).max(65535, `--${name} must be 0–65535`)
+  z.coerce
+    .number({ error: `--${name} must be a number` })
+    .int(`--${name} must be a whole number`)
+    .min(0, `--${name} must be 0–65535`)
+    .max(65535, `--${name} must be 0–65535`)
 
 const secondsSchema = (name: string) =>
   z.coerce
@@ -44,17 +61,42 @@ export const ServeOptionsSchema = z
     database: z
       .string()
       .default('embedded')
-      .refine((value) => value === 'embedded' || /^postgres(ql)?:\/\//.test(value), '--database must be `embedded` or a postgres:// URL'),
-    dataDir: z.string().min(1).default(() => defaultDataDir()),
-    workspace: z.string().min(1).default(() => process.cwd()),
+      .refine(
+        (value) => value === 'embedded' || /^postgres(ql)?:\/\//.test(value),
+        '--database must be `embedded` or a postgres:// URL'
+      ),
+    dataDir: z
+      .string()
+      .min(1)
+      .default(() => defaultDataDir()),
+    workspace: z
+      .string()
+      .min(1)
+      .default(() => process.cwd()),
     ui: z.boolean().default(false),
-    headerBrand: z.enum(HeaderBrandSchema.options, { error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}` }).default(DEFAULT_HEADER_BRAND),
+    headerBrand: z
+      .enum(HeaderBrandSchema.options, {
+        error: `--header-brand must be ${HeaderBrandSchema.options.map((brand) => `\`${brand}\``).join(' or ')}`
+      })
+      .default(DEFAULT_HEADER_BRAND),
     secret: z.string().min(1, '--secret must not be empty').optional(),
     corsOrigins: z.array(corsOriginSchema).default([]),
     allowedHosts: z.array(allowedHostSchema).default([]),
-    longPollTimeout: z.coerce.number().int().positive('--long-poll-timeout must be a positive number of milliseconds').default(20_000),
-    sseKeepAlive: z.coerce.number().int().positive('--sse-keep-alive must be a positive number of milliseconds').default(21_000),
-    chunkBytes: z.coerce.number().int().min(1_000, '--chunk-bytes must be at least 1000').default(10 * 1024 * 1024),
+    longPollTimeout: z.coerce
+      .number()
+      .int()
+      .positive('--long-poll-timeout must be a positive number of milliseconds')
+      .default(20_000),
+    sseKeepAlive: z.coerce
+      .number()
+      .int()
+      .positive('--sse-keep-alive must be a positive number of milliseconds')
+      .default(21_000),
+    chunkBytes: z.coerce
+      .number()
+      .int()
+      .min(1_000, '--chunk-bytes must be at least 1000')
+      .default(10 * 1024 * 1024),
     cacheMaxAge: secondsSchema('cache-max-age').default(DEFAULT_CACHE.maxAge),
     cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
     proxyConfig: z.string().min(1).optional(),
@@ -91,7 +133,8 @@ export const SERVE_USAGE = `syncscope serve [options]
 
 /** The shape API secret: `--secret`, `--secret-file` or `SYNCSCOPE_SECRET`, in that order; at most one option. */
 function shapeSecret(values: { secret?: string; 'secret-file'?: string }, env: NodeJS.ProcessEnv): string | undefined {
-  if (values.secret !== undefined && values['secret-file'] !== undefined) throw new Error('give --secret or --secret-file, not both')
+  if (values.secret !== undefined && values['secret-file'] !== undefined)
+    throw new Error('give --secret or --secret-file, not both')
   if (values['secret-file'] !== undefined) return readSecretFile(values['secret-file'], '--secret-file')
   return values.secret ?? (env.SYNCSCOPE_SECRET === '' ? undefined : env.SYNCSCOPE_SECRET)
 }

@@ -33,7 +33,12 @@ const newPassword = () => randomBytes(24).toString('base64url')
  * directory. As root, Postgres runs as `postgres`, who cannot enter the app's 0700 data folder: the cluster lives in
  * /var/lib/syncscope/clusters/<id> (postgres-owned, 0700) and `dataDir` only records where, with the password.
  */
-export async function prepareCluster(dataDir: string, binaries: PostgresBinaries, user: PostgresUser, log: (line: string) => void): Promise<ClusterLocation> {
+export async function prepareCluster(
+  dataDir: string,
+  binaries: PostgresBinaries,
+  user: PostgresUser,
+  log: (line: string) => void
+): Promise<ClusterLocation> {
   if (user.uid === undefined) return prepareOwnCluster(dataDir, binaries, user)
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   if (existsSync(join(dataDir, 'PG_VERSION'))) await moveOutOfDataFolder(dataDir, user, log)
@@ -45,11 +50,18 @@ export async function prepareCluster(dataDir: string, binaries: PostgresBinaries
   return { pgdata, password, passwordFile }
 }
 
-async function prepareOwnCluster(pgdata: string, binaries: PostgresBinaries, user: PostgresUser): Promise<ClusterLocation> {
+async function prepareOwnCluster(
+  pgdata: string,
+  binaries: PostgresBinaries,
+  user: PostgresUser
+): Promise<ClusterLocation> {
   const passwordFile = join(pgdata, PASSWORD_FILE)
-  if (existsSync(join(pgdata, 'PG_VERSION'))) return { pgdata, password: await readOrCreatePassword(passwordFile), passwordFile }
+  if (existsSync(join(pgdata, 'PG_VERSION')))
+    return { pgdata, password: await readOrCreatePassword(passwordFile), passwordFile }
   const password = newPassword()
-  await initCluster(pgdata, password, binaries, user, (building) => writeFile(join(building, PASSWORD_FILE), password, { mode: 0o600 }))
+  await initCluster(pgdata, password, binaries, user, (building) =>
+    writeFile(join(building, PASSWORD_FILE), password, { mode: 0o600 })
+  )
   return { pgdata, password, passwordFile }
 }
 
@@ -69,7 +81,10 @@ async function recordedPgdata(dataDir: string): Promise<string> {
   const text = await readFile(file, 'utf8').catch(() => null)
   if (text !== null) {
     const record = RecordSchema.safeParse(safeJson(text))
-    if (!record.success) throw new Error(`${file} is damaged: it should name the cluster's folder as {"pgdata": "…"}; fix it or delete it to start a new cluster`)
+    if (!record.success)
+      throw new Error(
+        `${file} is damaged: it should name the cluster's folder as {"pgdata": "…"}; fix it or delete it to start a new cluster`
+      )
     return record.data.pgdata
   }
   const pgdata = join(CLUSTERS, randomBytes(8).toString('hex'))
@@ -120,7 +135,13 @@ async function chownTree(path: string, user: PostgresUser): Promise<void> {
  * initdb into a sibling folder, renamed into place when whole: a crash mid-way never leaves a half-made cluster that
  * looks real. The password reaches initdb through a 0600 file of the user Postgres runs as, never argv.
  */
-async function initCluster(pgdata: string, password: string, binaries: PostgresBinaries, user: PostgresUser, addFiles?: (building: string) => Promise<void>): Promise<void> {
+async function initCluster(
+  pgdata: string,
+  password: string,
+  binaries: PostgresBinaries,
+  user: PostgresUser,
+  addFiles?: (building: string) => Promise<void>
+): Promise<void> {
   const parent = dirname(pgdata)
   if (user.uid !== undefined) await ensureClustersFolder()
   else await mkdir(parent, { recursive: true })
@@ -136,9 +157,10 @@ async function initCluster(pgdata: string, password: string, binaries: PostgresB
     }
     await runInitdb(binaries, user, building, pwfile)
     await addFiles?.(building)
-    if (existsSync(pgdata)) await rmdir(pgdata).catch(() => {
-      throw new Error(`${pgdata} exists and is not a Postgres cluster: move it away and start again`)
-    })
+    if (existsSync(pgdata))
+      await rmdir(pgdata).catch(() => {
+        throw new Error(`${pgdata} exists and is not a Postgres cluster: move it away and start again`)
+      })
     await rename(building, pgdata)
   } finally {
     await rm(pwfile, { force: true })
@@ -159,14 +181,22 @@ function runInitdb(binaries: PostgresBinaries, user: PostgresUser, pgdata: strin
     '--no-instructions'
   ]
   return new Promise((resolve, reject) => {
-    const child = spawn(binaries.initdb, args, { ...user, cwd: dirname(pgdata), env: postgresEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(binaries.initdb, args, {
+      ...user,
+      cwd: dirname(pgdata),
+      env: postgresEnv(),
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
     let output = ''
     child.stdout.on('data', (chunk) => (output += chunk))
     child.stderr.on('data', (chunk) => (output += chunk))
     child.once('error', (error) => reject(new Error(`could not run ${binaries.initdb}: ${firstLine(error)}`)))
     child.once('close', (code) => {
       if (code === 0) return resolve()
-      const reason = output.split('\n').find((line) => /error|fatal/i.test(line)) ?? output.trim().split('\n').at(-1) ?? `exit code ${code}`
+      const reason =
+        output.split('\n').find((line) => /error|fatal/i.test(line)) ??
+        output.trim().split('\n').at(-1) ??
+        `exit code ${code}`
       reject(new Error(`initdb could not create the embedded Postgres cluster: ${reason.trim()}`))
     })
   })

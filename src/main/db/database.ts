@@ -84,14 +84,28 @@ async function seedOnce(pool: pg.Pool, dataDir: string): Promise<void> {
   await writeFile(marker, new Date().toISOString(), { mode: 0o600 })
 }
 
-async function readStatus(pool: pg.Pool, url: string, embedded: EmbeddedPostgresHandle | null): Promise<DatabaseStatus> {
-  const base = { kind: embedded ? 'embedded' : 'external', url: maskUrl(url), dataDir: embedded?.clusterDir ?? null } as const
+async function readStatus(
+  pool: pg.Pool,
+  url: string,
+  embedded: EmbeddedPostgresHandle | null
+): Promise<DatabaseStatus> {
+  const base = {
+    kind: embedded ? 'embedded' : 'external',
+    url: maskUrl(url),
+    dataDir: embedded?.clusterDir ?? null
+  } as const
   try {
     const { rows } = await pool.query<{ version: string; wal_level: string }>(
       "SELECT current_setting('server_version') AS version, current_setting('wal_level') AS wal_level"
     )
     const row = rows[0]
-    return { ...base, state: 'connected', serverVersion: row?.version ?? null, walLevel: row?.wal_level ?? null, error: null }
+    return {
+      ...base,
+      state: 'connected',
+      serverVersion: row?.version ?? null,
+      walLevel: row?.wal_level ?? null,
+      error: null
+    }
   } catch (error) {
     return { ...base, state: 'error', serverVersion: null, walLevel: null, error: (error as Error).message }
   }

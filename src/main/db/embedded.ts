@@ -60,7 +60,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const launch = async (): Promise<Postmaster> => {
     await stopLeftovers(cluster.pgdata, log)
     await writeAccessRules(cluster.pgdata, user)
-    const postmaster = await startPostmaster({ binaries, user, pgdata: cluster.pgdata, port, settings: options.settings, onLog })
+    const postmaster = await startPostmaster({
+      binaries,
+      user,
+      pgdata: cluster.pgdata,
+      port,
+      settings: options.settings,
+      onLog
+    })
     running.add(postmaster)
     void postmaster.exited.then(() => running.delete(postmaster))
     return postmaster
@@ -93,7 +100,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
           log(`embedded Postgres is running again (pid ${next.pid}, port ${port})`)
         } catch (error) {
           if (stopping) return
-          log(`embedded Postgres did not restart (${firstLine(error)}); trying again in ${Math.min(delay * 2, MAX_RESTART_DELAY_MS) / 1000} s`)
+          log(
+            `embedded Postgres did not restart (${firstLine(error)}); trying again in ${Math.min(delay * 2, MAX_RESTART_DELAY_MS) / 1000} s`
+          )
           restartLater(attempt + 1)
         }
       })().finally(() => (restarting = null))
@@ -105,7 +114,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (stopping || current !== postmaster) return
       current = null
       const restart = options.restartOnCrash ?? true
-      log(`embedded Postgres stopped unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`})${restart ? '; restarting it' : ''}`)
+      log(
+        `embedded Postgres stopped unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`})${restart ? '; restarting it' : ''}`
+      )
       if (restart) restartLater(0)
     })
   }
@@ -137,14 +148,23 @@ async function claimCluster(dataDir: string): Promise<string> {
   const file = join(dataDir, 'syncscope-owner.pid')
   const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim())
   if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && (await isRunning(owner))) {
-    throw new Error(`another Syncscope (pid ${owner}) is using ${dataDir}: stop it first, or give this one another --data-dir`)
+    throw new Error(
+      `another Syncscope (pid ${owner}) is using ${dataDir}: stop it first, or give this one another --data-dir`
+    )
   }
   await writeAtomically(file, String(process.pid))
   return file
 }
 
 async function connect(port: number, password: string): Promise<pg.Client> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: SUPERUSER, password, database: 'postgres', connectionTimeoutMillis: 10_000 })
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: SUPERUSER,
+    password,
+    database: 'postgres',
+    connectionTimeoutMillis: 10_000
+  })
   client.on('error', () => undefined)
   await client.connect()
   return client
@@ -159,13 +179,16 @@ async function ensurePassword(port: number, cluster: ClusterLocation, log: (line
     await (await connect(port, cluster.password)).end()
     return
   } catch (error) {
-    if ((error as { code?: string }).code !== '28P01') throw new Error(`could not connect to the embedded Postgres: ${firstLine(error)}`, { cause: error })
+    if ((error as { code?: string }).code !== '28P01')
+      throw new Error(`could not connect to the embedded Postgres: ${firstLine(error)}`, { cause: error })
   }
   let legacy: pg.Client
   try {
     legacy = await connect(port, LEGACY_PASSWORD)
   } catch {
-    throw new Error(`the embedded Postgres refuses the password kept in ${cluster.passwordFile}: restore that file, or move ${cluster.pgdata} away to start a new, empty cluster`)
+    throw new Error(
+      `the embedded Postgres refuses the password kept in ${cluster.passwordFile}: restore that file, or move ${cluster.pgdata} away to start a new, empty cluster`
+    )
   }
   try {
     await legacy.query(`ALTER ROLE ${SUPERUSER} PASSWORD '${scramVerifier(cluster.password)}'`)

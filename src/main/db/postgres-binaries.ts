@@ -1,5 +1,19 @@
 import { createRequire } from 'node:module'
-import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile
+} from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { z } from 'zod'
 import { canReach, firstLine, type PostgresUser } from './run-as'
@@ -14,7 +28,11 @@ export interface PostgresBinaries {
 /** Where root keeps what the `postgres` user must reach: the binaries' mirror and the clusters. */
 export const SYSTEM_HOME = '/var/lib/syncscope'
 
-const binariesIn = (root: string): PostgresBinaries => ({ root, postgres: join(root, 'bin', 'postgres'), initdb: join(root, 'bin', 'initdb') })
+const binariesIn = (root: string): PostgresBinaries => ({
+  root,
+  postgres: join(root, 'bin', 'postgres'),
+  initdb: join(root, 'bin', 'initdb')
+})
 
 function platformPackage(): string {
   const platform = process.platform === 'win32' ? 'windows' : process.platform
@@ -28,10 +46,14 @@ async function packagedBinaries(): Promise<{ binaries: PostgresBinaries; version
   try {
     entry = createRequire(__filename).resolve(name)
   } catch {
-    throw new Error(`the Postgres binaries for this machine (${name}) are not installed: run \`npm ci\` (the package is only published for some platforms)`)
+    throw new Error(
+      `the Postgres binaries for this machine (${name}) are not installed: run \`npm ci\` (the package is only published for some platforms)`
+    )
   }
   const packageDir = dirname(dirname(entry))
-  const { version } = z.object({ version: z.string() }).parse(JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')))
+  const { version } = z
+    .object({ version: z.string() })
+    .parse(JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8')))
   return { binaries: binariesIn(join(packageDir, 'native')), version }
 }
 
@@ -47,7 +69,9 @@ export async function reachableBinaries(user: PostgresUser): Promise<PostgresBin
   if (!(await mirrorIsWhole(mirror))) await makeMirror(binaries.root, mirror)
   const mirrored = binariesIn(mirror)
   if (!(await canReach(mirrored.postgres, user))) {
-    throw new Error(`the \`postgres\` user cannot run ${mirrored.postgres}: make ${SYSTEM_HOME} and the folders above it enterable by others (chmod o+x)`)
+    throw new Error(
+      `the \`postgres\` user cannot run ${mirrored.postgres}: make ${SYSTEM_HOME} and the folders above it enterable by others (chmod o+x)`
+    )
   }
   return mirrored
 }
@@ -86,7 +110,9 @@ async function mirrorIsWhole(mirror: string): Promise<boolean> {
   } catch {
     return false
   }
-  const sizes = await Promise.all(manifest.map(async (entry) => (await stat(join(mirror, entry.path)).catch(() => null))?.size === entry.size))
+  const sizes = await Promise.all(
+    manifest.map(async (entry) => (await stat(join(mirror, entry.path)).catch(() => null))?.size === entry.size)
+  )
   return sizes.every(Boolean)
 }
 
@@ -118,7 +144,10 @@ async function makeMirror(source: string, mirror: string): Promise<void> {
     await rename(building, mirror)
   } catch (error) {
     await rm(building, { recursive: true, force: true }).catch(() => undefined)
-    throw new Error(`could not copy the Postgres binaries to ${mirror}, where the \`postgres\` user can run them (${firstLine(error)}): make ${SYSTEM_HOME} writable, or run as a normal user`, { cause: error })
+    throw new Error(
+      `could not copy the Postgres binaries to ${mirror}, where the \`postgres\` user can run them (${firstLine(error)}): make ${SYSTEM_HOME} writable, or run as a normal user`,
+      { cause: error }
+    )
   }
 }
 
@@ -127,7 +156,9 @@ export async function ensureSystemHome(): Promise<void> {
   await mkdir(SYSTEM_HOME, { recursive: true })
   const info = await stat(SYSTEM_HOME)
   if (info.uid !== 0 || (info.mode & 0o022) !== 0) {
-    throw new Error(`${SYSTEM_HOME} must be owned by root and writable only by root (it is mode ${(info.mode & 0o777).toString(8)}, uid ${info.uid}): fix it with chown root ${SYSTEM_HOME} && chmod 755 ${SYSTEM_HOME}`)
+    throw new Error(
+      `${SYSTEM_HOME} must be owned by root and writable only by root (it is mode ${(info.mode & 0o777).toString(8)}, uid ${info.uid}): fix it with chown root ${SYSTEM_HOME} && chmod 755 ${SYSTEM_HOME}`
+    )
   }
   if ((info.mode & 0o755) !== 0o755) await chmod(SYSTEM_HOME, 0o755)
 }

@@ -122,7 +122,9 @@ export async function stopLeftovers(pgdata: string, log: (line: string) => void)
   const lock = await readLockFile(pgdata)
   const postmaster = lock && (await processesOf(pgdata)).includes(lock.pid) ? lock.pid : null
   if (postmaster !== null) {
-    log(`embedded Postgres: a server left running by an earlier start (pid ${postmaster}) holds ${pgdata}; stopping it (fast shutdown)`)
+    log(
+      `embedded Postgres: a server left running by an earlier start (pid ${postmaster}) holds ${pgdata}; stopping it (fast shutdown)`
+    )
     signal(postmaster, 'SIGINT')
     if (await waitUntilGone(pgdata, 30_000)) return
     signal(postmaster, 'SIGQUIT')
@@ -132,7 +134,9 @@ export async function stopLeftovers(pgdata: string, log: (line: string) => void)
   log(`embedded Postgres: ending ${left.length} leftover Postgres process(es) of ${pgdata} (pids ${left.join(', ')})`)
   for (const pid of left) signal(pid, 'SIGKILL')
   if (!(await waitUntilGone(pgdata, 5_000))) {
-    throw new Error(`Postgres processes of ${pgdata} do not end (pids ${(await processesOf(pgdata)).join(', ')}): stop them (kill -9 <pid>) and start again`)
+    throw new Error(
+      `Postgres processes of ${pgdata} do not end (pids ${(await processesOf(pgdata)).join(', ')}): stop them (kill -9 <pid>) and start again`
+    )
   }
 }
 
@@ -150,7 +154,13 @@ async function removeStaleLock(pgdata: string, log: (line: string) => void): Pro
 /** Starts the postmaster and resolves once it accepts connections (its lock file says `ready`, as pg_ctl reads it). */
 export async function startPostmaster(options: PostmasterOptions): Promise<Postmaster> {
   const settings = { ...DEFAULT_SETTINGS, ...options.settings }
-  const args = ['-D', options.pgdata, '-p', String(options.port), ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])]
+  const args = [
+    '-D',
+    options.pgdata,
+    '-p',
+    String(options.port),
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])
+  ]
   // Its own process group: a Ctrl+C in the terminal reaches us, and we stop Postgres in order.
   const child = spawn(options.binaries.postgres, args, {
     ...options.user,

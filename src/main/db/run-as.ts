@@ -17,7 +17,10 @@ export const isRoot = (): boolean => process.getuid?.() === 0
 /** From /etc/passwd (no process to spawn), else from `id` (users from LDAP and the like). */
 async function idOf(name: string): Promise<{ uid: number; gid: number } | null> {
   const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '')
-  const fields = passwd.split('\n').find((line) => line.startsWith(`${name}:`))?.split(':')
+  const fields = passwd
+    .split('\n')
+    .find((line) => line.startsWith(`${name}:`))
+    ?.split(':')
   if (fields && fields.length >= 4) return { uid: Number(fields[2]), gid: Number(fields[3]) }
   try {
     const [uid, gid] = await Promise.all([run('id', ['-u', name]), run('id', ['-g', name])])
@@ -34,12 +37,26 @@ export async function postgresUser(): Promise<PostgresUser> {
   if (existing) return existing
   try {
     await run('groupadd', ['--system', 'postgres']).catch(() => undefined)
-    await run('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres'])
+    await run('useradd', [
+      '--system',
+      '--gid',
+      'postgres',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres'
+    ])
   } catch (error) {
-    throw new Error(`running as root, the embedded Postgres needs a \`postgres\` user and creating it failed (${firstLine(error)}): create one (useradd --system postgres) or run as a normal user`, { cause: error })
+    throw new Error(
+      `running as root, the embedded Postgres needs a \`postgres\` user and creating it failed (${firstLine(error)}): create one (useradd --system postgres) or run as a normal user`,
+      { cause: error }
+    )
   }
   const created = await idOf('postgres')
-  if (!created) throw new Error('running as root, the embedded Postgres needs a `postgres` user: create one (useradd --system postgres) or run as a normal user')
+  if (!created)
+    throw new Error(
+      'running as root, the embedded Postgres needs a `postgres` user: create one (useradd --system postgres) or run as a normal user'
+    )
   return created
 }
 
@@ -64,5 +81,10 @@ export async function canReach(path: string, user: PostgresUser): Promise<boolea
 
 export function firstLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error)
-  return text.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'unknown error'
+  return (
+    text
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? 'unknown error'
+  )
 }

@@ -44,9 +44,17 @@ export async function createSqlConsole(pool: pg.Pool, historyFile: string): Prom
   }
 
   async function toStatementResult(result: PgResultLike): Promise<StatementResult> {
-    const fields = await Promise.all(result.fields.map(async (f) => ({ name: f.name, type: await typeName(f.dataTypeID) })))
+    const fields = await Promise.all(
+      result.fields.map(async (f) => ({ name: f.name, type: await typeName(f.dataTypeID) }))
+    )
     const rows = result.rows.slice(0, MAX_ROWS).map((row) => row.map((v) => (v === null ? null : String(v))))
-    return { command: result.command ?? '', rowCount: result.rowCount, fields, rows, truncated: result.rows.length > MAX_ROWS }
+    return {
+      command: result.command ?? '',
+      rowCount: result.rowCount,
+      fields,
+      rows,
+      truncated: result.rows.length > MAX_ROWS
+    }
   }
 
   async function remember(sql: string, ok: boolean, summary: string): Promise<void> {

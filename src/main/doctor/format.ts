@@ -2,11 +2,18 @@ import type { DoctorReport, TimelineEntry } from '../../shared/contract/doctor'
 import { findingLines } from '../checker/format'
 
 const short = (value: string | null) => (value === null ? '–' : value.length > 24 ? `${value.slice(0, 21)}…` : value)
-const ms = (value: number | null) => (value === null ? '?' : value >= 1_000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`)
+const ms = (value: number | null) =>
+  value === null ? '?' : value >= 1_000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`
 
 function timelineLine(entry: TimelineEntry): string {
   const { request, response } = entry
-  const asked = [`offset=${short(request.offset)}`, ...(request.handle ? [`handle=${short(request.handle)}`] : []), ...(request.cursor ? [`cursor=${request.cursor}`] : []), ...(request.live === 'off' ? [] : [request.live]), ...(request.cacheBuster ? ['cache-buster'] : [])]
+  const asked = [
+    `offset=${short(request.offset)}`,
+    ...(request.handle ? [`handle=${short(request.handle)}`] : []),
+    ...(request.cursor ? [`cursor=${request.cursor}`] : []),
+    ...(request.live === 'off' ? [] : [request.live]),
+    ...(request.cacheBuster ? ['cache-buster'] : [])
+  ]
   const answer =
     entry.status === null
       ? `✗ ${entry.error ?? 'no response head by the end of the recording'}`
@@ -19,7 +26,10 @@ function timelineLine(entry: TimelineEntry): string {
           ...(response.upToDate ? ['up-to-date'] : []),
           ...(response.mustRefetch ? ['must-refetch'] : [])
         ].join(' ')
-  const cache = entry.cache.status === 'unknown' ? '' : `  [${entry.cache.status}${entry.cache.evidence ? `: ${entry.cache.evidence}` : ''}]`
+  const cache =
+    entry.cache.status === 'unknown'
+      ? ''
+      : `  [${entry.cache.status}${entry.cache.evidence ? `: ${entry.cache.evidence}` : ''}]`
   return `#${String(entry.n).padEnd(3)} +${(entry.atMs / 1000).toFixed(1).padStart(6)} s  ${entry.method} ${asked.join(' ')}  →  ${answer}  (${ms(entry.endMs)})${cache}`
 }
 

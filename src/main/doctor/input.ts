@@ -56,7 +56,17 @@ const HarEntrySchema = z.looseObject({
     _error: z.string().nullish(),
     _failureText: z.string().nullish()
   }),
-  timings: z.looseObject({ blocked: HarTime, dns: HarTime, connect: HarTime, ssl: HarTime, send: HarTime, wait: HarTime, receive: HarTime }).optional(),
+  timings: z
+    .looseObject({
+      blocked: HarTime,
+      dns: HarTime,
+      connect: HarTime,
+      ssl: HarTime,
+      send: HarTime,
+      wait: HarTime,
+      receive: HarTime
+    })
+    .optional(),
   _fromCache: z.string().optional(),
   /** Syncscope's tap: SSE frames with their arrival after the request was sent. */
   _frames: z.array(z.object({ atMs: z.number(), raw: z.string() })).optional()
@@ -84,10 +94,16 @@ function problems(error: z.ZodError): string {
 function fromHar(har: z.infer<typeof HarSchema>): RecordingInput {
   const exchanges = har.log.entries.map((entry): RawExchange => {
     const timings = entry.timings ?? {}
-    const beforeHead = known(timings.blocked) + known(timings.dns) + known(timings.connect) + known(timings.send) + known(timings.wait)
+    const beforeHead =
+      known(timings.blocked) + known(timings.dns) + known(timings.connect) + known(timings.send) + known(timings.wait)
     const total = typeof entry.time === 'number' && entry.time >= 0 ? entry.time : beforeHead + known(timings.receive)
     const content = entry.response.content
-    const text = content?.text === undefined ? null : content.encoding === 'base64' ? Buffer.from(content.text, 'base64').toString('utf8') : content.text
+    const text =
+      content?.text === undefined
+        ? null
+        : content.encoding === 'base64'
+          ? Buffer.from(content.text, 'base64').toString('utf8')
+          : content.text
     // Chrome writes 0, Playwright -1, for a request that got no answer (blocked, aborted, still open at the end).
     const failed = entry.response.status <= 0
     const cache = entry._fromCache === 'memory' || entry._fromCache === 'disk' ? entry._fromCache : null
@@ -108,7 +124,9 @@ function fromHar(har: z.infer<typeof HarSchema>): RecordingInput {
       error: failed ? (entry.response._error ?? entry.response._failureText ?? null) : null
     }
   })
-  const creator = har.log.creator?.name ? `${har.log.creator.name}${har.log.creator.version ? ` ${har.log.creator.version}` : ''}` : null
+  const creator = har.log.creator?.name
+    ? `${har.log.creator.name}${har.log.creator.version ? ` ${har.log.creator.version}` : ''}`
+    : null
   return { kind: 'har', creator, exchanges }
 }
 
@@ -138,7 +156,9 @@ export function readRecording(text: string): RecordingInput {
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''))
   } catch (error) {
-    throw new RecordingInputError(`the file is not JSON (${(error as Error).message}): a HAR file ("Save all as HAR") or a Syncscope recording is`)
+    throw new RecordingInputError(
+      `the file is not JSON (${(error as Error).message}): a HAR file ("Save all as HAR") or a Syncscope recording is`
+    )
   }
   if (typeof json === 'object' && json !== null && 'log' in json) {
     const har = HarSchema.safeParse(json)
@@ -150,5 +170,7 @@ export function readRecording(text: string): RecordingInput {
     if (!recording.success) throw new RecordingInputError(`a damaged Syncscope recording: ${problems(recording.error)}`)
     return fromRecording(recording.data)
   }
-  throw new RecordingInputError('neither a HAR file (no `log.entries`) nor a Syncscope recording (no `"format": "syncscope-recording"`)')
+  throw new RecordingInputError(
+    'neither a HAR file (no `log.entries`) nor a Syncscope recording (no `"format": "syncscope-recording"`)'
+  )
 }

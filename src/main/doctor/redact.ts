@@ -4,7 +4,8 @@ import { isShapeRequest } from './timeline'
 
 const MASK = '•••'
 /** JSON fields and form fields that hold secrets, in request and response bodies. */
-const SECRET_FIELD = /token|secret|password|passwd|api[-_]?key|authorization|cookie|credential|session|code_verifier|client_assertion/i
+const SECRET_FIELD =
+  /token|secret|password|passwd|api[-_]?key|authorization|cookie|credential|session|code_verifier|client_assertion/i
 /** JSON Web Tokens anywhere in the text. */
 const JWT = /eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*/g
 
@@ -96,16 +97,25 @@ function maskHeaderTuples(headers: unknown, found: Set<string>): void {
 /** Replaces every secret value found anywhere in the text (a token echoed in a body, a Referer, a redirect). */
 function scrub(text: string, found: Set<string>): string {
   let result = text
-  const secrets = [...found].flatMap((secret) => [secret, secret.replace(/^Bearer\s+/i, '')]).filter((secret) => secret.length >= 4 && secret !== MASK)
+  const secrets = [...found]
+    .flatMap((secret) => [secret, secret.replace(/^Bearer\s+/i, '')])
+    .filter((secret) => secret.length >= 4 && secret !== MASK)
   for (const secret of [...new Set(secrets)].sort((a, b) => b.length - a.length)) {
-    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)])) result = result.split(form).join(MASK)
+    for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]))
+      result = result.split(form).join(MASK)
   }
   return result.replace(JWT, MASK)
 }
 
 /** The parts of a HAR entry the redaction rewrites (readRecording has checked the file's shape). */
 interface HarEntryDoc {
-  request: { url: string; headers?: unknown; queryString?: unknown; cookies?: unknown; postData?: { params?: unknown; text?: unknown } }
+  request: {
+    url: string
+    headers?: unknown
+    queryString?: unknown
+    cookies?: unknown
+    postData?: { params?: unknown; text?: unknown }
+  }
   response: { headers?: unknown; cookies?: unknown; redirectURL?: unknown; content?: { text?: unknown } }
 }
 
@@ -134,13 +144,16 @@ export function redactRecording(text: string): string {
       maskPairs(entry.request.cookies, found, true)
       maskPairs(entry.response.headers, found)
       maskPairs(entry.response.cookies, found, true)
-      if (typeof entry.response.redirectURL === 'string') entry.response.redirectURL = maskUrl(entry.response.redirectURL, found)
+      if (typeof entry.response.redirectURL === 'string')
+        entry.response.redirectURL = maskUrl(entry.response.redirectURL, found)
       if (entry.request.postData) {
         maskPairs(entry.request.postData.params, found)
-        if (typeof entry.request.postData.text === 'string') entry.request.postData.text = shape ? maskBodyText(entry.request.postData.text, found) : MASK
+        if (typeof entry.request.postData.text === 'string')
+          entry.request.postData.text = shape ? maskBodyText(entry.request.postData.text, found) : MASK
       }
       const content = entry.response.content
-      if (content && typeof content.text === 'string') content.text = shape ? maskBodyText(content.text, found) : '(left out by syncscope doctor: not a shape request)'
+      if (content && typeof content.text === 'string')
+        content.text = shape ? maskBodyText(content.text, found) : '(left out by syncscope doctor: not a shape request)'
     })
   } else {
     for (const exchange of json.exchanges as RecordingExchangeDoc[]) {

@@ -58,7 +58,12 @@ export const DOCTOR_RULES = {
     section: SSE,
     fix: RULES['sse.buffered'].fix
   },
-  'doctor.sse-compressed': { severity: 'error', rule: RULES['sse.compressed'].rule, section: CACHES, fix: RULES['sse.compressed'].fix },
+  'doctor.sse-compressed': {
+    severity: 'error',
+    rule: RULES['sse.compressed'].rule,
+    section: CACHES,
+    fix: RULES['sse.compressed'].fix
+  },
   'doctor.duplicate-messages': {
     severity: 'error',
     rule: 'A client reads each part of a shape log once: each request continues at the offset of the previous answer, and the log holds one insert per key until it is deleted.',
@@ -71,10 +76,30 @@ export const DOCTOR_RULES = {
     section: OFFSETS,
     fix: null
   },
-  'doctor.offset-backwards': { severity: 'error', rule: RULES['sync.offset-backwards'].rule, section: OFFSETS, fix: null },
-  'doctor.up-to-date-never': { severity: 'error', rule: RULES['sync.up-to-date-missing'].rule, section: OFFSETS, fix: null },
-  'doctor.headers-missing': { severity: 'error', rule: RULES['headers.missing'].rule, section: '#header-brand', fix: RULES['headers.missing'].fix },
-  'doctor.cached-error': { severity: 'error', rule: RULES['cache.error-cacheable'].rule, section: '#decisions-where-the-reference-is-inconsistent', fix: RULES['cache.error-cacheable'].fix }
+  'doctor.offset-backwards': {
+    severity: 'error',
+    rule: RULES['sync.offset-backwards'].rule,
+    section: OFFSETS,
+    fix: null
+  },
+  'doctor.up-to-date-never': {
+    severity: 'error',
+    rule: RULES['sync.up-to-date-missing'].rule,
+    section: OFFSETS,
+    fix: null
+  },
+  'doctor.headers-missing': {
+    severity: 'error',
+    rule: RULES['headers.missing'].rule,
+    section: '#header-brand',
+    fix: RULES['headers.missing'].fix
+  },
+  'doctor.cached-error': {
+    severity: 'error',
+    rule: RULES['cache.error-cacheable'].rule,
+    section: '#decisions-where-the-reference-is-inconsistent',
+    fix: RULES['cache.error-cacheable'].fix
+  }
 } satisfies Record<string, DoctorRule>
 
 export type DoctorFindingId = keyof typeof DOCTOR_RULES

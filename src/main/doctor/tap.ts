@@ -1,4 +1,11 @@
-import { request as httpRequest, createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  request as httpRequest,
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse
+} from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
@@ -10,7 +17,17 @@ import { hostAllowed } from '../headless/guard'
 /** Longest body text kept per exchange; the bytes themselves always pass through whole. */
 const MAX_BODY_CHARS = 2_000_000
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the tap's own business on each side. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate'])
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate'
+])
 
 export interface TapOptions {
   upstream: string
@@ -29,8 +46,29 @@ interface HarHeader {
 export interface HarEntry {
   startedDateTime: string
   time: number
-  request: { method: string; url: string; httpVersion: string; headers: HarHeader[]; queryString: HarHeader[]; cookies: []; headersSize: -1; bodySize: number; postData?: { mimeType: string; text: string } }
-  response: { status: number; statusText: string; httpVersion: string; headers: HarHeader[]; cookies: []; content: { size: number; mimeType: string; text: string }; redirectURL: ''; headersSize: -1; bodySize: number; _error?: string }
+  request: {
+    method: string
+    url: string
+    httpVersion: string
+    headers: HarHeader[]
+    queryString: HarHeader[]
+    cookies: []
+    headersSize: -1
+    bodySize: number
+    postData?: { mimeType: string; text: string }
+  }
+  response: {
+    status: number
+    statusText: string
+    httpVersion: string
+    headers: HarHeader[]
+    cookies: []
+    content: { size: number; mimeType: string; text: string }
+    redirectURL: ''
+    headersSize: -1
+    bodySize: number
+    _error?: string
+  }
   cache: Record<string, never>
   timings: { send: number; wait: number; receive: number }
   _frames: Array<{ atMs: number; raw: string }>
@@ -44,12 +82,24 @@ export interface RunningTap {
 }
 
 const headerList = (headers: IncomingHttpHeaders): HarHeader[] =>
-  Object.entries(headers).flatMap(([name, value]) => (value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((item) => ({ name, value: item }))))
+  Object.entries(headers).flatMap(([name, value]) =>
+    value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((item) => ({ name, value: item }))
+  )
 
 /** The end-to-end headers of a message: hop-by-hop ones and those its `Connection` names are left out. */
 const endToEnd = (headers: IncomingHttpHeaders): Record<string, string | string[]> => {
-  const connectionTokens = new Set(String(headers.connection ?? '').toLowerCase().split(',').map((token) => token.trim()))
-  return Object.fromEntries(Object.entries(headers).filter((pair): pair is [string, string | string[]] => pair[1] !== undefined && !HOP_BY_HOP.has(pair[0]) && !connectionTokens.has(pair[0])))
+  const connectionTokens = new Set(
+    String(headers.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((token) => token.trim())
+  )
+  return Object.fromEntries(
+    Object.entries(headers).filter(
+      (pair): pair is [string, string | string[]] =>
+        pair[1] !== undefined && !HOP_BY_HOP.has(pair[0]) && !connectionTokens.has(pair[0])
+    )
+  )
 }
 
 function decoderFor(encoding: string | undefined): Transform | null {
@@ -76,14 +126,23 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
     pending = true
     writing = writing.then(async () => {
       pending = false
-      await writeAtomically(options.out, JSON.stringify({ log: { version: '1.2', creator: { name: 'syncscope tap', version: '1' }, entries } }, null, 1), 0o600).catch((error: Error) => log(`tap: cannot write ${options.out}: ${error.message}`))
+      await writeAtomically(
+        options.out,
+        JSON.stringify({ log: { version: '1.2', creator: { name: 'syncscope tap', version: '1' }, entries } }, null, 1),
+        0o600
+      ).catch((error: Error) => log(`tap: cannot write ${options.out}: ${error.message}`))
     })
   }
   const open = new Set<ServerResponse>()
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!hostAllowed({ bindHost: options.host, allowedHosts: [] }, req.headers.host)) {
-      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `the tap answers only requests for itself (Host ${req.headers.host ?? 'missing'} refused)`, code: 'foreign_host' }))
+      res.writeHead(403, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          message: `the tap answers only requests for itself (Host ${req.headers.host ?? 'missing'} refused)`,
+          code: 'foreign_host'
+        })
+      )
       return
     }
     const started = Date.now()
@@ -92,8 +151,27 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
     const entry: HarEntry = {
       startedDateTime: new Date(started).toISOString(),
       time: 0,
-      request: { method: req.method ?? 'GET', url: target.toString(), httpVersion: `HTTP/${req.httpVersion}`, headers: headerList(req.headers), queryString: [...target.searchParams].map(([name, value]) => ({ name, value })), cookies: [], headersSize: -1, bodySize: 0 },
-      response: { status: 0, statusText: '', httpVersion: 'HTTP/1.1', headers: [], cookies: [], content: { size: 0, mimeType: '', text: '' }, redirectURL: '', headersSize: -1, bodySize: 0 },
+      request: {
+        method: req.method ?? 'GET',
+        url: target.toString(),
+        httpVersion: `HTTP/${req.httpVersion}`,
+        headers: headerList(req.headers),
+        queryString: [...target.searchParams].map(([name, value]) => ({ name, value })),
+        cookies: [],
+        headersSize: -1,
+        bodySize: 0
+      },
+      response: {
+        status: 0,
+        statusText: '',
+        httpVersion: 'HTTP/1.1',
+        headers: [],
+        cookies: [],
+        content: { size: 0, mimeType: '', text: '' },
+        redirectURL: '',
+        headersSize: -1,
+        bodySize: 0
+      },
       cache: {},
       timings: { send: 0, wait: -1, receive: -1 },
       _frames: []
@@ -104,48 +182,64 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
       entry.time = ended
       if (entry.timings.wait >= 0) entry.timings.receive = ended - entry.timings.wait
       if (error) entry.response._error = error
-      if (requestBody.length > 0) entry.request.postData = { mimeType: String(req.headers['content-type'] ?? ''), text: Buffer.concat(requestBody).toString('utf8').slice(0, MAX_BODY_CHARS) }
+      if (requestBody.length > 0)
+        entry.request.postData = {
+          mimeType: String(req.headers['content-type'] ?? ''),
+          text: Buffer.concat(requestBody).toString('utf8').slice(0, MAX_BODY_CHARS)
+        }
       entries.push(entry)
       save()
     }
     open.add(res)
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest
-    const outgoing = send(target, { method: req.method, headers: { ...endToEnd(req.headers), host: target.host } }, (answer) => {
-      entry.timings.wait = Date.now() - started
-      entry.response.status = answer.statusCode ?? 0
-      entry.response.statusText = answer.statusMessage ?? ''
-      entry.response.headers = headerList(answer.headers)
-      entry.response.content.mimeType = String(answer.headers['content-type'] ?? '')
-      const sse = entry.response.content.mimeType.startsWith('text/event-stream')
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers))
-      res.flushHeaders()
-      const decoder = decoderFor(String(answer.headers['content-encoding'] ?? '').toLowerCase())
-      const parser = new SseParser()
-      const record = (chunk: Buffer) => {
-        const text = chunk.toString('utf8')
-        if (entry.response.content.text.length < MAX_BODY_CHARS) entry.response.content.text += text.slice(0, MAX_BODY_CHARS - entry.response.content.text.length)
-        if (sse) for (const frame of parser.push(text)) entry._frames.push({ atMs: Date.now() - started, raw: frame.raw })
+    const outgoing = send(
+      target,
+      { method: req.method, headers: { ...endToEnd(req.headers), host: target.host } },
+      (answer) => {
+        entry.timings.wait = Date.now() - started
+        entry.response.status = answer.statusCode ?? 0
+        entry.response.statusText = answer.statusMessage ?? ''
+        entry.response.headers = headerList(answer.headers)
+        entry.response.content.mimeType = String(answer.headers['content-type'] ?? '')
+        const sse = entry.response.content.mimeType.startsWith('text/event-stream')
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers))
+        res.flushHeaders()
+        const decoder = decoderFor(String(answer.headers['content-encoding'] ?? '').toLowerCase())
+        const parser = new SseParser()
+        const record = (chunk: Buffer) => {
+          const text = chunk.toString('utf8')
+          if (entry.response.content.text.length < MAX_BODY_CHARS)
+            entry.response.content.text += text.slice(0, MAX_BODY_CHARS - entry.response.content.text.length)
+          if (sse)
+            for (const frame of parser.push(text)) entry._frames.push({ atMs: Date.now() - started, raw: frame.raw })
+        }
+        decoder?.on('data', record).on('error', () => {})
+        answer.on('data', (chunk: Buffer) => {
+          res.write(chunk)
+          entry.response.content.size += chunk.length
+          entry.response.bodySize += chunk.length
+          if (decoder) decoder.write(chunk)
+          else record(chunk)
+        })
+        answer.on('end', () => {
+          decoder?.end()
+          res.end()
+          finish()
+        })
+        answer.on('error', (error) => {
+          res.destroy()
+          finish(`the upstream broke off: ${error.message}`)
+        })
       }
-      decoder?.on('data', record).on('error', () => {})
-      answer.on('data', (chunk: Buffer) => {
-        res.write(chunk)
-        entry.response.content.size += chunk.length
-        entry.response.bodySize += chunk.length
-        if (decoder) decoder.write(chunk)
-        else record(chunk)
-      })
-      answer.on('end', () => {
-        decoder?.end()
-        res.end()
-        finish()
-      })
-      answer.on('error', (error) => {
-        res.destroy()
-        finish(`the upstream broke off: ${error.message}`)
-      })
-    })
+    )
     outgoing.on('error', (error) => {
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `the tap could not reach ${upstream.origin}: ${error.message}`, code: 'upstream_unreachable' }))
+      if (!res.headersSent)
+        res.writeHead(502, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            message: `the tap could not reach ${upstream.origin}: ${error.message}`,
+            code: 'upstream_unreachable'
+          })
+        )
       finish(`upstream: ${error.message}`)
     })
     res.on('close', () => {

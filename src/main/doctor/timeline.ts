@@ -1,7 +1,14 @@
 import type { CacheStatus, TimelineEntry } from '../../shared/contract/doctor'
 import { isCredentialParam } from '../../shared/shape-client/credentials'
 import { MessageSchema, type Message } from '../../shared/shape-client/messages'
-import { CONTROL, detectBrand, POSITION_PARAMS, headerName, type HeaderBrand, type ProtocolHeader } from '../../shared/protocol'
+import {
+  CONTROL,
+  detectBrand,
+  POSITION_PARAMS,
+  headerName,
+  type HeaderBrand,
+  type ProtocolHeader
+} from '../../shared/protocol'
 import { maskUrl } from '../../shared/shape-client/recorder'
 import { SseParser } from '../../shared/shape-client/sse'
 import type { RawExchange } from './input'
@@ -32,19 +39,31 @@ export function isShapeRequest(exchange: RawExchange): boolean {
   if (exchange.method === 'OPTIONS') return false
   if (brandOf(exchange) !== null) return true
   const url = new URL(exchange.url)
-  return url.searchParams.has('offset') && (url.searchParams.has('table') || url.searchParams.has('handle') || /\/v1\/shape\/?$/.test(url.pathname))
+  return (
+    url.searchParams.has('offset') &&
+    (url.searchParams.has('table') || url.searchParams.has('handle') || /\/v1\/shape\/?$/.test(url.pathname))
+  )
 }
 
 const CACHE_HEADERS = ['cf-cache-status', 'x-cache-status', 'x-cache', 'x-proxy-cache']
 
 /** Who answered: a shared cache (by its status header or `age`), the browser's own cache, or the origin. */
 export function cacheStatusOf(exchange: RawExchange): TimelineEntry['cache'] {
-  if (exchange.browserCache) return { status: 'browser', evidence: `served from the browser's ${exchange.browserCache} cache` }
+  if (exchange.browserCache)
+    return { status: 'browser', evidence: `served from the browser's ${exchange.browserCache} cache` }
   for (const name of CACHE_HEADERS) {
     const value = header(exchange.responseHeaders, name)
     if (!value) continue
     const word = value.toUpperCase()
-    const status: CacheStatus = /HIT/.test(word) ? 'hit' : /STALE|UPDATING/.test(word) ? 'stale' : /REVALIDATED/.test(word) ? 'revalidated' : /MISS|EXPIRED|BYPASS|DYNAMIC/.test(word) ? 'miss' : 'unknown'
+    const status: CacheStatus = /HIT/.test(word)
+      ? 'hit'
+      : /STALE|UPDATING/.test(word)
+        ? 'stale'
+        : /REVALIDATED/.test(word)
+          ? 'revalidated'
+          : /MISS|EXPIRED|BYPASS|DYNAMIC/.test(word)
+            ? 'miss'
+            : 'unknown'
     return { status, evidence: `${name}: ${value}` }
   }
   const age = Number(header(exchange.responseHeaders, 'age'))
@@ -56,7 +75,10 @@ function messagesOf(exchange: RawExchange, sse: boolean): { messages: Message[];
   const texts: string[] = []
   if (exchange.frames.length > 0 || sse) {
     const parser = new SseParser()
-    const frames = exchange.frames.length > 0 ? exchange.frames.flatMap((frame) => parser.push(`${frame.raw}\n\n`)) : [...parser.push(exchange.body ?? ''), ...parser.end()]
+    const frames =
+      exchange.frames.length > 0
+        ? exchange.frames.flatMap((frame) => parser.push(`${frame.raw}\n\n`))
+        : [...parser.push(exchange.body ?? ''), ...parser.end()]
     for (const frame of frames) if (frame.kind === 'data') texts.push(frame.data)
   } else if (exchange.body) texts.push(exchange.body)
   const messages: Message[] = []
@@ -78,7 +100,9 @@ function messagesOf(exchange: RawExchange, sse: boolean): { messages: Message[];
 
 /** The masked URL without the parameters that move along the log: which shape a request is for. */
 function shapeOf(url: URL): string {
-  const params = [...url.searchParams].filter(([name]) => !POSITION_PARAM_SET.has(name) && !isCredentialParam(name)).sort(([a], [b]) => a.localeCompare(b))
+  const params = [...url.searchParams]
+    .filter(([name]) => !POSITION_PARAM_SET.has(name) && !isCredentialParam(name))
+    .sort(([a], [b]) => a.localeCompare(b))
   return `${url.origin}${url.pathname}${params.length > 0 ? `?${new URLSearchParams(params).toString()}` : ''}`
 }
 
@@ -89,13 +113,23 @@ export function buildTimeline(exchanges: readonly RawExchange[]): ShapeExchange[
   return shapeRequests.map((raw, index): ShapeExchange => {
     const url = new URL(raw.url)
     const param = (name: string) => url.searchParams.get(name)
-    const live = param('live') === 'true' ? (param('live_sse') === 'true' || header(raw.requestHeaders, 'accept') === 'text/event-stream' ? 'sse' : 'long-poll') : 'off'
+    const live =
+      param('live') === 'true'
+        ? param('live_sse') === 'true' || header(raw.requestHeaders, 'accept') === 'text/event-stream'
+          ? 'sse'
+          : 'long-poll'
+        : 'off'
     const brand = brandOf(raw)
     const get = (name: ProtocolHeader) => (brand ? header(raw.responseHeaders, headerName(brand, name)) : null)
     const contentType = header(raw.responseHeaders, 'content-type') ?? ''
-    const { messages, unreadable } = raw.status !== null && raw.status < 300 || raw.status === 409 ? messagesOf(raw, live === 'sse' || contentType.includes('event-stream')) : { messages: [], unreadable: false }
+    const { messages, unreadable } =
+      (raw.status !== null && raw.status < 300) || raw.status === 409
+        ? messagesOf(raw, live === 'sse' || contentType.includes('event-stream'))
+        : { messages: [], unreadable: false }
     const controls = messages.flatMap((message) => ('control' in message.headers ? [message.headers.control] : []))
-    const changes = messages.flatMap((message) => ('key' in message ? [{ key: message.key, operation: message.headers.operation }] : []))
+    const changes = messages.flatMap((message) =>
+      'key' in message ? [{ key: message.key, operation: message.headers.operation }] : []
+    )
     return {
       raw,
       brand,
@@ -107,7 +141,13 @@ export function buildTimeline(exchanges: readonly RawExchange[]): ShapeExchange[
         method: raw.method,
         url: maskUrl(raw.url),
         shape: shapeOf(url),
-        request: { offset: param('offset'), handle: param('handle'), cursor: param('cursor'), live, cacheBuster: url.searchParams.has('cache-buster') },
+        request: {
+          offset: param('offset'),
+          handle: param('handle'),
+          cursor: param('cursor'),
+          live,
+          cacheBuster: url.searchParams.has('cache-buster')
+        },
         status: raw.status,
         error: raw.error,
         response: {

@@ -8,7 +8,11 @@ export function serveContractOverIpc(dispatch: Dispatch, events: EventBus, windo
   ipcMain.removeHandler(IPC_CALL)
   ipcMain.handle(IPC_CALL, (event, name: unknown, input: unknown) => {
     if (event.senderFrame?.url && !event.senderFrame.url.startsWith('file://') && !process.env.ELECTRON_RENDERER_URL) {
-      return { ok: false, status: 403, body: { error: { code: 'foreign_frame', message: 'calls come from the app window only' } } }
+      return {
+        ok: false,
+        status: 403,
+        body: { error: { code: 'foreign_frame', message: 'calls come from the app window only' } }
+      }
     }
     return dispatch(String(name), input)
   })

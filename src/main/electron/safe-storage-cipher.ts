@@ -10,7 +10,9 @@ export function safeStorageEncryption(): FileEncryption {
   if (!safeStorage.isEncryptionAvailable()) return { unavailable: 'Electron safeStorage has no encryption key here' }
   const backend = process.platform === 'linux' ? safeStorage.getSelectedStorageBackend() : null
   if (backend === 'basic_text' || backend === 'unknown') {
-    return { unavailable: `Electron safeStorage would only use Chromium's built-in key (${backend}), which protects nothing` }
+    return {
+      unavailable: `Electron safeStorage would only use Chromium's built-in key (${backend}), which protects nothing`
+    }
   }
   return {
     cipher: {

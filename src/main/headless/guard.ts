@@ -39,7 +39,11 @@ export function hostAllowed(rule: HostRule, host: string | undefined): boolean {
   const name = hostName(host ?? '')
   if (name === null) return false
   const bind = rule.bindHost.toLowerCase()
-  const names = [...LOOPBACK_NAMES, bracketed(bind), ...rule.allowedHosts.map((allowed) => bracketed(allowed).toLowerCase())]
+  const names = [
+    ...LOOPBACK_NAMES,
+    bracketed(bind),
+    ...rule.allowedHosts.map((allowed) => bracketed(allowed).toLowerCase())
+  ]
   if (names.includes(name)) return true
   return WILDCARD_ADDRESSES.includes(bind) && isIP(name.replace(/^\[(.*)\]$/, '$1')) !== 0
 }
@@ -52,7 +56,11 @@ export function isLoopbackOrigin(origin: string): boolean {
   } catch {
     return false
   }
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === origin && LOOPBACK_NAMES.includes(url.hostname)
+  return (
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.origin === origin &&
+    LOOPBACK_NAMES.includes(url.hostname)
+  )
 }
 
 /** Loopback pages on any port, plus the listed origins (`*`: every origin). */
@@ -72,12 +80,23 @@ export function sameOriginRule(port: () => number): OriginRule {
  */
 export function checkHostAndOrigin(req: IncomingMessage, hosts: HostRule, originAllowed: OriginRule): GuardVerdict {
   const host = req.headers.host ?? ''
-  if (!hostAllowed(hosts, host)) return refusal('foreign_host', `Host '${host}' is not this server: call it as localhost or 127.0.0.1 (or allow the name with --allowed-host)`)
+  if (!hostAllowed(hosts, host))
+    return refusal(
+      'foreign_host',
+      `Host '${host}' is not this server: call it as localhost or 127.0.0.1 (or allow the name with --allowed-host)`
+    )
   const origin = req.headers.origin
-  if (origin !== undefined && !originAllowed(origin)) return refusal('foreign_origin', `Origin '${origin}' may not call this server: loopback pages may, others need --cors-origin`)
+  if (origin !== undefined && !originAllowed(origin))
+    return refusal(
+      'foreign_origin',
+      `Origin '${origin}' may not call this server: loopback pages may, others need --cors-origin`
+    )
   const site = req.headers['sec-fetch-site']
   if (origin === undefined && (site === 'cross-site' || site === 'same-site')) {
-    return refusal('foreign_origin', 'a request from another site without an Origin (an image, a script, a link) may not call this server')
+    return refusal(
+      'foreign_origin',
+      'a request from another site without an Origin (an image, a script, a link) may not call this server'
+    )
   }
   return { ok: true }
 }
@@ -120,5 +139,10 @@ export function checkToken(req: IncomingMessage, token: string): GuardVerdict {
   const bearer = req.headers.authorization?.replace(/^Bearer\s+/i, '')
   const given = [readCookie(req, TOKEN_COOKIE), typeof header === 'string' ? header : undefined, bearer]
   if (given.some((value) => sameSecret(value, token))) return { ok: true }
-  return { ok: false, status: 401, code: 'missing_token', message: 'this app needs its access token: open the URL printed by `syncscope serve`' }
+  return {
+    ok: false,
+    status: 401,
+    code: 'missing_token',
+    message: 'this app needs its access token: open the URL printed by `syncscope serve`'
+  }
 }

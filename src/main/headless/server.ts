@@ -51,7 +51,9 @@ function refuse(res: ServerResponse, verdict: Exclude<GuardVerdict, { ok: true }
   sendJson(res, verdict.status, errorBody(verdict.code, verdict.message))
 }
 
-async function readJsonBody(req: IncomingMessage): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
+async function readJsonBody(
+  req: IncomingMessage
+): Promise<{ ok: true; value: unknown } | { ok: false; status: number; message: string }> {
   try {
     return { ok: true, value: parseJsonBody(await readRequestBytes(req, MAX_BODY_BYTES)) ?? {} }
   } catch (error) {
@@ -80,7 +82,9 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
   function handleEvents(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' })
     res.write(': connected\n\n')
-    const unsubscribe = options.events.subscribe((name, payload) => res.write(`data: ${JSON.stringify({ name, payload })}\n\n`))
+    const unsubscribe = options.events.subscribe((name, payload) =>
+      res.write(`data: ${JSON.stringify({ name, payload })}\n\n`)
+    )
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000)
     req.on('close', () => {
       clearInterval(keepAlive)
@@ -91,7 +95,14 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
   /** Only this run's token becomes the cookie: a link with any other value must not plant one. */
   function openWithToken(url: URL, res: ServerResponse): void {
     if (!sameSecret(url.searchParams.get('token'), options.token)) {
-      return sendJson(res, 401, errorBody('invalid_token', 'this is not the access token of this run: open the URL printed by `syncscope serve`'))
+      return sendJson(
+        res,
+        401,
+        errorBody(
+          'invalid_token',
+          'this is not the access token of this run: open the URL printed by `syncscope serve`'
+        )
+      )
     }
     res.writeHead(303, {
       location: '/',
@@ -109,7 +120,8 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
     if (!token.ok) return refuse(res, token)
     if (url.pathname.startsWith(RPC_PREFIX)) return handleRpc(req, res, url.pathname.slice(RPC_PREFIX.length))
     if (url.pathname === '/events' && req.method === 'GET') return handleEvents(req, res)
-    if (req.method !== 'GET' || !options.rendererDir) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
+    if (req.method !== 'GET' || !options.rendererDir)
+      return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
     return serveStatic(options.rendererDir, url.pathname, res)
   }
 
@@ -118,7 +130,8 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
     const path = routingPath(url.pathname)
     const publicRoute = options.publicRoutes.find((candidate) => path.startsWith(candidate.prefix))
     if (publicRoute) return publicRoute.handle(req, res)
-    if (options.rendererDir === null) return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
+    if (options.rendererDir === null)
+      return sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${url.pathname}`))
     return handleApp(req, res, url)
   }
 

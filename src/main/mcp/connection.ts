@@ -138,7 +138,12 @@ export function stdioSpawnSpec(config: McpStdioServerConfig, workspaceRoot: stri
     cwd = workspaceRoot
   }
   const base = { ...getDefaultEnvironment(), ...(path ? { PATH: path } : {}) }
-  return { command, args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)), env: { ...base, ...env }, ...(cwd ? { cwd } : {}) }
+  return {
+    command,
+    args: args.map((arg) => expandWorkspaceRoot(arg, workspaceRoot)),
+    env: { ...base, ...env },
+    ...(cwd ? { cwd } : {})
+  }
 }
 
 /**
@@ -164,7 +169,8 @@ export class StdioConnection extends BaseConnection {
   }
 
   override async client(): Promise<Client> {
-    if (this.error?.code === 'crash_loop') throw new McpFailure('crash_loop', this.error.message, { stderr: this.error.stderr ?? [] })
+    if (this.error?.code === 'crash_loop')
+      throw new McpFailure('crash_loop', this.error.message, { stderr: this.error.stderr ?? [] })
     return super.client()
   }
 
@@ -217,7 +223,11 @@ export class StdioConnection extends BaseConnection {
     this.crashes = [...this.crashes.filter((at) => now - at < this.policy.windowMs), now]
     const loop = this.crashes.length >= this.policy.maxCrashes
     const error: McpToolError = loop
-      ? { code: 'crash_loop', message: `\`${this.config.command}\` crashed ${this.crashes.length} times within ${this.policy.windowMs / 1000} s; reconnect to try again (last: ${message})`, stderr: [...this.stderr] }
+      ? {
+          code: 'crash_loop',
+          message: `\`${this.config.command}\` crashed ${this.crashes.length} times within ${this.policy.windowMs / 1000} s; reconnect to try again (last: ${message})`,
+          stderr: [...this.stderr]
+        }
       : { code: 'transport_error', message, stderr: [...this.stderr] }
     this.set('error', error)
     return error
@@ -306,11 +316,17 @@ export class HttpConnection extends BaseConnection {
 function httpFailure(error: unknown): McpToolError {
   const status = (error as { code?: unknown }).code
   if (status === 401 || status === 403) {
-    return { code: 'auth_unavailable', message: `the server refused the credentials (HTTP ${status}): ${(error as Error).message}` }
+    return {
+      code: 'auth_unavailable',
+      message: `the server refused the credentials (HTTP ${status}): ${(error as Error).message}`
+    }
   }
   return toToolError(error)
 }
 
 function needsLogin(name: string): McpFailure {
-  return new McpFailure('needs_login', `${name} needs a login: use "Log in" on the MCP page or run \`syncscope mcp login ${name}\``)
+  return new McpFailure(
+    'needs_login',
+    `${name} needs a login: use "Log in" on the MCP page or run \`syncscope mcp login ${name}\``
+  )
 }

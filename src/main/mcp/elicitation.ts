@@ -42,23 +42,38 @@ export class Elicitations {
   }
 
   list(server?: string): McpElicitation[] {
-    return [...this.pending.values()].map((pending) => pending.elicitation).filter((elicitation) => !server || elicitation.server === server)
+    return [...this.pending.values()]
+      .map((pending) => pending.elicitation)
+      .filter((elicitation) => !server || elicitation.server === server)
   }
 
   /** The person's answer; accepted content must match the requested schema. */
   async answer(answer: McpElicitationAnswer): Promise<void> {
     const pending = this.pending.get(answer.id)
-    if (!pending) throw new McpFailure('invalid_answer', `no elicitation ${answer.id} is waiting (answered already, or the server gave up)`)
+    if (!pending)
+      throw new McpFailure(
+        'invalid_answer',
+        `no elicitation ${answer.id} is waiting (answered already, or the server gave up)`
+      )
     const schema = pending.elicitation.requestedSchema
     if (answer.action === 'accept' && schema) {
       const faults = await schemaViolations(schema, answer.content ?? {})
-      if (faults.length > 0) throw new McpFailure('invalid_answer', `the answer does not match the form of ${pending.elicitation.server}: ${faults.join(', ')}`)
+      if (faults.length > 0)
+        throw new McpFailure(
+          'invalid_answer',
+          `the answer does not match the form of ${pending.elicitation.server}: ${faults.join(', ')}`
+        )
     }
-    pending.resolve(answer.action === 'accept' ? { action: 'accept', content: (answer.content ?? {}) as ElicitResult['content'] } : { action: answer.action })
+    pending.resolve(
+      answer.action === 'accept'
+        ? { action: 'accept', content: (answer.content ?? {}) as ElicitResult['content'] }
+        : { action: answer.action }
+    )
   }
 
   /** A server went away: its questions end as cancelled. */
   cancelAll(server: string): void {
-    for (const pending of [...this.pending.values()]) if (pending.elicitation.server === server) pending.resolve({ action: 'cancel' })
+    for (const pending of [...this.pending.values()])
+      if (pending.elicitation.server === server) pending.resolve({ action: 'cancel' })
   }
 }

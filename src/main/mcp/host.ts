@@ -2,10 +2,23 @@ import { watch, type FSWatcher } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { ClientMetadataSetting, McpEntry, McpServerConfig, McpSource, OAuthExchange } from '../../shared/contract/mcp'
+import type {
+  ClientMetadataSetting,
+  McpEntry,
+  McpServerConfig,
+  McpSource,
+  OAuthExchange
+} from '../../shared/contract/mcp'
 import type { ExpandContext } from './config/expand'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
-import { importForeignEntry, parseConfigText, parseEntry, type ParsedEntry, type ParsedFile, type SourceKind } from './config/parse'
+import {
+  importForeignEntry,
+  parseConfigText,
+  parseEntry,
+  type ParsedEntry,
+  type ParsedFile,
+  type SourceKind
+} from './config/parse'
 import type { TokenRecord } from './auth/refresh-coordinator'
 import type { RestartPolicy } from './connection'
 import { McpFailure } from './errors'
@@ -70,7 +83,12 @@ export class McpHost {
   private debounce: NodeJS.Timeout | null = null
 
   constructor(private readonly options: McpHostOptions) {
-    this.layers = this.layerFiles().map(({ kind, path }) => ({ kind, path, parsed: null, source: { kind, path, format: null, state: 'missing', error: null } }))
+    this.layers = this.layerFiles().map(({ kind, path }) => ({
+      kind,
+      path,
+      parsed: null,
+      source: { kind, path, format: null, state: 'missing', error: null }
+    }))
     this.registry = new Registry({
       workspaceRoot: options.workspace ?? process.cwd(),
       ...(options.openAuthorizeUrl ? { openAuthorizeUrl: options.openAuthorizeUrl } : {}),
@@ -84,7 +102,10 @@ export class McpHost {
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
       ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
       tokenRecord: (server) => this.tokenRecord(server),
-      onLogout: (server) => forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
+      onLogout: (server) =>
+        forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) =>
+          this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`)
+        )
     })
   }
 
@@ -93,20 +114,27 @@ export class McpHost {
     const lockDir = this.options.lockDir ?? (this.options.settingsFile ? dirname(this.options.settingsFile) : null)
     if (!lockDir) return null
     const store = this.options.secretStore
-    return { read: () => readStoredTokens(store, server), locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${server}.lock`), work) }
+    return {
+      read: () => readStoredTokens(store, server),
+      locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${server}.lock`), work)
+    }
   }
 
   private layerFiles(): Array<{ kind: SourceKind; path: string }> {
     const { configFile, settingsFile, workspace } = this.options
     if (configFile) return [{ kind: 'file', path: configFile }]
-    return [...(settingsFile ? [{ kind: 'settings' as const, path: settingsFile }] : []), ...(workspace ? [{ kind: 'workspace' as const, path: join(workspace, 'mcp.json') }] : [])]
+    return [
+      ...(settingsFile ? [{ kind: 'settings' as const, path: settingsFile }] : []),
+      ...(workspace ? [{ kind: 'workspace' as const, path: join(workspace, 'mcp.json') }] : [])
+    ]
   }
 
   async start(): Promise<void> {
     await this.reload()
     if (!this.options.watch) return
     // The data folder may not exist yet on a first start; watching it from now on catches a settings.json written later.
-    for (const layer of this.layers) if (layer.kind === 'settings') await mkdir(dirname(layer.path), { recursive: true })
+    for (const layer of this.layers)
+      if (layer.kind === 'settings') await mkdir(dirname(layer.path), { recursive: true })
     for (const layer of this.layers) this.watchLayer(layer)
   }
 
@@ -157,13 +185,24 @@ export class McpHost {
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
       layer.parsed = missing ? null : layer.parsed
-      layer.source = { ...layer.source, format: null, state: missing ? 'missing' : 'error', error: missing ? null : (error as Error).message }
+      layer.source = {
+        ...layer.source,
+        format: null,
+        state: missing ? 'missing' : 'error',
+        error: missing ? null : (error as Error).message
+      }
       return
     }
     const parsed = await parseConfigText(text, layer.kind, layer.path, this.expandContext())
     const unreadable = parsed.format === null && parsed.error !== null
     if (!unreadable) layer.parsed = parsed
-    layer.source = { kind: layer.kind, path: layer.path, format: parsed.format ?? layer.parsed?.format ?? null, state: parsed.error ? 'error' : 'ok', error: parsed.error }
+    layer.source = {
+      kind: layer.kind,
+      path: layer.path,
+      format: parsed.format ?? layer.parsed?.format ?? null,
+      state: parsed.error ? 'error' : 'ok',
+      error: parsed.error
+    }
   }
 
   private async readAndApply(): Promise<void> {
@@ -172,8 +211,13 @@ export class McpHost {
     for (const layer of this.layers) {
       for (const entry of layer.parsed?.entries ?? []) {
         const below = winners.get(entry.name)
-        const shadows = below ? [...below.origin.shadows, { source: below.origin.source, path: below.origin.sourcePath }] : []
-        winners.set(entry.name, { entry, origin: { source: layer.kind, sourcePath: layer.path, shadows, raw: entry.raw } })
+        const shadows = below
+          ? [...below.origin.shadows, { source: below.origin.source, path: below.origin.sourcePath }]
+          : []
+        winners.set(entry.name, {
+          entry,
+          origin: { source: layer.kind, sourcePath: layer.path, shadows, raw: entry.raw }
+        })
       }
     }
     const servers: McpServerConfig[] = []
@@ -197,7 +241,8 @@ export class McpHost {
   /** Writes `mcp.clientMetadataUrl` into settings.json (null removes it); authorization-code servers reconnect with it. */
   async setClientMetadataUrl(url: string | null): Promise<ClientMetadataSetting> {
     const layer = this.layers.find((candidate) => candidate.kind === 'settings')
-    if (!layer) throw new McpFailure('invalid_config', 'there is no settings file to write to (--config reads one file only)')
+    if (!layer)
+      throw new McpFailure('invalid_config', 'there is no settings file to write to (--config reads one file only)')
     await updateJsonFile(layer.path, (root) => {
       const mcp = objectAt(root, ['mcp'])
       if (url === null) delete mcp.clientMetadataUrl
@@ -209,7 +254,8 @@ export class McpHost {
 
   /** authorizationCode servers get their stored tokens and client, and save new ones as they come. */
   private async withPersistence(config: McpServerConfig): Promise<McpServerConfig> {
-    if (config.transport !== 'http' || config.auth.mode !== 'authorizationCode' || config.auth.oauthProviderRef) return config
+    if (config.transport !== 'http' || config.auth.mode !== 'authorizationCode' || config.auth.oauthProviderRef)
+      return config
     try {
       const persisted = await storePersistence(this.options.secretStore, config.name)
       const { auth } = config
@@ -220,17 +266,27 @@ export class McpHost {
           ...((persisted.tokens ?? auth.tokens) ? { tokens: persisted.tokens ?? auth.tokens } : {}),
           ...((auth.client ?? persisted.client) ? { client: auth.client ?? persisted.client } : {}),
           onTokensChanged: async (tokens) => {
-            await persisted.onTokensChanged(tokens).catch((error: unknown) => this.warn(`could not store the tokens of ${config.name}: ${(error as Error).message}`))
+            await persisted
+              .onTokensChanged(tokens)
+              .catch((error: unknown) =>
+                this.warn(`could not store the tokens of ${config.name}: ${(error as Error).message}`)
+              )
             await auth.onTokensChanged?.(tokens)
           },
           onClientRegistered: async (client) => {
-            await persisted.onClientRegistered(client).catch((error: unknown) => this.warn(`could not store the client of ${config.name}: ${(error as Error).message}`))
+            await persisted
+              .onClientRegistered(client)
+              .catch((error: unknown) =>
+                this.warn(`could not store the client of ${config.name}: ${(error as Error).message}`)
+              )
             await auth.onClientRegistered?.(client)
           }
         }
       }
     } catch (error) {
-      this.warn(`${this.options.secretStore.description}: ${(error as Error).message}; ${config.name} keeps its tokens in memory only`)
+      this.warn(
+        `${this.options.secretStore.description}: ${(error as Error).message}; ${config.name} keeps its tokens in memory only`
+      )
       return config
     }
   }
@@ -244,7 +300,10 @@ export class McpHost {
     const layer = this.layers.find((candidate) => candidate.kind === kind)
     if (!layer) throw new McpFailure('invalid_config', `there is no ${target} file to write to`)
     if (layer.kind !== 'settings' && layer.parsed && layer.parsed.format !== 'servers') {
-      throw new McpFailure('invalid_config', `${layer.path} uses the ${layer.parsed.format} format; save the server to settings instead`)
+      throw new McpFailure(
+        'invalid_config',
+        `${layer.path} uses the ${layer.parsed.format} format; save the server to settings instead`
+      )
     }
     return layer
   }
@@ -259,13 +318,17 @@ export class McpHost {
    */
   async save(name: string, entry: unknown, target: SaveTarget = 'settings', previousName?: string): Promise<McpEntry> {
     const layer = this.layerFor(target)
-    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new McpFailure('invalid_config', 'the server entry must be a JSON object', { path: [name] })
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+      throw new McpFailure('invalid_config', 'the server entry must be a JSON object', { path: [name] })
     const existing = layer.parsed?.entries.find((candidate) => candidate.name === (previousName ?? name))?.raw ?? null
     const restored = restoreMasked(entry as Record<string, unknown>, existing, [])
     if (previousName && previousName !== name) await this.copySecrets(restored, previousName, name)
     const context = this.expandContext()
     const checked = await parseEntry(name, restored, this.mapKeys(layer), layer.path, 'servers', context)
-    if (!checked.ok) throw new McpFailure('invalid_config', checked.error.message, { ...(checked.error.path ? { path: checked.error.path } : {}) })
+    if (!checked.ok)
+      throw new McpFailure('invalid_config', checked.error.message, {
+        ...(checked.error.path ? { path: checked.error.path } : {})
+      })
     const stored = await this.storeSecrets(name, restored, [])
     await updateJsonFile(layer.path, (root) => {
       const map = objectAt(root, this.mapKeys(layer))
@@ -285,17 +348,24 @@ export class McpHost {
     try {
       text = await readFile(path, 'utf8')
     } catch (error) {
-      throw new McpFailure('invalid_config', `cannot import ${path}: it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'read error'})`)
+      throw new McpFailure(
+        'invalid_config',
+        `cannot import ${path}: it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'read error'})`
+      )
     }
     let root: unknown
     try {
       root = JSON.parse(text)
     } catch (error) {
-      throw new McpFailure('invalid_config', `cannot import ${path}: it ${jsonSyntaxProblem(error)}; import a Claude, Cursor, VS Code or Inspector config file`)
+      throw new McpFailure(
+        'invalid_config',
+        `cannot import ${path}: it ${jsonSyntaxProblem(error)}; import a Claude, Cursor, VS Code or Inspector config file`
+      )
     }
     const record = (root && typeof root === 'object' ? root : {}) as Record<string, unknown>
     const map = (record.mcpServers ?? record.servers) as Record<string, unknown> | undefined
-    if (!map || typeof map !== 'object') throw new McpFailure('invalid_config', `${path} has no "mcpServers" or "servers" map`)
+    if (!map || typeof map !== 'object')
+      throw new McpFailure('invalid_config', `${path} has no "mcpServers" or "servers" map`)
     const layer = this.layerFor('settings')
     const existing = new Set(layer.parsed?.entries.map((entry) => entry.name) ?? [])
     const imported: string[] = []
@@ -338,7 +408,11 @@ export class McpHost {
     return true
   }
 
-  private async storeSecrets(name: string, value: Record<string, unknown>, path: string[]): Promise<Record<string, unknown>> {
+  private async storeSecrets(
+    name: string,
+    value: Record<string, unknown>,
+    path: string[]
+  ): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {}
     for (const [key, child] of Object.entries(value)) {
       const at = [...path, key]
@@ -392,15 +466,28 @@ export class McpHost {
 }
 
 /** The UI shows MASK for secrets; saving MASK back means "keep what is stored". */
-function restoreMasked(value: Record<string, unknown>, existing: Record<string, unknown> | null, path: string[]): Record<string, unknown> {
+function restoreMasked(
+  value: Record<string, unknown>,
+  existing: Record<string, unknown> | null,
+  path: string[]
+): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [key, child] of Object.entries(value)) {
     const before = existing?.[key]
     if (child === MASK) {
-      if (before === undefined) throw new McpFailure('invalid_config', `${[...path, key].join('.')}: enter the secret (nothing is stored for it yet)`, { path: [...path, key] })
+      if (before === undefined)
+        throw new McpFailure(
+          'invalid_config',
+          `${[...path, key].join('.')}: enter the secret (nothing is stored for it yet)`,
+          { path: [...path, key] }
+        )
       out[key] = before
     } else if (child && typeof child === 'object' && !Array.isArray(child)) {
-      out[key] = restoreMasked(child as Record<string, unknown>, before && typeof before === 'object' ? (before as Record<string, unknown>) : null, [...path, key])
+      out[key] = restoreMasked(
+        child as Record<string, unknown>,
+        before && typeof before === 'object' ? (before as Record<string, unknown>) : null,
+        [...path, key]
+      )
     } else {
       out[key] = child
     }

@@ -1,7 +1,13 @@
 import type { Readable, Writable } from 'node:stream'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { InitializeResultSchema, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
+import {
+  InitializeResultSchema,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId
+} from '@modelcontextprotocol/sdk/types.js'
 import type { StdioSpawnSpec } from './connection'
 import { endGroup, spawnInGroup } from './process-group'
 import type { Registry } from './registry'
@@ -30,7 +36,11 @@ const STDIN_GRACE_MS = 1_000
 
 function runStdio(spec: StdioSpawnSpec, io: LaunchIo): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawnInGroup(spec.command, spec.args, { env: spec.env, ...(spec.cwd ? { cwd: spec.cwd } : {}), stdio: ['pipe', 'pipe', 'inherit'] })
+    const child = spawnInGroup(spec.command, spec.args, {
+      env: spec.env,
+      ...(spec.cwd ? { cwd: spec.cwd } : {}),
+      stdio: ['pipe', 'pipe', 'inherit']
+    })
     const pgid = child.pid
     io.stdin.pipe(child.stdin!)
     child.stdout!.pipe(io.stdout)
@@ -72,7 +82,8 @@ async function bridge(name: string, remote: StreamableHTTPClientTransport, io: L
       const text = `${name}: ${(error as Error).message}`
       io.log(text)
       // a request the server never saw gets an error answer, so the host does not wait for its timeout
-      if (isJSONRPCRequest(message)) void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: text } }).catch(() => {})
+      if (isJSONRPCRequest(message))
+        void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: text } }).catch(() => {})
     })
   }
   remote.onmessage = (message: JSONRPCMessage) => {

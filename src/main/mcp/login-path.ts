@@ -30,13 +30,20 @@ function userShell(env: NodeJS.ProcessEnv): string {
  * `timeoutMs` leaves the current PATH, with a warning.
  */
 export function readLoginPath(env: NodeJS.ProcessEnv = process.env, timeoutMs = TIMEOUT_MS): Promise<LoginPath> {
-  const fallback = (why: string): LoginPath => ({ path: env.PATH, warning: `the login shell's PATH is unknown (${why}); servers start with the app's PATH ${env.PATH ?? '(none)'}` })
+  const fallback = (why: string): LoginPath => ({
+    path: env.PATH,
+    warning: `the login shell's PATH is unknown (${why}); servers start with the app's PATH ${env.PATH ?? '(none)'}`
+  })
   if (process.platform === 'win32') return Promise.resolve({ path: env.PATH, warning: null })
   const shell = userShell(env)
   const value = basename(shell) === 'fish' ? '(string join : $PATH)' : '"$PATH"'
   return new Promise((resolve) => {
     // its own session and group: no terminal for the interactive shell to take, and a hung one ends with all it started
-    const child = spawn(shell, ['-ilc', `printf '${START}%s${END}' ${value}`], { env, stdio: ['ignore', 'pipe', 'ignore'], detached: true })
+    const child = spawn(shell, ['-ilc', `printf '${START}%s${END}' ${value}`], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true
+    })
     let out = ''
     let settled = false
     const finish = (result: LoginPath) => {
@@ -58,7 +65,9 @@ export function readLoginPath(env: NodeJS.ProcessEnv = process.env, timeoutMs = 
       if (path) finish({ path: withAppPath(path, env.PATH), warning: null })
     })
     child.once('error', (error) => finish(fallback(`${shell}: ${error.message}`)))
-    child.once('exit', (code) => setTimeout(() => finish(fallback(`${shell} -ilc exited with ${code} without printing it`)), 100))
+    child.once('exit', (code) =>
+      setTimeout(() => finish(fallback(`${shell} -ilc exited with ${code} without printing it`)), 100)
+    )
   })
 }
 

@@ -17,7 +17,9 @@ export function maskSecrets(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, key))
   if (value && typeof value === 'object') {
     if (SECRET_KEY.test(key) && key !== 'tokens') return MASK
-    return Object.fromEntries(Object.entries(value).map(([childKey, child]) => [childKey, maskSecrets(child, childKey)]))
+    return Object.fromEntries(
+      Object.entries(value).map(([childKey, child]) => [childKey, maskSecrets(child, childKey)])
+    )
   }
   if (typeof value === 'string' && SECRET_KEY.test(key) && !HAS_PLACEHOLDER.test(value)) return MASK
   return value

@@ -1,9 +1,33 @@
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { CallToolResultSchema, ElicitRequestSchema, ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js'
-import type { McpElicitation, McpEntry, McpRpcMessage, McpServerConfig, McpToolError, McpToolInfo, OAuthClientInfo, OAuthExchange, OAuthTokens } from '../../shared/contract/mcp'
-import { AuthorizationCodeProvider, guardResource, seedOAuthState, statesMatch, type AuthorizationCodeConfig, type OAuthState } from './auth/authorization-code'
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type CallToolResult,
+  type Tool
+} from '@modelcontextprotocol/sdk/types.js'
+import type {
+  McpElicitation,
+  McpEntry,
+  McpRpcMessage,
+  McpServerConfig,
+  McpToolError,
+  McpToolInfo,
+  OAuthClientInfo,
+  OAuthExchange,
+  OAuthTokens
+} from '../../shared/contract/mcp'
+import {
+  AuthorizationCodeProvider,
+  guardResource,
+  seedOAuthState,
+  statesMatch,
+  type AuthorizationCodeConfig,
+  type OAuthState
+} from './auth/authorization-code'
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
@@ -11,7 +35,16 @@ import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { importForeignEntry, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { DEFAULT_RESTART, HttpConnection, StdioConnection, stdioSpawnSpec, type Connection, type HttpAuthWiring, type RestartPolicy, type StdioSpawnSpec } from './connection'
+import {
+  DEFAULT_RESTART,
+  HttpConnection,
+  StdioConnection,
+  stdioSpawnSpec,
+  type Connection,
+  type HttpAuthWiring,
+  type RestartPolicy,
+  type StdioSpawnSpec
+} from './connection'
 import { Elicitations } from './elicitation'
 import { loginPath } from './login-path'
 import { McpFailure, toToolError } from './errors'
@@ -146,13 +179,20 @@ export class Registry {
   /** Declarative: servers not named are removed, changed ones reconnect, unchanged ones keep their connections. */
   async applyConfig(config: RegistryConfig): Promise<McpEntry[]> {
     if (config.clientMetadataUrl !== undefined) this.clientMetadataUrl = config.clientMetadataUrl
-    const extras = (this.options.extraMcpServers ?? []).filter((extra) => !config.servers.some((s) => s.name === extra.name) && !config.invalid?.some((i) => i.name === extra.name))
+    const extras = (this.options.extraMcpServers ?? []).filter(
+      (extra) =>
+        !config.servers.some((s) => s.name === extra.name) && !config.invalid?.some((i) => i.name === extra.name)
+    )
     const servers = [...config.servers, ...extras]
     const extraOrigin: Origin = { source: 'extra', sourcePath: null, shadows: [], raw: null }
-    const keep = new Set([...servers.map((server) => server.name), ...(config.invalid ?? []).map((entry) => entry.name)])
+    const keep = new Set([
+      ...servers.map((server) => server.name),
+      ...(config.invalid ?? []).map((entry) => entry.name)
+    ])
     for (const name of [...this.entries.keys()]) if (!keep.has(name)) await this.remove(name)
     for (const invalid of config.invalid ?? []) await this.setInvalid(invalid)
-    for (const server of servers) await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
+    for (const server of servers)
+      await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
     this.reorder([...(config.origins?.keys() ?? []), ...servers.map((server) => server.name)])
     const connecting = Promise.all(servers.map((server) => this.warm(server.name)))
     if (!this.options.connectInBackground) await connecting
@@ -186,12 +226,19 @@ export class Registry {
       source: entry.origin?.source ?? 'programmatic',
       sourcePath: entry.origin?.sourcePath ?? null,
       shadows: entry.origin?.shadows ?? [],
-      config: (maskSecrets(entry.origin?.raw ?? (entry.config ? withoutCallbacks(entry.config) : null)) as Record<string, unknown> | null) ?? null,
+      config:
+        (maskSecrets(entry.origin?.raw ?? (entry.config ? withoutCallbacks(entry.config) : null)) as Record<
+          string,
+          unknown
+        > | null) ?? null,
       toolCount: entry.tools?.length ?? null,
       pid: connection?.pid ?? null,
       restarts: connection?.restarts ?? 0,
       warning: connection?.warning ?? null,
-      tokens: entry.config?.auth?.mode === 'authorizationCode' ? tokenStatus(oauth?.tokens?.value, oauth?.client?.value.clientId) : null
+      tokens:
+        entry.config?.auth?.mode === 'authorizationCode'
+          ? tokenStatus(oauth?.tokens?.value, oauth?.client?.value.clientId)
+          : null
     }
   }
 
@@ -220,11 +267,19 @@ export class Registry {
   }
 
   /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
-  async callTool(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    tool: string,
+    args: Record<string, unknown> = {},
+    options: { timeoutMs?: number } = {}
+  ): Promise<CallToolResult> {
     const traced = await this.traceCall(name, tool, args, options)
     if (traced.error) throw traced.error
     if (traced.outputErrors?.length) {
-      throw new McpFailure('server_error', `${prefixedToolName(name, tool)} returned structured output that violates its output schema: ${traced.outputErrors.join('; ')}`)
+      throw new McpFailure(
+        'server_error',
+        `${prefixedToolName(name, tool)} returned structured output that violates its output schema: ${traced.outputErrors.join('; ')}`
+      )
     }
     return traced.result!
   }
@@ -233,31 +288,63 @@ export class Registry {
    * A tool call as a developer debugs it: the result (never refused for its shape), the raw JSON-RPC request and
    * response, structuredContent checked against the tool's output schema, and the resource links read.
    */
-  async traceCall(name: string, tool: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<TracedCall> {
+  async traceCall(
+    name: string,
+    tool: string,
+    args: Record<string, unknown> = {},
+    options: { timeoutMs?: number } = {}
+  ): Promise<TracedCall> {
     const log = this.rpcLog(name)
     const mark = log.mark()
-    const rpc = () => log.exchange(mark, (request) => request.method === 'tools/call' && (request.params as { name?: unknown } | undefined)?.name === tool)
+    const rpc = () =>
+      log.exchange(
+        mark,
+        (request) =>
+          request.method === 'tools/call' && (request.params as { name?: unknown } | undefined)?.name === tool
+      )
     let result: CallToolResult
     try {
       result = await this.invokeTool(name, tool, args, options)
     } catch (error) {
-      return { error: error instanceof McpFailure ? error : new McpFailure('transport_error', (error as Error).message), rpc: rpc(), outputErrors: null, links: [] }
+      return {
+        error: error instanceof McpFailure ? error : new McpFailure('transport_error', (error as Error).message),
+        rpc: rpc(),
+        outputErrors: null,
+        links: []
+      }
     }
     const exchange = rpc()
-    return { result, rpc: exchange, outputErrors: await this.outputErrors(name, tool, result), links: await this.followLinks(name, result, options) }
+    return {
+      result,
+      rpc: exchange,
+      outputErrors: await this.outputErrors(name, tool, result),
+      links: await this.followLinks(name, result, options)
+    }
   }
 
-  private async invokeTool(name: string, tool: string, args: Record<string, unknown>, options: { timeoutMs?: number }): Promise<CallToolResult> {
+  private async invokeTool(
+    name: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { timeoutMs?: number }
+  ): Promise<CallToolResult> {
     await this.withSession(name, async (client) => client)
     const known = this.entry(name).tools
     if (known && !known.some((candidate) => candidate.name === tool)) {
-      throw new McpFailure('tool_not_found', `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`)
+      throw new McpFailure(
+        'tool_not_found',
+        `${name} has no tool '${tool}' (it has ${known.map((t) => t.name).join(', ') || 'none'})`
+      )
     }
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
     // client.request, not client.callTool: the SDK would throw away a result that violates the output schema, and
     // the developer needs to see that result and where it is wrong.
     try {
-      return await this.withSession(name, (client) => client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, { timeout }))
+      return await this.withSession(name, (client) =>
+        client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallToolResultSchema, {
+          timeout
+        })
+      )
     } catch (error) {
       if (error instanceof UnauthorizedError) throw await this.loginLost(name)
       throw this.callFailure(name, tool, timeout, error)
@@ -269,12 +356,17 @@ export class Registry {
     const tools = this.entry(name).tools ?? (await this.tools(name).catch(() => null), this.entry(name).tools)
     const schema = tools?.find((candidate) => candidate.name === tool)?.outputSchema
     if (!schema) return null
-    if (result.structuredContent === undefined) return result.isError ? [] : ['the tool has an output schema but returned no structuredContent']
+    if (result.structuredContent === undefined)
+      return result.isError ? [] : ['the tool has an output schema but returned no structuredContent']
     return schemaViolations(schema, result.structuredContent)
   }
 
   /** Reads the resources the result links to (resource_link items), each with its contents or the error. */
-  private async followLinks(name: string, result: CallToolResult, options: { timeoutMs?: number }): Promise<FollowedLink[]> {
+  private async followLinks(
+    name: string,
+    result: CallToolResult,
+    options: { timeoutMs?: number }
+  ): Promise<FollowedLink[]> {
     const uris = result.content.flatMap((part) => (part.type === 'resource_link' ? [part.uri] : [])).slice(0, MAX_LINKS)
     const timeout = options.timeoutMs ?? this.entry(name).config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
     return Promise.all(
@@ -303,7 +395,10 @@ export class Registry {
   private async loginLost(name: string): Promise<McpFailure> {
     await this.reconnect(name)
     const error = this.describe(name).error
-    return new McpFailure('needs_login', error?.code === 'needs_login' ? error.message : `${name} refused the stored tokens: log in again`)
+    return new McpFailure(
+      'needs_login',
+      error?.code === 'needs_login' ? error.message : `${name} refused the stored tokens: log in again`
+    )
   }
 
   /**
@@ -312,8 +407,22 @@ export class Registry {
    */
   private async stepUp(name: string, asked: string): Promise<void> {
     const { entry, state } = this.oauthEntry(name)
-    const scope = [...new Set([...(entry.oauth?.config?.scopes ?? []), ...(state.tokens?.value.scope ?? '').split(' '), ...asked.split(' ')].filter(Boolean))].join(' ')
-    this.oauthLog(name).add('resource', 'POST', (entry.config as { url: string }).url, 403, `insufficient_scope: re-authorising with "${scope}"`)
+    const scope = [
+      ...new Set(
+        [
+          ...(entry.oauth?.config?.scopes ?? []),
+          ...(state.tokens?.value.scope ?? '').split(' '),
+          ...asked.split(' ')
+        ].filter(Boolean)
+      )
+    ].join(' ')
+    this.oauthLog(name).add(
+      'resource',
+      'POST',
+      (entry.config as { url: string }).url,
+      403,
+      `insufficient_scope: re-authorising with "${scope}"`
+    )
     // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
     const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
     if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
@@ -321,14 +430,26 @@ export class Registry {
     try {
       await this.login(name, { scope })
     } catch (error) {
-      throw new McpFailure('insufficient_scope', `${name} needs the scope "${scope}", which the authorisation server refused: ${(error as Error).message}`, { scope })
+      throw new McpFailure(
+        'insufficient_scope',
+        `${name} needs the scope "${scope}", which the authorisation server refused: ${(error as Error).message}`,
+        { scope }
+      )
     }
     let timer: NodeJS.Timeout | undefined
     const expired = new Promise<McpToolError>((resolve) => {
-      timer = setTimeout(() => resolve({ code: 'needs_login', message: `the login did not finish within ${STEP_UP_WAIT_MS / 1000} s` }), STEP_UP_WAIT_MS)
+      timer = setTimeout(
+        () => resolve({ code: 'needs_login', message: `the login did not finish within ${STEP_UP_WAIT_MS / 1000} s` }),
+        STEP_UP_WAIT_MS
+      )
     })
     const error = await Promise.race([done, expired]).finally(() => clearTimeout(timer))
-    if (error) throw new McpFailure(error.code === 'needs_login' ? 'insufficient_scope' : error.code, `${name} needs the scope "${scope}": ${error.message}`, { scope })
+    if (error)
+      throw new McpFailure(
+        error.code === 'needs_login' ? 'insufficient_scope' : error.code,
+        `${name} needs the scope "${scope}": ${error.message}`,
+        { scope }
+      )
   }
 
   /**
@@ -357,7 +478,11 @@ export class Registry {
   }
 
   /** Calls a tool by its `mcp__<server>__<tool>` name. */
-  async callPrefixed(prefixed: string, args: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<CallToolResult> {
+  async callPrefixed(
+    prefixed: string,
+    args: Record<string, unknown> = {},
+    options: { timeoutMs?: number } = {}
+  ): Promise<CallToolResult> {
     const server = serverOfPrefixedName(prefixed, this.entries.keys())
     if (!server) throw new McpFailure('unknown_server', `no server matches the tool name ${prefixed}`)
     const tools = this.entry(server).tools ?? (await this.tools(server), this.entry(server).tools ?? [])
@@ -370,15 +495,28 @@ export class Registry {
    * What `syncscope mcp run` starts for a server: the stdio command with its secrets in place, or a transport to the
    * remote server with its headers and OAuth tokens (refreshed on a 401, new ones saved), to bridge to stdio.
    */
-  async launch(name: string): Promise<{ transport: 'stdio'; spawn: StdioSpawnSpec; warning: string | null } | { transport: 'http'; remote: StreamableHTTPClientTransport }> {
+  async launch(
+    name: string
+  ): Promise<
+    | { transport: 'stdio'; spawn: StdioSpawnSpec; warning: string | null }
+    | { transport: 'http'; remote: StreamableHTTPClientTransport }
+  > {
     const entry = this.entry(name)
-    if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
+    if (entry.invalid)
+      throw new McpFailure(entry.invalid.code, entry.invalid.message, {
+        ...(entry.invalid.path ? { path: entry.invalid.path } : {})
+      })
     if (!entry.config || entry.config.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
     if (entry.config.transport === 'stdio') {
       const path = await loginPath()
-      return { transport: 'stdio', spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd(), path.path), warning: path.warning }
+      return {
+        transport: 'stdio',
+        spawn: stdioSpawnSpec(entry.config, this.options.workspaceRoot ?? process.cwd(), path.path),
+        warning: path.warning
+      }
     }
-    if (!(entry.connection instanceof HttpConnection)) throw new McpFailure('transport_error', `${name} has no connection`)
+    if (!(entry.connection instanceof HttpConnection))
+      throw new McpFailure('transport_error', `${name} has no connection`)
     return { transport: 'http', remote: entry.connection.transport() }
   }
 
@@ -446,31 +584,65 @@ export class Registry {
     }
     if (!state || !this.entries.has(name)) return { ok: false, message: `no login is in flight for ${name}` }
     if (!statesMatch(state.pendingState, params.state)) {
-      log.add('callback', 'GET', `oauth callback for ${name}`, 400, 'state does not match the request in flight: refused')
+      log.add(
+        'callback',
+        'GET',
+        `oauth callback for ${name}`,
+        400,
+        'state does not match the request in flight: refused'
+      )
       return { ok: false, message: 'the state parameter does not match the login in flight; start the login again' }
     }
     delete state.pendingState
     if (params.error) {
-      log.add('callback', 'GET', `oauth callback for ${name}`, null, `${params.error}${params.errorDescription ? `: ${params.errorDescription}` : ''}`)
-      return finish({ code: 'needs_login', message: `the authorisation server refused: ${params.error}` }, `login refused: ${params.error}`)
+      log.add(
+        'callback',
+        'GET',
+        `oauth callback for ${name}`,
+        null,
+        `${params.error}${params.errorDescription ? `: ${params.errorDescription}` : ''}`
+      )
+      return finish(
+        { code: 'needs_login', message: `the authorisation server refused: ${params.error}` },
+        `login refused: ${params.error}`
+      )
     }
     const issuer = state.discovery?.authorizationServerMetadata?.issuer
     if (params.iss && issuer && params.iss !== issuer) {
-      log.add('callback', 'GET', `oauth callback for ${name}`, 400, `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`)
-      return finish({ code: 'needs_login', message: 'the callback came from another authorisation server' }, 'the callback names another authorisation server')
+      log.add(
+        'callback',
+        'GET',
+        `oauth callback for ${name}`,
+        400,
+        `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`
+      )
+      return finish(
+        { code: 'needs_login', message: 'the callback came from another authorisation server' },
+        'the callback names another authorisation server'
+      )
     }
-    if (!params.code) return finish({ code: 'needs_login', message: 'the callback carried no code' }, 'no authorisation code')
+    if (!params.code)
+      return finish({ code: 'needs_login', message: 'the callback carried no code' }, 'no authorisation code')
     log.add('callback', 'GET', `oauth callback for ${name}`, 200, 'code and state received')
     const { entry } = this.oauthEntry(name)
     try {
-      await auth(entry.oauth!.provider, { serverUrl: (entry.config as { url: string }).url, authorizationCode: params.code, fetchFn: log.recording(this.fetchFn) })
+      await auth(entry.oauth!.provider, {
+        serverUrl: (entry.config as { url: string }).url,
+        authorizationCode: params.code,
+        fetchFn: log.recording(this.fetchFn)
+      })
       await this.reconnect(name)
     } catch (error) {
       const failure = toToolError(error, 'auth_unavailable')
       return finish(failure, `the token exchange failed: ${failure.message}`)
     }
     const described = this.describe(name)
-    return finish(described.state === 'connected' ? null : described.error, described.state === 'connected' ? `${name} is connected.` : `${name}: ${described.error?.message ?? described.state}`)
+    return finish(
+      described.state === 'connected' ? null : described.error,
+      described.state === 'connected'
+        ? `${name} is connected.`
+        : `${name}: ${described.error?.message ?? described.state}`
+    )
   }
 
   /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
@@ -522,13 +694,17 @@ export class Registry {
 
   private oauthLog(name: string): OAuthLog {
     let log = this.oauthLogs.get(name)
-    if (!log) this.oauthLogs.set(name, (log = new OAuthLog((exchange) => this.options.onOAuthExchange?.(name, exchange))))
+    if (!log)
+      this.oauthLogs.set(name, (log = new OAuthLog((exchange) => this.options.onOAuthExchange?.(name, exchange))))
     return log
   }
 
   private async client(name: string): Promise<Client> {
     const entry = this.entry(name)
-    if (entry.invalid) throw new McpFailure(entry.invalid.code, entry.invalid.message, { ...(entry.invalid.path ? { path: entry.invalid.path } : {}) })
+    if (entry.invalid)
+      throw new McpFailure(entry.invalid.code, entry.invalid.message, {
+        ...(entry.invalid.path ? { path: entry.invalid.path } : {})
+      })
     if (entry.config?.disabled) throw new McpFailure('transport_error', `${name} is disabled`)
     if (!entry.connection) throw new McpFailure('transport_error', `${name} has no connection`)
     return entry.connection.client()
@@ -537,9 +713,16 @@ export class Registry {
   private callFailure(name: string, tool: string, timeout: number, error: unknown): McpFailure {
     if (error instanceof McpFailure) return error
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return new McpFailure('timeout', `${prefixedToolName(name, tool)} timed out after ${timeout} ms (server ${name}, tool ${tool})`)
+      return new McpFailure(
+        'timeout',
+        `${prefixedToolName(name, tool)} timed out after ${timeout} ms (server ${name}, tool ${tool})`
+      )
     }
-    if (error instanceof McpError && error.code === ErrorCode.InvalidParams && /not found|unknown tool/i.test(error.message)) {
+    if (
+      error instanceof McpError &&
+      error.code === ErrorCode.InvalidParams &&
+      /not found|unknown tool/i.test(error.message)
+    ) {
       return new McpFailure('tool_not_found', `${name}: ${error.message}`)
     }
     if (error instanceof McpError) return new McpFailure('server_error', `${name}: ${error.message}`)
@@ -549,25 +732,48 @@ export class Registry {
   private async setInvalid(invalid: InvalidEntry): Promise<void> {
     const previous = this.entries.get(invalid.name)
     await previous?.connection?.close()
-    this.entries.set(invalid.name, { name: invalid.name, config: null, invalid: invalid.error, origin: invalid.origin ?? null, hash: '', connection: null, oauth: null, tools: null })
+    this.entries.set(invalid.name, {
+      name: invalid.name,
+      config: null,
+      invalid: invalid.error,
+      origin: invalid.origin ?? null,
+      hash: '',
+      connection: null,
+      oauth: null,
+      tools: null
+    })
     this.changed([invalid.name])
   }
 
   private async upsert(config: McpServerConfig, origin: Origin | null): Promise<void> {
     // the client id an authorization-code entry presents is part of its connection
-    const hash = config.transport === 'http' && config.auth.mode === 'authorizationCode' ? `${configHash(config)}|${this.clientMetadataUrl ?? ''}` : configHash(config)
+    const hash =
+      config.transport === 'http' && config.auth.mode === 'authorizationCode'
+        ? `${configHash(config)}|${this.clientMetadataUrl ?? ''}`
+        : configHash(config)
     const previous = this.entries.get(config.name)
-    if (config.transport === 'http' && config.auth.mode === 'authorizationCode') seedOAuthState(this.oauthState(config.name), config.auth)
+    if (config.transport === 'http' && config.auth.mode === 'authorizationCode')
+      seedOAuthState(this.oauthState(config.name), config.auth)
     if (previous && previous.hash === hash && !previous.invalid) {
       previous.origin = origin
       previous.config = config
-      if (previous.oauth && config.transport === 'http' && config.auth.mode === 'authorizationCode') previous.oauth.config = config.auth
+      if (previous.oauth && config.transport === 'http' && config.auth.mode === 'authorizationCode')
+        previous.oauth.config = config.auth
       return
     }
     await previous?.connection?.close()
     // read once per process, in the background now: the first spawn need not wait for the shell's rc files
     if (config.transport === 'stdio' && !config.disabled) void loginPath()
-    const entry: Entry = { name: config.name, config, invalid: null, origin, hash, connection: null, oauth: null, tools: null }
+    const entry: Entry = {
+      name: config.name,
+      config,
+      invalid: null,
+      origin,
+      hash,
+      connection: null,
+      oauth: null,
+      tools: null
+    }
     this.entries.set(config.name, entry)
     try {
       entry.connection = await this.connectionFor(entry, config)
@@ -582,17 +788,27 @@ export class Registry {
     if (config.disabled) return null
     const connection =
       config.transport === 'stdio'
-        ? new StdioConnection(config, this.options.workspaceRoot ?? process.cwd(), onChange, this.options.restartPolicy ?? DEFAULT_RESTART)
+        ? new StdioConnection(
+            config,
+            this.options.workspaceRoot ?? process.cwd(),
+            onChange,
+            this.options.restartPolicy ?? DEFAULT_RESTART
+          )
         : new HttpConnection(config, await this.httpWiring(entry, config), onChange)
     connection.prepare = (client) => {
       this.rpcLog(config.name).watch(client)
       client.registerCapabilities({ elicitation: { form: {} } })
-      client.setRequestHandler(ElicitRequestSchema, (request, extra) => this.elicitations.ask(config.name, request.params, extra.signal))
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+        this.elicitations.ask(config.name, request.params, extra.signal)
+      )
     }
     return connection
   }
 
-  private async httpWiring(entry: Entry, config: Extract<McpServerConfig, { transport: 'http' }>): Promise<HttpAuthWiring> {
+  private async httpWiring(
+    entry: Entry,
+    config: Extract<McpServerConfig, { transport: 'http' }>
+  ): Promise<HttpAuthWiring> {
     const log = this.oauthLog(config.name)
     const base = fetchWithHeaders(log.recording(this.fetchFn), config.headers ?? {})
     const { auth: authConfig } = config
@@ -602,7 +818,10 @@ export class Registry {
       case 'apiKey':
         return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
       case 'clientCredentials':
-        return { fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base), canConnect: () => true }
+        return {
+          fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base),
+          canConnect: () => true
+        }
       case 'authorizationCode': {
         const provider = await this.authorizationProvider(config.name, authConfig)
         entry.oauth = { provider, config: authConfig }
@@ -613,7 +832,11 @@ export class Registry {
           issuer: () => state.discovery?.authorizationServerUrl ?? state.tokens?.value.issuer,
           note: (url, text) => log.add('refresh', 'POST', url, null, text)
         })
-        return { fetch: guardResource(refreshing, config.url, state), authProvider: provider, canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef) }
+        return {
+          fetch: guardResource(refreshing, config.url, state),
+          authProvider: provider,
+          canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef)
+        }
       }
     }
   }
@@ -621,19 +844,32 @@ export class Registry {
   private async authorizationProvider(name: string, config: AuthorizationCodeConfig): Promise<OAuthClientProvider> {
     if (config.oauthProviderRef) {
       const provider = this.options.oauthProviders?.get(config.oauthProviderRef)
-      if (!provider) throw new McpFailure('auth_unavailable', `oauthProviderRef '${config.oauthProviderRef}' names no provider the host registered`)
+      if (!provider)
+        throw new McpFailure(
+          'auth_unavailable',
+          `oauthProviderRef '${config.oauthProviderRef}' names no provider the host registered`
+        )
       return provider
     }
     const state = this.oauthState(name)
     const shared = this.clientMetadataUrl ? null : name
-    const redirectUri = config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
+    const redirectUri =
+      config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
-    return new AuthorizationCodeProvider(name, config, state, redirectUri, {
-      onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
-      onClient: (client: OAuthClientInfo) => Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
-      onAuthorizeUrl: () => this.changed([name])
-    }, this.clientMetadataUrl ?? undefined)
+    return new AuthorizationCodeProvider(
+      name,
+      config,
+      state,
+      redirectUri,
+      {
+        onTokens: (tokens: OAuthTokens) => Promise.resolve(entryConfig().onTokensChanged?.(tokens)).catch(() => {}),
+        onClient: (client: OAuthClientInfo) =>
+          Promise.resolve(entryConfig().onClientRegistered?.(client)).catch(() => {}),
+        onAuthorizeUrl: () => this.changed([name])
+      },
+      this.clientMetadataUrl ?? undefined
+    )
   }
 
   /** HTTP servers connect right away so the list shows connected / needs-login; stdio waits for its first call. */
@@ -672,6 +908,8 @@ function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {
 /** The loopback port a registered client's redirect URI uses, so the next login can reuse the registration. */
 function registeredPort(client: OAuthClientInfo | undefined): number | undefined {
   const uris = (client as { redirect_uris?: unknown } | undefined)?.redirect_uris
-  const first = Array.isArray(uris) ? uris.find((uri): uri is string => typeof uri === 'string' && uri.startsWith('http://127.0.0.1:')) : undefined
+  const first = Array.isArray(uris)
+    ? uris.find((uri): uri is string => typeof uri === 'string' && uri.startsWith('http://127.0.0.1:'))
+    : undefined
   return first ? Number(new URL(first).port) : undefined
 }

@@ -13,7 +13,10 @@ export type McpRoom = McpHost
  */
 export async function startMcpRoom(context: RoomContext): Promise<McpRoom> {
   const { serve, events, log, secretFileEncryption } = context
-  const secretStore = await detectSecretStore(join(serve.dataDir, 'mcp-secrets.json'), secretFileEncryption ? { encryption: secretFileEncryption } : {})
+  const secretStore = await detectSecretStore(
+    join(serve.dataDir, 'mcp-secrets.json'),
+    secretFileEncryption ? { encryption: secretFileEncryption } : {}
+  )
   const host = new McpHost({
     workspace: serve.workspace,
     settingsFile: join(serve.dataDir, 'settings.json'),
@@ -30,6 +33,8 @@ export async function startMcpRoom(context: RoomContext): Promise<McpRoom> {
   await host.start()
   context.onClose.push(() => host.close())
   const count = host.registry.list().length
-  context.banner.push(`MCP servers   ${count} from ${join(serve.workspace, 'mcp.json')} and settings.json (secrets: ${secretStore.description})`)
+  context.banner.push(
+    `MCP servers   ${count} from ${join(serve.workspace, 'mcp.json')} and settings.json (secrets: ${secretStore.description})`
+  )
   return host
 }

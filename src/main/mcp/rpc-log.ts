@@ -61,11 +61,24 @@ export class RpcLog {
    * The request after `mark` that `matches` (of several, as after a retry, the last one answered), with its response
    * (by JSON-RPC id); each request is claimed once.
    */
-  exchange(mark: McpRpcMessage | undefined, matches: (request: { method: string; params?: unknown }) => boolean): RpcExchange | null {
+  exchange(
+    mark: McpRpcMessage | undefined,
+    matches: (request: { method: string; params?: unknown }) => boolean
+  ): RpcExchange | null {
     const after = this.messages.slice(mark ? this.messages.indexOf(mark) + 1 : 0)
-    const responseTo = (id: string | number) => after.find((entry) => entry.direction === 'received' && hasId(entry.message) && entry.message.id === id && !isRequest(entry.message))
-    const candidates = after.filter((entry) => entry.direction === 'sent' && !this.claimed.has(entry) && isRequest(entry.message) && matches(entry.message))
-    const exchanges = candidates.map((entry) => ({ entry, response: responseTo((entry.message as { id: string | number }).id) }))
+    const responseTo = (id: string | number) =>
+      after.find(
+        (entry) =>
+          entry.direction === 'received' && hasId(entry.message) && entry.message.id === id && !isRequest(entry.message)
+      )
+    const candidates = after.filter(
+      (entry) =>
+        entry.direction === 'sent' && !this.claimed.has(entry) && isRequest(entry.message) && matches(entry.message)
+    )
+    const exchanges = candidates.map((entry) => ({
+      entry,
+      response: responseTo((entry.message as { id: string | number }).id)
+    }))
     const chosen = exchanges.findLast((exchange) => exchange.response) ?? exchanges.at(-1)
     if (!chosen) return null
     this.claimed.add(chosen.entry)

@@ -38,7 +38,11 @@ class GroupStdioTransport implements StdioTransport {
   start(): Promise<void> {
     if (this.child) throw new Error('the stdio transport is started already')
     return new Promise((resolve, reject) => {
-      const child = spawnInGroup(this.spec.command, this.spec.args, { env: this.spec.env, ...(this.spec.cwd ? { cwd: this.spec.cwd } : {}), stdio: ['pipe', 'pipe', 'pipe'] })
+      const child = spawnInGroup(this.spec.command, this.spec.args, {
+        env: this.spec.env,
+        ...(this.spec.cwd ? { cwd: this.spec.cwd } : {}),
+        stdio: ['pipe', 'pipe', 'pipe']
+      })
       this.child = child
       this.leaderExited = new Promise((done) => child.once('exit', () => done()))
       child.once('error', (error) => {
@@ -52,7 +56,8 @@ class GroupStdioTransport implements StdioTransport {
       child.stdout?.on('data', (chunk: Buffer) => {
         try {
           this.buffer.append(chunk)
-          for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage()) this.onmessage?.(message)
+          for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage())
+            this.onmessage?.(message)
         } catch (error) {
           this.onerror?.(error as Error)
           void this.close()

@@ -17,7 +17,9 @@ describe('request body reader', () => {
           if (!(error instanceof RequestBodyError)) throw error
           return { status: error.status, body: { code: error.code, message: error.message } }
         })
-        .then(({ status, body }) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)))
+        .then(({ status, body }) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+        )
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     port = (server.address() as AddressInfo).port
@@ -45,14 +47,24 @@ describe('request body reader', () => {
 
   it('refuses a body over the limit, declared or streamed, with 413 JSON', async () => {
     // refused on the declared length, the body drained unread
-    expect(await send(['x'.repeat(LIMIT + 1)], { 'content-length': String(LIMIT + 1) })).toEqual({ status: 413, body: { code: 'body_too_large', message: `request body is larger than ${LIMIT} bytes` } })
-    expect(await send(['{"a":"', 'x'.repeat(LIMIT), '"}'])).toEqual({ status: 413, body: { code: 'body_too_large', message: `request body is larger than ${LIMIT} bytes` } })
+    expect(await send(['x'.repeat(LIMIT + 1)], { 'content-length': String(LIMIT + 1) })).toEqual({
+      status: 413,
+      body: { code: 'body_too_large', message: `request body is larger than ${LIMIT} bytes` }
+    })
+    expect(await send(['{"a":"', 'x'.repeat(LIMIT), '"}'])).toEqual({
+      status: 413,
+      body: { code: 'body_too_large', message: `request body is larger than ${LIMIT} bytes` }
+    })
     expect((await send(['{"a":"', 'x'.repeat(LIMIT - 10), '"}'])).status).toBe(200)
   })
 
   it('refuses bad JSON and JSON that is not an object with 400 JSON', async () => {
-    expect(await send(['{"a":'])).toMatchObject({ status: 400, body: { code: 'invalid_json', message: 'request body is not valid JSON' } })
-    for (const text of ['[1]', '"x"', '3', 'null']) expect(await send([text])).toMatchObject({ status: 400, body: { code: 'invalid_body' } })
+    expect(await send(['{"a":'])).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_json', message: 'request body is not valid JSON' }
+    })
+    for (const text of ['[1]', '"x"', '3', 'null'])
+      expect(await send([text])).toMatchObject({ status: 400, body: { code: 'invalid_body' } })
   })
 
   it('keeps the parser’s words for a 400, and lets any JSON value through parseJsonBody', () => {

@@ -14,9 +14,11 @@ export class RequestBodyError extends Error {
   }
 }
 
-const textOf = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+const textOf = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
 
-const tooLarge = (limit: number) => new RequestBodyError(413, 'body_too_large', `request body is larger than ${limit} bytes`)
+const tooLarge = (limit: number) =>
+  new RequestBodyError(413, 'body_too_large', `request body is larger than ${limit} bytes`)
 
 /**
  * The whole body, at most `limit` bytes: a larger declared Content-Length is refused before reading, a larger body as
@@ -56,6 +58,7 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
 export function parseJsonObjectBody(bytes: Uint8Array): Record<string, unknown> | null {
   if (textOf(bytes).trim() === '') return null
   const value = parseJsonBody(bytes)
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RequestBodyError(400, 'invalid_body', 'the request body must be a JSON object')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new RequestBodyError(400, 'invalid_body', 'the request body must be a JSON object')
   return value as Record<string, unknown>
 }

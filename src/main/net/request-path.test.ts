@@ -2,11 +2,25 @@ import { describe, expect, it } from 'vitest'
 import { routingPath } from './request-path'
 
 /** As the servers see it: the request target prefixed (never resolved against a base), then its pathname. */
-const pathOf = (target: string, trailingSlash?: 'keep' | 'drop') => routingPath(new URL(`http://localhost${target}`).pathname, { trailingSlash })
+const pathOf = (target: string, trailingSlash?: 'keep' | 'drop') =>
+  routingPath(new URL(`http://localhost${target}`).pathname, { trailingSlash })
 
 describe('routing path', () => {
   it('names /v1/shape one way, however it is spelled', () => {
-    for (const target of ['/v1/shape', '//v1/shape', '/v1//shape', '//v1/../v1/shape', '/v1/./shape', '/v1/%73hape', '/%761/shape', '/v1/%2e/shape', '/v1/x/%2e%2e/shape', '/v1/shape/', '/v1/shape//', '/v1/shape?x=/a//b']) {
+    for (const target of [
+      '/v1/shape',
+      '//v1/shape',
+      '/v1//shape',
+      '//v1/../v1/shape',
+      '/v1/./shape',
+      '/v1/%73hape',
+      '/%761/shape',
+      '/v1/%2e/shape',
+      '/v1/x/%2e%2e/shape',
+      '/v1/shape/',
+      '/v1/shape//',
+      '/v1/shape?x=/a//b'
+    ]) {
       expect(pathOf(target, 'drop'), target).toBe('/v1/shape')
     }
   })

@@ -12,11 +12,16 @@ export async function authenticate(runtime: ProxyRuntime, request: Request, exch
 
 export function checkRoles(caller: Caller, roles: string[] | undefined, what: string): void {
   if (roles && !roles.some((role) => caller.roles.includes(role))) {
-    throw new Refusal(403, 'forbidden_role', `${what} needs one of the roles ${roles.join(', ')}; ${caller.subject} has ${caller.roles.join(', ') || 'none'}`)
+    throw new Refusal(
+      403,
+      'forbidden_role',
+      `${what} needs one of the roles ${roles.join(', ')}; ${caller.subject} has ${caller.roles.join(', ') || 'none'}`
+    )
   }
 }
 
-export const isPrivileged = (caller: Caller, policy: { privilegedRoles?: string[] }) => (policy.privilegedRoles ?? []).some((role) => caller.roles.includes(role))
+export const isPrivileged = (caller: Caller, policy: { privilegedRoles?: string[] }) =>
+  (policy.privilegedRoles ?? []).some((role) => caller.roles.includes(role))
 
 /** The caller's claim values for a filter's `$1`, `$2`, …; a missing claim is a 403: the caller cannot be scoped. */
 export function bindClaims(caller: Caller, claims: string[]): Record<string, string> {
@@ -24,7 +29,11 @@ export function bindClaims(caller: Caller, claims: string[]): Record<string, str
     claims.map((claim, index) => {
       const value = caller.claims[claim]
       if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-        throw new Refusal(403, 'missing_claim', `the caller's token has no ${claim} claim, which this shape's row filter needs`)
+        throw new Refusal(
+          403,
+          'missing_claim',
+          `the caller's token has no ${claim} claim, which this shape's row filter needs`
+        )
       }
       return [String(index + 1), String(value)]
     })

@@ -41,7 +41,12 @@ export class ProxyConfigFile {
   ) {}
 
   /** Reads the file (throwing ProxyConfigError when it is bad) and starts watching it. */
-  static async open(path: string, onChange: (loaded: LoadedConfig) => void, log: (line: string) => void, onRejected: () => void): Promise<ProxyConfigFile> {
+  static async open(
+    path: string,
+    onChange: (loaded: LoadedConfig) => void,
+    log: (line: string) => void,
+    onRejected: () => void
+  ): Promise<ProxyConfigFile> {
     const first = await readConfig(path)
     const file = new ProxyConfigFile(path, { ...first, at: new Date().toISOString() }, onChange, log, onRejected)
     file.watch()

@@ -18,4 +18,5 @@ function withSecret(text: string, replace: (secret: unknown) => unknown): string
 export const maskSecret = (text: string) => withSecret(text, () => SECRET_MASK)
 
 /** The mask left untouched means "keep the secret in force". */
-export const restoreSecret = (text: string, current: string | undefined) => withSecret(text, (secret) => (secret === SECRET_MASK ? current : secret))
+export const restoreSecret = (text: string, current: string | undefined) =>
+  withSecret(text, (secret) => (secret === SECRET_MASK ? current : secret))

@@ -56,7 +56,9 @@ const UserSchema = z
   })
   .strict()
 
-const ALGORITHM_LIST = z.array(z.enum([...SIGNING_ALGORITHMS, 'ES384', 'ES512', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'])).min(1)
+const ALGORITHM_LIST = z
+  .array(z.enum([...SIGNING_ALGORITHMS, 'ES384', 'ES512', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']))
+  .min(1)
 
 export const ProxyConfigSchema = z
   .object({
@@ -68,7 +70,10 @@ export const ProxyConfigSchema = z
         /** The secret kept out of this file: in a file only its owner reads (relative to this config's folder)… */
         secretFile: z.string().min(1).optional(),
         /** …or in an environment variable of the app. */
-        secretEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'secretEnv must be an environment variable name').optional(),
+        secretEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'secretEnv must be an environment variable name')
+          .optional(),
         /** Extra server-owned query parameters, e.g. `source_id` of a hosted service. */
         params: z.record(z.string().min(1), z.string()).default({}),
         /** The header names the upstream speaks; default: the local server's brand, else `service`. */
@@ -88,19 +93,43 @@ export const ProxyConfigSchema = z
         issuer: z.string().min(1).default('syncscope-local'),
         audience: z.string().min(1).default('syncscope-proxy'),
         rolesClaim: z.string().min(1).default('roles'),
-        accessTokenLifetimeSeconds: z.number().int().min(1).max(7 * 86_400).default(3600),
+        accessTokenLifetimeSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(7 * 86_400)
+          .default(3600),
         /** Tokens of an external identity provider, verified against its JWKS. */
         jwks: z
-          .object({ url: z.url({ protocol: /^https?$/ }), issuer: z.string().min(1), audience: z.string().min(1), algorithms: ALGORITHM_LIST.optional() })
+          .object({
+            url: z.url({ protocol: /^https?$/ }),
+            issuer: z.string().min(1),
+            audience: z.string().min(1),
+            algorithms: ALGORITHM_LIST.optional()
+          })
           .strict()
           .optional()
       })
       .strict()
-      .refine((auth) => auth.header || auth.cookie !== undefined, { message: 'auth needs header: true or a cookie name', path: ['header'] })
-      .default({ header: true, issuer: 'syncscope-local', audience: 'syncscope-proxy', rolesClaim: 'roles', accessTokenLifetimeSeconds: 3600 }),
-    cors: z.object({ origins: z.array(z.union([z.literal('*'), z.url()])).default([]) }).strict().default({ origins: [] }),
+      .refine((auth) => auth.header || auth.cookie !== undefined, {
+        message: 'auth needs header: true or a cookie name',
+        path: ['header']
+      })
+      .default({
+        header: true,
+        issuer: 'syncscope-local',
+        audience: 'syncscope-proxy',
+        rolesClaim: 'roles',
+        accessTokenLifetimeSeconds: 3600
+      }),
+    cors: z
+      .object({ origins: z.array(z.union([z.literal('*'), z.url()])).default([]) })
+      .strict()
+      .default({ origins: [] }),
     users: z.array(UserSchema).default([]),
-    shapes: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, 'a shape name uses letters, digits, _ and - only'), NamedShapeSchema).default({}),
+    shapes: z
+      .record(z.string().regex(/^[A-Za-z0-9_-]+$/, 'a shape name uses letters, digits, _ and - only'), NamedShapeSchema)
+      .default({}),
     gatekeeper: z
       .object({
         algorithm: z.enum(SIGNING_ALGORITHMS).default('ES256'),
@@ -128,7 +157,9 @@ export interface ConfigIssue {
 export class ProxyConfigError extends Error {
   override readonly name = 'ProxyConfigError'
   constructor(readonly issues: ConfigIssue[]) {
-    super(issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(file)'}: ${issue.message}`).join('\n'))
+    super(
+      issues.map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(file)'}: ${issue.message}`).join('\n')
+    )
   }
 }
 
@@ -144,9 +175,14 @@ export interface LoadedConfig {
 export const tableKey = (schema: string, name: string) => JSON.stringify([schema, name])
 
 /** Placeholder values that make a filter checkable before any caller is known. */
-const unboundParams = (filter: RowFilter | undefined) => Object.fromEntries((filter?.params ?? []).map((claim, index) => [String(index + 1), `<${claim}>`]))
+const unboundParams = (filter: RowFilter | undefined) =>
+  Object.fromEntries((filter?.params ?? []).map((claim, index) => [String(index + 1), `<${claim}>`]))
 
-function checkDefinition(issues: ConfigIssue[], path: Array<string | number>, read: () => CanonicalShape): CanonicalShape | null {
+function checkDefinition(
+  issues: ConfigIssue[],
+  path: Array<string | number>,
+  read: () => CanonicalShape
+): CanonicalShape | null {
   try {
     return read()
   } catch (error) {
@@ -168,11 +204,16 @@ export interface ConfigPlace {
 function resolveUpstreamSecret(upstream: ProxyConfig['upstream'], place: ConfigPlace, issues: ConfigIssue[]): void {
   const given = (['secret', 'secretFile', 'secretEnv'] as const).filter((key) => upstream[key] !== undefined)
   if (given.length > 1) {
-    issues.push({ path: ['upstream'], message: `give one of secret, secretFile, secretEnv (this file gives ${given.join(', ')})` })
+    issues.push({
+      path: ['upstream'],
+      message: `give one of secret, secretFile, secretEnv (this file gives ${given.join(', ')})`
+    })
     return
   }
   if (upstream.secretFile !== undefined) {
-    const path = isAbsolute(upstream.secretFile) ? upstream.secretFile : resolve(place.dir ?? process.cwd(), upstream.secretFile)
+    const path = isAbsolute(upstream.secretFile)
+      ? upstream.secretFile
+      : resolve(place.dir ?? process.cwd(), upstream.secretFile)
     try {
       upstream.secret = readSecretFile(path, 'the secret file')
     } catch (error) {
@@ -181,7 +222,11 @@ function resolveUpstreamSecret(upstream: ProxyConfig['upstream'], place: ConfigP
   }
   if (upstream.secretEnv !== undefined) {
     const value = (place.env ?? process.env)[upstream.secretEnv]
-    if (value === undefined || value === '') issues.push({ path: ['upstream', 'secretEnv'], message: `the environment variable ${upstream.secretEnv} is not set` })
+    if (value === undefined || value === '')
+      issues.push({
+        path: ['upstream', 'secretEnv'],
+        message: `the environment variable ${upstream.secretEnv} is not set`
+      })
     else upstream.secret = value
   }
 }
@@ -195,7 +240,13 @@ export async function parseProxyConfig(text: string, place: ConfigPlace = {}): P
     throw new ProxyConfigError([{ path: [], message: `not valid JSON: ${(error as Error).message}` }])
   }
   const parsed = ProxyConfigSchema.safeParse(json)
-  if (!parsed.success) throw new ProxyConfigError(parsed.error.issues.map((issue) => ({ path: issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)), message: issue.message })))
+  if (!parsed.success)
+    throw new ProxyConfigError(
+      parsed.error.issues.map((issue) => ({
+        path: issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)),
+        message: issue.message
+      }))
+    )
   const config = parsed.data
   await loadParser()
   const issues: ConfigIssue[] = []
@@ -203,14 +254,26 @@ export async function parseProxyConfig(text: string, place: ConfigPlace = {}): P
   const shapes: LoadedConfig['shapes'] = new Map()
   for (const [name, shapeConfig] of Object.entries(config.shapes)) {
     const shape = checkDefinition(issues, ['shapes', name], () =>
-      canonicaliseShape({ ...shapeConfig, where: shapeConfig.rowFilter?.where, params: unboundParams(shapeConfig.rowFilter) })
+      canonicaliseShape({
+        ...shapeConfig,
+        where: shapeConfig.rowFilter?.where,
+        params: unboundParams(shapeConfig.rowFilter)
+      })
     )
     if (shape) shapes.set(name, { config: shapeConfig, shape })
   }
   const tables: LoadedConfig['tables'] = new Map()
   for (const [table, policy] of Object.entries(config.gatekeeper.tables)) {
     const path = ['gatekeeper', 'tables', table]
-    const shape = checkDefinition(issues, path, () => canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns, where: policy.rowFilter?.where, params: unboundParams(policy.rowFilter) }))
+    const shape = checkDefinition(issues, path, () =>
+      canonicaliseShape({
+        table,
+        columns: policy.columns,
+        queryableColumns: policy.queryableColumns,
+        where: policy.rowFilter?.where,
+        params: unboundParams(policy.rowFilter)
+      })
+    )
     if (!shape) continue
     const key = tableKey(shape.schema, shape.name)
     if (tables.has(key)) issues.push({ path, message: `${table} names a table that already has a policy` })

@@ -5,7 +5,15 @@ import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
 import { checkWhereColumns, queryableColumnsOf } from './column-policy'
 import { parseJsonObject, readBodyBytes } from './request-body'
 import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
-import { canonicaliseShape, identifierText, readColumnList, shapeClaim, ShapeDefinitionError, tableText, type CanonicalShape } from './shape-definition'
+import {
+  canonicaliseShape,
+  identifierText,
+  readColumnList,
+  shapeClaim,
+  ShapeDefinitionError,
+  tableText,
+  type CanonicalShape
+} from './shape-definition'
 import type { Caller } from './tokens'
 import { conjoin, parseWhere } from './where-tree'
 
@@ -23,8 +31,14 @@ const GatekeeperRequestSchema = z
 function readGatekeeperRequest(body: Record<string, unknown>): z.output<typeof GatekeeperRequestSchema> {
   const parsed = GatekeeperRequestSchema.safeParse(body)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ')
-    throw new Refusal(400, 'invalid_shape_request', `the shape request must be {where?, columns?, params?, replica?}: ${problems}`)
+    const problems = parsed.error.issues
+      .map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
+      .join('; ')
+    throw new Refusal(
+      400,
+      'invalid_shape_request',
+      `the shape request must be {where?, columns?, params?, replica?}: ${problems}`
+    )
   }
   return parsed.data
 }
@@ -34,25 +48,47 @@ function policyFor(runtime: ProxyRuntime, segment: string): { table: string; pol
     const table = decodeURIComponent(segment)
     const { schema, name } = parseTableName(table)
     const policy = runtime.loaded.tables.get(tableKey(schema, name))
-    if (!policy) throw new Refusal(403, 'table_not_allowed', `no gatekeeper policy allows table ${tableText({ schema, name })}`)
+    if (!policy)
+      throw new Refusal(403, 'table_not_allowed', `no gatekeeper policy allows table ${tableText({ schema, name })}`)
     return { table, policy }
   } catch (error) {
-    if (error instanceof URIError || error instanceof IdentifierError) throw new Refusal(400, 'invalid_table', `the table in the path is not a table name: ${(error as Error).message}`)
+    if (error instanceof URIError || error instanceof IdentifierError)
+      throw new Refusal(400, 'invalid_table', `the table in the path is not a table name: ${(error as Error).message}`)
     throw error
   }
 }
 
 /** The shape the gatekeeper grants: the requested one, narrowed to the caller by the policy. */
-function grantedShape(table: string, policy: TablePolicy, caller: Caller, asked: z.output<typeof GatekeeperRequestSchema>): CanonicalShape {
-  const askedParams = Array.isArray(asked.params) ? Object.fromEntries(asked.params.map((value, index) => [String(index + 1), value])) : (asked.params ?? {})
+function grantedShape(
+  table: string,
+  policy: TablePolicy,
+  caller: Caller,
+  asked: z.output<typeof GatekeeperRequestSchema>
+): CanonicalShape {
+  const askedParams = Array.isArray(asked.params)
+    ? Object.fromEntries(asked.params.map((value, index) => [String(index + 1), value]))
+    : (asked.params ?? {})
   const askedColumns = typeof asked.columns === 'string' ? readColumnList(asked.columns) : asked.columns
-  const requested = canonicaliseShape({ table, columns: askedColumns, where: asked.where, params: askedParams, replica: asked.replica })
+  const requested = canonicaliseShape({
+    table,
+    columns: askedColumns,
+    where: asked.where,
+    params: askedParams,
+    replica: asked.replica
+  })
   const allowed = policy.columns ? canonicaliseShape({ table, columns: policy.columns }).columns : null
   if (requested.columns && allowed) {
     const extra = requested.columns.filter((column) => !allowed.includes(column))
-    if (extra.length > 0) throw new Refusal(403, 'columns_not_allowed', `columns ${extra.join(', ')} of ${table} are not allowed; allowed: ${allowed.join(', ')}`)
+    if (extra.length > 0)
+      throw new Refusal(
+        403,
+        'columns_not_allowed',
+        `columns ${extra.join(', ')} of ${table} are not allowed; allowed: ${allowed.join(', ')}`
+      )
   }
-  const queryable = queryableColumnsOf(canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns }))
+  const queryable = queryableColumnsOf(
+    canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
+  )
   if (asked.where && queryable) checkWhereColumns(asked.where, queryable, 'the requested where')
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
   let where = asked.where ? parseWhere(asked.where) : null
@@ -61,18 +97,40 @@ function grantedShape(table: string, policy: TablePolicy, caller: Caller, asked:
     const filterTree = parseWhere(filter.where)
     where = where ? conjoin(filterTree, where, filter.params.length) : filterTree
     const bound = bindClaims(caller, filter.params)
-    params = { ...bound, ...Object.fromEntries(Object.entries(requested.params).map(([key, value]) => [String(Number(key) + filter.params.length), value])) }
+    params = {
+      ...bound,
+      ...Object.fromEntries(
+        Object.entries(requested.params).map(([key, value]) => [String(Number(key) + filter.params.length), value])
+      )
+    }
   }
-  return canonicaliseShape({ table, columns: requested.columns?.map(identifierText) ?? policy.columns, where: where?.canonical, params, replica: requested.replica, queryableColumns: policy.queryableColumns })
+  return canonicaliseShape({
+    table,
+    columns: requested.columns?.map(identifierText) ?? policy.columns,
+    where: where?.canonical,
+    params,
+    replica: requested.replica,
+    queryableColumns: policy.queryableColumns
+  })
 }
 
 /** `POST /gatekeeper/<table>`: authorises the asked shape once and answers stream options holding a shape token. */
-export async function gatekeeper(runtime: ProxyRuntime, request: Request, exchange: Exchange, segment: string): Promise<Response> {
+export async function gatekeeper(
+  runtime: ProxyRuntime,
+  request: Request,
+  exchange: Exchange,
+  segment: string
+): Promise<Response> {
   checkMethod(request, ['POST'])
   const caller = await authenticate(runtime, request, exchange)
   const { table, policy } = policyFor(runtime, segment)
   checkRoles(caller, policy.roles, `table ${table}`)
-  if (new URL(request.url).search !== '') throw new Refusal(400, 'invalid_shape_request', 'send the shape as a JSON body {where?, columns?, params?, replica?}, not in the query string')
+  if (new URL(request.url).search !== '')
+    throw new Refusal(
+      400,
+      'invalid_shape_request',
+      'send the shape as a JSON body {where?, columns?, params?, replica?}, not in the query string'
+    )
   const asked = readGatekeeperRequest(parseJsonObject(await readBodyBytes(request)))
   let shape: CanonicalShape
   try {
@@ -89,7 +147,10 @@ export async function gatekeeper(runtime: ProxyRuntime, request: Request, exchan
   if (shape.replica !== 'default') params.replica = shape.replica
   const lifetime = runtime.loaded.config.gatekeeper.lifetimeSeconds
   const body = {
-    url: new URL(TOKEN_PROXY_PATH.slice(1), runtime.publicUrl.endsWith('/') ? runtime.publicUrl : `${runtime.publicUrl}/`).toString(),
+    url: new URL(
+      TOKEN_PROXY_PATH.slice(1),
+      runtime.publicUrl.endsWith('/') ? runtime.publicUrl : `${runtime.publicUrl}/`
+    ).toString(),
     params,
     headers: { Authorization: `Bearer ${token}` },
     expiresAt: new Date(Date.now() + lifetime * 1000).toISOString()

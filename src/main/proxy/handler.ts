@@ -31,7 +31,11 @@ const NAMED_SHAPE_PATH = /^\/api\/shapes\/([A-Za-z0-9_-]+)$/
 const GATEKEEPER_PATH = /^\/gatekeeper\/([^/]+)$/
 
 function refusalResponse(runtime: ProxyRuntime, request: Request, refusal: Refusal): Response {
-  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...refusal.headers })
+  const headers = new Headers({
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...refusal.headers
+  })
   const vary = varyOf(runtime)
   const origin = allowedOrigin(runtime, request)
   if (origin !== null) {
@@ -40,13 +44,18 @@ function refusalResponse(runtime: ProxyRuntime, request: Request, refusal: Refus
     vary.push('Origin')
   }
   if (vary.length > 0) headers.set('vary', vary.join(', '))
-  return new Response(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }), { status: refusal.status, headers })
+  return new Response(JSON.stringify({ error: { code: refusal.code, message: refusal.message } }), {
+    status: refusal.status,
+    headers
+  })
 }
 
 function asRefusal(error: unknown): Refusal {
   if (error instanceof Refusal) return error
-  if (error instanceof AuthError) return new Refusal(401, error.code, error.message, { 'www-authenticate': `Bearer error="invalid_token"` })
-  if (error instanceof ParamError || error instanceof BodyError) return new Refusal(error.status, error.code, error.message)
+  if (error instanceof AuthError)
+    return new Refusal(401, error.code, error.message, { 'www-authenticate': `Bearer error="invalid_token"` })
+  if (error instanceof ParamError || error instanceof BodyError)
+    return new Refusal(error.status, error.code, error.message)
   if (error instanceof ShapeDefinitionError) return new Refusal(400, 'invalid_shape', error.message)
   if (error instanceof UpstreamUnreachable) return new Refusal(502, 'upstream_unreachable', error.message)
   throw error
@@ -73,14 +82,21 @@ function route(runtime: ProxyRuntime, request: Request, exchange: Exchange): Pro
   if (named?.[1]) return namedShape(runtime, request, exchange, named[1])
   if (gate?.[1]) return gatekeeper(runtime, request, exchange, gate[1])
   if (path === TOKEN_PROXY_PATH) return tokenProxy(runtime, request, exchange)
-  throw new Refusal(404, 'not_found', `no proxy route ${path}: the routes are /api/shapes/<name>, POST /gatekeeper/<table> and ${TOKEN_PROXY_PATH}`)
+  throw new Refusal(
+    404,
+    'not_found',
+    `no proxy route ${path}: the routes are /api/shapes/<name>, POST /gatekeeper/<table> and ${TOKEN_PROXY_PATH}`
+  )
 }
 
 /**
  * The proxy as one web-standard handler: `/api/shapes/<name>` (proxy auth), `POST /gatekeeper/<table>` and
  * `/proxy/v1/shape` (gatekeeper auth). `runtime()` is read per request, so a reloaded config applies to the next one.
  */
-export function createProxyHandler(runtime: () => ProxyRuntime, onExchange: (exchange: ProxyExchange) => void = () => {}): ProxyHandler {
+export function createProxyHandler(
+  runtime: () => ProxyRuntime,
+  onExchange: (exchange: ProxyExchange) => void = () => {}
+): ProxyHandler {
   return async (request) => {
     const current = runtime()
     const exchange: Exchange = { subject: null, upstream: null }

@@ -6,7 +6,12 @@ import type { CanonicalShape } from './shape-definition'
 import type { Caller } from './tokens'
 
 /** Proxy auth: `GET|POST /api/shapes/<name>`, the shape set by the config and scoped to the caller. */
-export async function namedShape(runtime: ProxyRuntime, request: Request, exchange: Exchange, name: string): Promise<Response> {
+export async function namedShape(
+  runtime: ProxyRuntime,
+  request: Request,
+  exchange: Exchange,
+  name: string
+): Promise<Response> {
   checkMethod(request, ['GET', 'POST'])
   const entry = runtime.loaded.shapes.get(name)
   if (!entry) throw new Refusal(404, 'unknown_shape', `no shape named ${name} is configured`)

@@ -62,7 +62,12 @@ export async function serveFetchHandler(
   const hosts = { bindHost: options.host, allowedHosts: options.allowedHosts ?? [] }
   const server: Server = createServer((req, res) => {
     if (!hostAllowed(hosts, req.headers.host)) {
-      return sendError(res, 403, 'foreign_host', `Host '${req.headers.host ?? ''}' is not this proxy: call it as localhost or 127.0.0.1 (or allow the name with --allowed-host)`)
+      return sendError(
+        res,
+        403,
+        'foreign_host',
+        `Host '${req.headers.host ?? ''}' is not this proxy: call it as localhost or 127.0.0.1 (or allow the name with --allowed-host)`
+      )
     }
     const abort = new AbortController()
     res.once('close', () => {
@@ -70,13 +75,17 @@ export async function serveFetchHandler(
     })
     void (async () => {
       const method = req.method ?? 'GET'
-      const read = method === 'GET' || method === 'HEAD' ? null : await readRequestBytes(req, MAX_BODY_BYTES).catch((error: unknown) => error)
+      const read =
+        method === 'GET' || method === 'HEAD'
+          ? null
+          : await readRequestBytes(req, MAX_BODY_BYTES).catch((error: unknown) => error)
       if (read instanceof RequestBodyError) return sendError(res, read.status, read.code, read.message)
       if (read !== null && !Buffer.isBuffer(read)) throw read
       const body = read
       const target = req.url ?? ''
       // the Host header never takes part in routing: the path is read from the request line alone
-      if (!target.startsWith('/')) return sendError(res, 400, 'invalid_request_target', 'the request target must be a path')
+      if (!target.startsWith('/'))
+        return sendError(res, 400, 'invalid_request_target', 'the request target must be a path')
       const request = new Request(`http://localhost${target}`, {
         method,
         headers: toHeaders(req),

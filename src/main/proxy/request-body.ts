@@ -22,9 +22,11 @@ export class BodyError extends Error {
 /** Reads at most MAX_BODY_BYTES. */
 export async function readBodyBytes(request: Request): Promise<Uint8Array> {
   const declared = Number(request.headers.get('content-length') ?? '0')
-  if (declared > MAX_BODY_BYTES) throw new BodyError(413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
+  if (declared > MAX_BODY_BYTES)
+    throw new BodyError(413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
   const bytes = new Uint8Array(await request.arrayBuffer())
-  if (bytes.byteLength > MAX_BODY_BYTES) throw new BodyError(413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
+  if (bytes.byteLength > MAX_BODY_BYTES)
+    throw new BodyError(413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
   return bytes
 }
 
@@ -41,11 +43,16 @@ export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> {
 /** Checks a subset body and returns its bytes unchanged, for forwarding. */
 export async function readSubsetBody(request: Request): Promise<Uint8Array> {
   const type = request.headers.get('content-type')
-  if (type !== null && !/^application\/json\b/i.test(type)) throw new BodyError(415, 'unsupported_media_type', 'a subset body is JSON: send Content-Type: application/json')
+  if (type !== null && !/^application\/json\b/i.test(type))
+    throw new BodyError(415, 'unsupported_media_type', 'a subset body is JSON: send Content-Type: application/json')
   const bytes = await readBodyBytes(request)
   const keys = Object.keys(parseJsonObject(bytes)).filter((key) => !SUBSET_BODY_KEYS.has(key))
   if (keys.length > 0) {
-    throw new BodyError(400, 'unsupported_body_key', `a subset body may only hold ${[...SUBSET_BODY_KEYS].join(', ')}; remove ${keys.join(', ')} (the shape is set by the proxy)`)
+    throw new BodyError(
+      400,
+      'unsupported_body_key',
+      `a subset body may only hold ${[...SUBSET_BODY_KEYS].join(', ')}; remove ${keys.join(', ')} (the shape is set by the proxy)`
+    )
   }
   return bytes
 }

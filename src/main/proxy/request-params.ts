@@ -50,15 +50,32 @@ export function readClientParams(search: URLSearchParams, shapeKeys: 'forbidden'
   const replicaIsProtocol = shapeKeys === 'forbidden'
   for (const [key, count] of counts) {
     const base = baseName(key)
-    if (ALWAYS_SERVER_OWNED.has(base)) throw new ParamError(400, 'server_owned_parameter', `${key} is set by the proxy and may not be sent by a client`)
-    const isProtocol = PROTOCOL_PARAMS.has(key.toLowerCase()) || base === 'subset' || base.startsWith(SUBSET_PARAM_PREFIX) || (replicaIsProtocol && base === 'replica')
+    if (ALWAYS_SERVER_OWNED.has(base))
+      throw new ParamError(400, 'server_owned_parameter', `${key} is set by the proxy and may not be sent by a client`)
+    const isProtocol =
+      PROTOCOL_PARAMS.has(key.toLowerCase()) ||
+      base === 'subset' ||
+      base.startsWith(SUBSET_PARAM_PREFIX) ||
+      (replicaIsProtocol && base === 'replica')
     if (!isProtocol && !SHAPE_KEYS.has(base)) {
       result.ignored.push(key)
       continue
     }
-    if (!isProtocol && shapeKeys === 'forbidden') throw new ParamError(400, 'server_owned_parameter', `${key} is set by the proxy for this shape and may not be sent by a client`)
-    const spelledRight = isProtocol ? PROTOCOL_PARAMS.has(key) || (replicaIsProtocol && key === 'replica') : SHAPE_KEY_SPELLING.test(key)
-    if (!spelledRight) throw new ParamError(400, 'unsupported_parameter', `${key} is not spelled as the shape API reads it (protocol: ${[...PROTOCOL_PARAMS].join(', ')}; shape: table, where, columns, replica, params[n])`)
+    if (!isProtocol && shapeKeys === 'forbidden')
+      throw new ParamError(
+        400,
+        'server_owned_parameter',
+        `${key} is set by the proxy for this shape and may not be sent by a client`
+      )
+    const spelledRight = isProtocol
+      ? PROTOCOL_PARAMS.has(key) || (replicaIsProtocol && key === 'replica')
+      : SHAPE_KEY_SPELLING.test(key)
+    if (!spelledRight)
+      throw new ParamError(
+        400,
+        'unsupported_parameter',
+        `${key} is not spelled as the shape API reads it (protocol: ${[...PROTOCOL_PARAMS].join(', ')}; shape: table, where, columns, replica, params[n])`
+      )
     if (count > 1) throw new ParamError(400, 'duplicate_parameter', `${key} is given ${count} times; give it once`)
     const value = search.get(key) as string
     if (isProtocol) result.protocol.push([key, value])

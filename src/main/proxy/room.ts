@@ -19,7 +19,11 @@ const SAMPLE_CONFIG = 'proxy/sample-config.json'
 
 export function proxyStatus(service: ProxyService | null, configPath: string): ProxyStatus {
   if (!service) {
-    return { running: false, reason: `the proxy is not running: start it with ${configPath}, or start the app with --proxy-config FILE`, configPath }
+    return {
+      running: false,
+      reason: `the proxy is not running: start it with ${configPath}, or start the app with --proxy-config FILE`,
+      configPath
+    }
   }
   const { config } = service.config.loaded
   const status = service.config.status()
@@ -32,7 +36,12 @@ export function proxyStatus(service: ProxyService | null, configPath: string): P
     reloadError: status.error,
     upstream: { url: target.baseUrl, headerBrand: target.headerBrand, hasSecret: target.secret !== undefined },
     users: config.users.map(({ id, name, roles }) => ({ id, name, roles })),
-    shapes: [...service.config.loaded.shapes].map(([name, entry]) => ({ name, table: tableText(entry.shape), where: entry.shape.where, roles: entry.config.roles ?? null })),
+    shapes: [...service.config.loaded.shapes].map(([name, entry]) => ({
+      name,
+      table: tableText(entry.shape),
+      where: entry.shape.where,
+      roles: entry.config.roles ?? null
+    })),
     gatekeeperTables: Object.keys(config.gatekeeper.tables)
   }
 }

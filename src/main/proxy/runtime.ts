@@ -30,7 +30,8 @@ export { Refusal }
 export const EXCHANGE_HEADER = 'x-proxy-exchange'
 
 export function checkMethod(request: Request, allowed: string[]): void {
-  if (!allowed.includes(request.method)) throw new Refusal(405, 'method_not_allowed', `use ${allowed.join(' or ')}`, { allow: allowed.join(', ') })
+  if (!allowed.includes(request.method))
+    throw new Refusal(405, 'method_not_allowed', `use ${allowed.join(' or ')}`, { allow: allowed.join(', ') })
 }
 
 export function varyOf(runtime: ProxyRuntime): string[] {
@@ -46,14 +47,30 @@ export function allowedOrigin(runtime: ProxyRuntime, request: Request): string |
 }
 
 /** Builds the upstream request from the shape the proxy decided and the client's protocol parameters, and streams the answer back. */
-export async function forwardShape(runtime: ProxyRuntime, request: Request, exchange: Exchange, shape: CanonicalShape, protocol: Array<[string, string]>): Promise<Response> {
+export async function forwardShape(
+  runtime: ProxyRuntime,
+  request: Request,
+  exchange: Exchange,
+  shape: CanonicalShape,
+  protocol: Array<[string, string]>
+): Promise<Response> {
   const method = request.method === 'POST' ? 'POST' : 'GET'
   const body = method === 'POST' ? await readSubsetBody(request) : undefined
   checkSubsetColumns(shape, protocol, body)
   const { baseUrl } = runtime.target
-  if (baseUrl === null) throw new Refusal(502, 'upstream_not_ready', 'the config names the local shape server as upstream, but the app server is not listening yet: retry in a moment')
+  if (baseUrl === null)
+    throw new Refusal(
+      502,
+      'upstream_not_ready',
+      'the config names the local shape server as upstream, but the app server is not listening yet: retry in a moment'
+    )
   const { url, record } = upstreamUrl({ ...runtime.target, baseUrl }, upstreamShapeParams(shape), protocol)
   exchange.upstream = { method, ...record }
-  return forward(url, request, { method, body, vary: varyOf(runtime), allowOrigin: allowedOrigin(runtime, request), brand: runtime.target.headerBrand })
+  return forward(url, request, {
+    method,
+    body,
+    vary: varyOf(runtime),
+    allowOrigin: allowedOrigin(runtime, request),
+    brand: runtime.target.headerBrand
+  })
 }
-

@@ -86,10 +86,17 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
     options.onExchange?.(exchange)
   })
   try {
-    server = await serveFetchHandler(handler, { host: options.host, allowedHosts: options.allowedHosts, port: options.port, log: options.log })
+    server = await serveFetchHandler(handler, {
+      host: options.host,
+      allowedHosts: options.allowedHosts,
+      port: options.port,
+      log: options.log
+    })
   } catch (error) {
     config.close()
-    throw new Error(`the proxy cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error })
+    throw new Error(`the proxy cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, {
+      cause: error
+    })
   }
   // built again now that the port is known: the gatekeeper hands out the proxy's own URL
   runtime = build(config.loaded)

@@ -44,7 +44,9 @@ export function identifierText(name: string): string {
 }
 
 export function tableText(shape: Pick<CanonicalShape, 'schema' | 'name'>): string {
-  return shape.schema === 'public' ? identifierText(shape.name) : `${identifierText(shape.schema)}.${identifierText(shape.name)}`
+  return shape.schema === 'public'
+    ? identifierText(shape.name)
+    : `${identifierText(shape.schema)}.${identifierText(shape.name)}`
 }
 
 /** Splits `a,"B",c` on commas outside double quotes and folds each entry by Postgres identifier rules. */
@@ -74,7 +76,8 @@ function parseColumnName(entry: string): string {
   try {
     return parseTableName(`"c".${entry}`).name
   } catch (error) {
-    if (error instanceof IdentifierError && error.message.includes('too many delimiters')) throw new IdentifierError(`a column name is one identifier: ${entry}`)
+    if (error instanceof IdentifierError && error.message.includes('too many delimiters'))
+      throw new IdentifierError(`a column name is one identifier: ${entry}`)
     throw error
   }
 }
@@ -87,12 +90,19 @@ function canonicalColumns(field: string, columns: readonly string[] | null): str
 }
 
 function canonicalParams(params: Readonly<Record<string, string>>, placeholders: Set<number>): Record<string, string> {
-  const keys = Object.keys(params).map(Number).sort((a, b) => a - b)
+  const keys = Object.keys(params)
+    .map(Number)
+    .sort((a, b) => a - b)
   keys.forEach((key, index) => {
-    if (key !== index + 1) throw new ShapeDefinitionError('params', 'parameters must be numbered sequentially, starting from 1')
+    if (key !== index + 1)
+      throw new ShapeDefinitionError('params', 'parameters must be numbered sequentially, starting from 1')
   })
-  for (const used of placeholders) if (!Object.hasOwn(params, String(used))) throw new ShapeDefinitionError('params', `where uses $${used} but params[${used}] is not given`)
-  for (const key of keys) if (!placeholders.has(key)) throw new ShapeDefinitionError('params', `params[${key}] is not used: where has no $${key}`)
+  for (const used of placeholders)
+    if (!Object.hasOwn(params, String(used)))
+      throw new ShapeDefinitionError('params', `where uses $${used} but params[${used}] is not given`)
+  for (const key of keys)
+    if (!placeholders.has(key))
+      throw new ShapeDefinitionError('params', `params[${key}] is not used: where has no $${key}`)
   return Object.fromEntries(keys.map((key) => [String(key), params[String(key)] as string]))
 }
 
@@ -101,7 +111,8 @@ function readField<T>(field: string, read: () => T): T {
   try {
     return read()
   } catch (error) {
-    if (error instanceof IdentifierError || error instanceof WhereError) throw new ShapeDefinitionError(field, error.message)
+    if (error instanceof IdentifierError || error instanceof WhereError)
+      throw new ShapeDefinitionError(field, error.message)
     throw error
   }
 }
@@ -122,11 +133,17 @@ export function canonicaliseShape(definition: {
   return {
     schema,
     name,
-    columns: canonicalColumns('columns', readField('columns', () => columnNames(definition.columns))),
+    columns: canonicalColumns(
+      'columns',
+      readField('columns', () => columnNames(definition.columns))
+    ),
     where: where?.canonical ?? null,
     params: canonicalParams(definition.params ?? {}, where?.placeholders ?? new Set()),
     replica: definition.replica ?? 'default',
-    queryableColumns: canonicalColumns('queryable_columns', readField('queryable_columns', () => columnNames(definition.queryableColumns)))
+    queryableColumns: canonicalColumns(
+      'queryable_columns',
+      readField('queryable_columns', () => columnNames(definition.queryableColumns))
+    )
   }
 }
 
@@ -163,7 +180,9 @@ export function shapeDifferences(expected: CanonicalShape, actual: CanonicalShap
 /** The shape-defining query parameters of the upstream request, set by the proxy. */
 export function upstreamShapeParams(shape: CanonicalShape): Array<[string, string]> {
   const quoteAll = (columns: string[]) => columns.map((column) => `"${column.replaceAll('"', '""')}"`).join(',')
-  const entries: Array<[string, string]> = [['table', `"${shape.schema.replaceAll('"', '""')}"."${shape.name.replaceAll('"', '""')}"`]]
+  const entries: Array<[string, string]> = [
+    ['table', `"${shape.schema.replaceAll('"', '""')}"."${shape.name.replaceAll('"', '""')}"`]
+  ]
   if (shape.columns) entries.push(['columns', quoteAll(shape.columns)])
   if (shape.queryableColumns) entries.push(['queryable_columns', quoteAll(shape.queryableColumns)])
   if (shape.where) entries.push(['where', shape.where])

@@ -39,7 +39,10 @@ export class SigningKeys {
       return KeyFileSchema.parse(JSON.parse(await readFile(this.file, 'utf8'))) as Record<string, JWK>
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
-      throw new Error(`the proxy signing keys in ${this.file} are unreadable (${(error as Error).message}); move the file away to create new keys`, { cause: error })
+      throw new Error(
+        `the proxy signing keys in ${this.file} are unreadable (${(error as Error).message}); move the file away to create new keys`,
+        { cause: error }
+      )
     }
   }
 
@@ -62,7 +65,10 @@ export class SigningKeys {
 }
 
 async function newKey(alg: SigningAlgorithm): Promise<JWK> {
-  const key = alg === 'HS256' ? await generateSecret(alg, { extractable: true }) : (await generateKeyPair(alg, { extractable: true })).privateKey
+  const key =
+    alg === 'HS256'
+      ? await generateSecret(alg, { extractable: true })
+      : (await generateKeyPair(alg, { extractable: true })).privateKey
   const jwk = await exportJWK(key)
   return { ...jwk, alg, kid: `syncscope-${alg.toLowerCase()}-${Date.now().toString(36)}` }
 }

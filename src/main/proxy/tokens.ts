@@ -30,7 +30,8 @@ export function bearerToken(request: Request, auth: ProxyConfig['auth']): string
     const header = request.headers.get('authorization')
     if (header !== null) {
       const match = /^Bearer[ \t]+([^\s,]+)[ \t]*$/i.exec(header)
-      if (!match?.[1]) throw new AuthError('malformed_authorization', 'the Authorization header must be `Bearer <token>`')
+      if (!match?.[1])
+        throw new AuthError('malformed_authorization', 'the Authorization header must be `Bearer <token>`')
       return match[1]
     }
   }
@@ -47,13 +48,18 @@ function describeFailure(error: unknown): AuthError {
   if (error instanceof AuthError) return error
   if (error instanceof errors.JWTExpired) return new AuthError('token_expired', 'the token has expired')
   if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === 'nbf') return new AuthError('token_not_yet_valid', 'the token is not valid yet (nbf is in the future)')
+    if (error.claim === 'nbf')
+      return new AuthError('token_not_yet_valid', 'the token is not valid yet (nbf is in the future)')
     return new AuthError('invalid_token', `the token's ${error.claim} claim is not accepted (${error.reason})`)
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed) return new AuthError('invalid_signature', 'the token signature does not verify')
-  if (error instanceof errors.JOSEAlgNotAllowed) return new AuthError('invalid_token', 'the token is signed with an algorithm this proxy does not accept')
-  if (error instanceof errors.JWKSNoMatchingKey) return new AuthError('invalid_signature', 'no key of the identity provider matches the token')
-  if (error instanceof errors.JOSEError) return new AuthError('invalid_token', `the token is not valid: ${error.message}`)
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return new AuthError('invalid_signature', 'the token signature does not verify')
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return new AuthError('invalid_token', 'the token is signed with an algorithm this proxy does not accept')
+  if (error instanceof errors.JWKSNoMatchingKey)
+    return new AuthError('invalid_signature', 'no key of the identity provider matches the token')
+  if (error instanceof errors.JOSEError)
+    return new AuthError('invalid_token', `the token is not valid: ${error.message}`)
   throw error
 }
 
@@ -75,7 +81,9 @@ export class TokenService {
 
   constructor(private readonly options: TokenServiceOptions) {
     const jwks = options.config.auth.jwks
-    this.remoteKeys = jwks ? createRemoteJWKSet(new URL(jwks.url), { timeoutDuration: 5000, cooldownDuration: 1000 }) : null
+    this.remoteKeys = jwks
+      ? createRemoteJWKSet(new URL(jwks.url), { timeoutDuration: 5000, cooldownDuration: 1000 })
+      : null
   }
 
   private get config() {
@@ -98,17 +106,31 @@ export class TokenService {
 
   /** An access token for a configured test user, as a real identity provider would issue it. */
   mintAccessToken(user: ProxyUser, lifetimeSeconds = this.config.auth.accessTokenLifetimeSeconds): Promise<string> {
-    return this.sign({ ...user.claims, name: user.name, [this.config.auth.rolesClaim]: user.roles }, user.id, this.config.auth.audience, lifetimeSeconds)
+    return this.sign(
+      { ...user.claims, name: user.name, [this.config.auth.rolesClaim]: user.roles },
+      user.id,
+      this.config.auth.audience,
+      lifetimeSeconds
+    )
   }
 
   /** A short-lived token whose `shape` claim pins the one shape the gatekeeper authorised. */
   mintShapeToken(caller: Caller, shape: PinnedShape): Promise<string> {
-    return this.sign({ shape, [this.config.auth.rolesClaim]: caller.roles }, caller.subject, shapeAudience(this.config), this.config.gatekeeper.lifetimeSeconds)
+    return this.sign(
+      { shape, [this.config.auth.rolesClaim]: caller.roles },
+      caller.subject,
+      shapeAudience(this.config),
+      this.config.gatekeeper.lifetimeSeconds
+    )
   }
 
   private async verifyLocal(token: string, audience: string): Promise<JWTPayload> {
     const key = await this.options.keys.key(this.config.gatekeeper.algorithm)
-    const { payload } = await jwtVerify(token, key.verifyKey, { issuer: this.config.auth.issuer, audience, algorithms: [key.alg] })
+    const { payload } = await jwtVerify(token, key.verifyKey, {
+      issuer: this.config.auth.issuer,
+      audience,
+      algorithms: [key.alg]
+    })
     return payload
   }
 
@@ -120,8 +142,18 @@ export class TokenService {
       let payload: JWTPayload
       if (issuer === this.config.auth.issuer) payload = await this.verifyLocal(token, this.config.auth.audience)
       else if (jwks && this.remoteKeys && issuer === jwks.issuer) {
-        payload = (await jwtVerify(token, this.remoteKeys, { issuer: jwks.issuer, audience: jwks.audience, algorithms: jwks.algorithms ?? ['RS256', 'ES256', 'EdDSA', 'PS256'] })).payload
-      } else throw new AuthError('untrusted_issuer', `tokens from issuer ${JSON.stringify(issuer ?? null)} are not accepted here`)
+        payload = (
+          await jwtVerify(token, this.remoteKeys, {
+            issuer: jwks.issuer,
+            audience: jwks.audience,
+            algorithms: jwks.algorithms ?? ['RS256', 'ES256', 'EdDSA', 'PS256']
+          })
+        ).payload
+      } else
+        throw new AuthError(
+          'untrusted_issuer',
+          `tokens from issuer ${JSON.stringify(issuer ?? null)} are not accepted here`
+        )
       if (!payload.sub) throw new AuthError('invalid_token', 'the token has no sub claim')
       return { subject: payload.sub, roles: rolesOf(payload, this.config.auth.rolesClaim), claims: payload }
     } catch (error) {
@@ -135,7 +167,10 @@ export class TokenService {
       const payload = await this.verifyLocal(token, shapeAudience(this.config))
       const shape = PinnedShapeSchema.safeParse(payload.shape)
       if (!shape.success) throw new AuthError('invalid_token', 'the token has no valid shape claim')
-      return { caller: { subject: payload.sub ?? '', roles: rolesOf(payload, this.config.auth.rolesClaim), claims: payload }, shape: shape.data }
+      return {
+        caller: { subject: payload.sub ?? '', roles: rolesOf(payload, this.config.auth.rolesClaim), claims: payload },
+        shape: shape.data
+      }
     } catch (error) {
       throw describeFailure(error)
     }

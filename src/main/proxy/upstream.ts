@@ -19,12 +19,20 @@ export interface UpstreamRequestRecord {
   serverParams: string[]
 }
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade'
+]
 /** The fetch layer has decompressed the body, so these would describe bytes the client never gets. */
 const STALE_AFTER_DECOMPRESSION = ['content-encoding', 'content-length']
 /** Client request headers that mean something to the shape service; credentials, cookies and Host never go upstream. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'if-none-match', 'content-type', 'traceparent']
-
 
 /** Response headers a browser client may read besides the protocol's and the CORS-safelisted ones: what caches key on. */
 export const EXPOSED_CACHE_HEADERS = ['etag', 'vary']
@@ -32,7 +40,11 @@ export const EXPOSED_CACHE_HEADERS = ['etag', 'vary']
 const MASK = '********'
 
 /** The upstream URL: the shape definition and secret from the proxy, then the client's protocol parameters. */
-export function upstreamUrl(target: UpstreamTarget & { baseUrl: string }, shapeParams: Array<[string, string]>, protocol: Array<[string, string]>): { url: URL; record: Omit<UpstreamRequestRecord, 'method'> } {
+export function upstreamUrl(
+  target: UpstreamTarget & { baseUrl: string },
+  shapeParams: Array<[string, string]>,
+  protocol: Array<[string, string]>
+): { url: URL; record: Omit<UpstreamRequestRecord, 'method'> } {
   const url = new URL('v1/shape', target.baseUrl.endsWith('/') ? target.baseUrl : `${target.baseUrl}/`)
   const serverParams: Array<[string, string]> = [...shapeParams, ...Object.entries(target.params)]
   if (target.secret !== undefined) serverParams.push(['secret', target.secret])
@@ -53,17 +65,36 @@ export interface ForwardOptions {
 }
 
 /** Headers of the proxy's own response: upstream's, less hop-by-hop, stale encoding and upstream CORS, plus Vary and exposure. */
-export function responseHeaders(upstream: Headers, options: Pick<ForwardOptions, 'vary' | 'allowOrigin' | 'brand'>): Headers {
+export function responseHeaders(
+  upstream: Headers,
+  options: Pick<ForwardOptions, 'vary' | 'allowOrigin' | 'brand'>
+): Headers {
   const headers = new Headers()
   upstream.forEach((value, name) => {
-    if (HOP_BY_HOP.includes(name) || STALE_AFTER_DECOMPRESSION.includes(name) || name.startsWith('access-control-') || name === 'set-cookie' || name === 'vary') return
+    if (
+      HOP_BY_HOP.includes(name) ||
+      STALE_AFTER_DECOMPRESSION.includes(name) ||
+      name.startsWith('access-control-') ||
+      name === 'set-cookie' ||
+      name === 'vary'
+    )
+      return
     headers.append(name, value)
   })
-  const vary = new Set([...(upstream.get('vary') ?? '').split(',').map((name) => name.trim()).filter(Boolean), ...options.vary])
+  const vary = new Set([
+    ...(upstream.get('vary') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+    ...options.vary
+  ])
   if (options.allowOrigin !== null) {
     vary.add('Origin')
     headers.set('access-control-allow-origin', options.allowOrigin)
-    headers.set('access-control-expose-headers', [...exposedProtocolHeaders(protocolHeaderNames(options.brand)), ...EXPOSED_CACHE_HEADERS].join(','))
+    headers.set(
+      'access-control-expose-headers',
+      [...exposedProtocolHeaders(protocolHeaderNames(options.brand)), ...EXPOSED_CACHE_HEADERS].join(',')
+    )
   }
   if (vary.size > 0) headers.set('vary', [...vary].join(', '))
   if ((headers.get('content-type') ?? '').startsWith('text/event-stream')) headers.set('x-accel-buffering', 'no')
@@ -84,10 +115,22 @@ export async function forward(url: URL, request: Request, options: ForwardOption
   if (options.method === 'POST') headers.set('content-type', 'application/json')
   let upstream: Response
   try {
-    upstream = await fetch(url, { method: options.method, headers, body: options.method === 'POST' ? options.body : undefined, signal: request.signal, redirect: 'manual' })
+    upstream = await fetch(url, {
+      method: options.method,
+      headers,
+      body: options.method === 'POST' ? options.body : undefined,
+      signal: request.signal,
+      redirect: 'manual'
+    })
   } catch (error) {
     if (request.signal.aborted) throw error
-    throw new UpstreamUnreachable(`the shape service at ${url.origin} did not answer: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`)
+    throw new UpstreamUnreachable(
+      `the shape service at ${url.origin} did not answer: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`
+    )
   }
-  return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders(upstream.headers, options) })
+  return new Response(upstream.body, {
+    status: upstream.status,
+    statusText: upstream.statusText,
+    headers: responseHeaders(upstream.headers, options)
+  })
 }

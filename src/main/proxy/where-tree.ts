@@ -12,16 +12,22 @@ export interface WhereTree {
 
 function rebuild(node: Node): WhereTree {
   const canonical = deparseExpression(node)
-  if (canonical === undefined) throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around its operands', 'where')
+  if (canonical === undefined)
+    throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around its operands', 'where')
   return { node, canonical, placeholders: placeholdersOf(node) }
 }
 
 /** Parses `text` as one boolean expression (no other SQL clauses); throws WhereError naming the problem. Call `await loadParser()` first. */
 export function parseWhere(text: string): WhereTree {
   const { whereClause, targetList, fromClause, op, ...rest } = parseSelect(WHERE_PREFIX, text, 'where')
-  const extra = Object.entries(rest).filter(([key, value]) => key !== 'limitOption' && value !== undefined && value !== false)
+  const extra = Object.entries(rest).filter(
+    ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
+  )
   if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
-    throw new WhereError('where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)', 'where')
+    throw new WhereError(
+      'where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)',
+      'where'
+    )
   }
   return rebuild(whereClause)
 }

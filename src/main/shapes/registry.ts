@@ -121,7 +121,13 @@ export class ShapeRegistry {
       await rm(dir, { recursive: true, force: true })
       throw new ServiceStoppingError()
     }
-    const shape = new Shape(handle, definition, dir, ShapeLog.create(dir, this.options.chunkBytes), new Date().toISOString())
+    const shape = new Shape(
+      handle,
+      definition,
+      dir,
+      ShapeLog.create(dir, this.options.chunkBytes),
+      new Date().toISOString()
+    )
     this.register(shape)
     this.options.snapshots.start(shape, this.options.subqueries.runtime(shape.handle))
     return shape
@@ -132,7 +138,8 @@ export class ShapeRegistry {
     this.shapes.set(definition.identity, shape)
     this.byHandle.set(shape.handle, shape)
     if (definition.subquery) this.options.subqueries.add(shape)
-    else this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
+    else
+      this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
   }
 
   /**
@@ -162,7 +169,9 @@ export class ShapeRegistry {
 
   /** Drops every shape built on the table; resolves once their files are removed. */
   async dropTable(schema: string, name: string): Promise<void> {
-    const doomed = this.all().filter((shape) => definitionTables(shape.definition).some((table) => table.schema === schema && table.name === name))
+    const doomed = this.all().filter((shape) =>
+      definitionTables(shape.definition).some((table) => table.schema === schema && table.name === name)
+    )
     await Promise.all(doomed.map((shape) => this.drop(shape)))
   }
 
@@ -188,7 +197,8 @@ export class ShapeRegistry {
     const definition = await this.options.resolve(meta.data.input)
     if (definition.table.fingerprint !== meta.data.tableFingerprint || this.shapes.has(definition.identity)) return null
     // as the reference (1.7.10): a subquery shape's dependency views live in memory only, so it is refetched (409)
-    if (definition.subquery) throw new Error('a shape with subqueries does not survive a restart: its clients refetch it')
+    if (definition.subquery)
+      throw new Error('a shape with subqueries does not survive a restart: its clients refetch it')
     const shape = Shape.restore(meta.data, definition, dir, this.options.chunkBytes, durableLsn)
     this.publishedTables.add(definition.table.oid)
     return shape

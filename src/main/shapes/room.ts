@@ -44,7 +44,12 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
     unavailable = null
     let started: ShapeService
     try {
-      started = await ShapeService.start({ databaseUrl: db.url, dir: databaseFolder(serve.dataDir, db, embedded), chunkBytes: serve.chunkBytes, log })
+      started = await ShapeService.start({
+        databaseUrl: db.url,
+        dir: databaseFolder(serve.dataDir, db, embedded),
+        chunkBytes: serve.chunkBytes,
+        log
+      })
     } catch (error) {
       if (!(error instanceof ReplicationSetupError)) throw error
       unavailable = `The shape server cannot follow this database: ${error.message}`

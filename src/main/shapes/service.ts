@@ -64,7 +64,13 @@ export class ShapeService {
     })
     // a table found changed on a request: its shapes leave service at once, their files are removed meanwhile
     this.catalog = new Catalog(pool, (schema, name) => void this.registry.dropTable(schema, name))
-    const snapshots = new SnapshotBuilder({ pool, shapesDir, chunkBytes, log, broken: (shape) => void this.drop(shape) })
+    const snapshots = new SnapshotBuilder({
+      pool,
+      shapesDir,
+      chunkBytes,
+      log,
+      broken: (shape) => void this.drop(shape)
+    })
     this.registry = new ShapeRegistry({
       shapesDir,
       chunkBytes,
@@ -92,7 +98,12 @@ export class ShapeService {
 
   static async start(options: ShapeServiceOptions): Promise<ShapeService> {
     await loadParser()
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 8, types: textTypes, application_name: 'syncscope-shapes' })
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 8,
+      types: textTypes,
+      application_name: 'syncscope-shapes'
+    })
     // Connections die with a restarted Postgres, idle or checked out; the next query opens a new one.
     pool.on('error', (error) => options.log(`shape pool: ${error.message}`))
     pool.on('connect', (client) => client.on('error', () => undefined))
@@ -126,7 +137,8 @@ export class ShapeService {
       onStatus: (status) => {
         if (status.state === 'streaming') this.slotReplaced()
         // a failure retried with backoff is told once, not at every attempt
-        if (status.error && status.error !== this.replicationStatus.error) this.options.log(`replication ${status.state}: ${status.error}`)
+        if (status.error && status.error !== this.replicationStatus.error)
+          this.options.log(`replication ${status.state}: ${status.error}`)
         this.replicationStatus = status
       },
       log: this.options.log

@@ -68,6 +68,8 @@ export function parseArray(text: string): (string | null)[] {
 
 /** A one-dimensional array literal with every element quoted. */
 export function formatArray(items: readonly (string | null)[]): string {
-  const quoted = items.map((item) => (item === null ? 'NULL' : `"${item.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`))
+  const quoted = items.map((item) =>
+    item === null ? 'NULL' : `"${item.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`
+  )
   return `{${quoted.join(',')}}`
 }

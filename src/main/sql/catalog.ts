@@ -46,7 +46,10 @@ const catalogRowSchema = z.object({
   default_expr: z.string().nullable(),
   pk_index: z.coerce.number().nullable(),
   /** JSON, not a text array: a label may hold commas and quotes. Raw text on the shape server's pool, parsed elsewhere. */
-  enum_labels: z.preprocess((value) => (typeof value === 'string' ? JSON.parse(value) : value), z.array(z.string()).nullable())
+  enum_labels: z.preprocess(
+    (value) => (typeof value === 'string' ? JSON.parse(value) : value),
+    z.array(z.string()).nullable()
+  )
 })
 
 /** One column as the catalog describes it, with what both the shape server and the database page need. */
@@ -83,8 +86,12 @@ export type Queryable = Pick<pg.ClientBase, 'query'>
 /** One table (null when no table or partitioned table of that name exists), or every table of the user schemas. */
 export async function readCatalog(db: Queryable, table: { schema: string; name: string }): Promise<CatalogTable | null>
 export async function readCatalog(db: Queryable, table: 'user-tables'): Promise<CatalogTable[]>
-export async function readCatalog(db: Queryable, table: { schema: string; name: string } | 'user-tables'): Promise<CatalogTable | null | CatalogTable[]> {
-  const { rows } = table === 'user-tables' ? await db.query(USER_TABLES) : await db.query(ONE_TABLE, [table.schema, table.name])
+export async function readCatalog(
+  db: Queryable,
+  table: { schema: string; name: string } | 'user-tables'
+): Promise<CatalogTable | null | CatalogTable[]> {
+  const { rows } =
+    table === 'user-tables' ? await db.query(USER_TABLES) : await db.query(ONE_TABLE, [table.schema, table.name])
   const tables = new Map<number, CatalogTable>()
   for (const raw of rows) {
     const row = catalogRowSchema.parse(raw)

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 
-export type ColumnCategory = 'number' | 'text' | 'bool' | 'uuid' | 'timestamp' | 'date' | 'json' | 'array' | 'enum' | 'other'
+export type ColumnCategory =
+  'number' | 'text' | 'bool' | 'uuid' | 'timestamp' | 'date' | 'json' | 'array' | 'enum' | 'other'
 
 /** The type of one column as the where compiler needs it. */
 export interface ColumnType {
@@ -56,7 +57,7 @@ export function toColumnTypes(rows: readonly unknown[]): ColumnTypes {
         ? 'enum'
         : row.typcategory === 'A' && row.element_type !== null
           ? 'array'
-          : (Object.hasOwn(CATEGORY_BY_TYPE, row.type) ? CATEGORY_BY_TYPE[row.type] : undefined) ?? 'other'
+          : ((Object.hasOwn(CATEGORY_BY_TYPE, row.type) ? CATEGORY_BY_TYPE[row.type] : undefined) ?? 'other')
     const column: ColumnType = { type: row.type, category }
     if (category === 'array' && row.element_type !== null) column.elementType = row.element_type
     if (category === 'enum') column.enumLabels = row.enum_labels ?? []

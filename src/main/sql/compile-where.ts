@@ -31,8 +31,13 @@ export interface CompileWhereInput {
 export const MAX_WHERE_LENGTH = 65_536
 
 /** Parses `prefix + text` and returns its single SELECT, mapping parser errors to positions in `text`. */
-export function parseSelect(prefix: string, text: string, param: WhereError['param']): Extract<Node, { SelectStmt: unknown }>['SelectStmt'] {
-  if (text.length > MAX_WHERE_LENGTH) throw new WhereError(`${param} is too long (max ${MAX_WHERE_LENGTH} characters)`, param)
+export function parseSelect(
+  prefix: string,
+  text: string,
+  param: WhereError['param']
+): Extract<Node, { SelectStmt: unknown }>['SelectStmt'] {
+  if (text.length > MAX_WHERE_LENGTH)
+    throw new WhereError(`${param} is too long (max ${MAX_WHERE_LENGTH} characters)`, param)
   if (text.includes('\u0000')) throw new WhereError(`${param} must not contain a NUL character`, param)
   const sql = prefix + text
   let stmts
@@ -49,7 +54,11 @@ export function parseSelect(prefix: string, text: string, param: WhereError['par
   const length = first?.stmt_len ?? 0
   if (stmts.length !== 1 || (length > 0 && length < sql.length)) {
     const position = length > 0 ? length - prefix.length + 1 : undefined
-    throw new WhereError(`${param} must be a single ${param === 'where' ? 'expression' : 'clause'}: ";" would end the statement`, param, position)
+    throw new WhereError(
+      `${param} must be a single ${param === 'where' ? 'expression' : 'clause'}: ";" would end the statement`,
+      param,
+      position
+    )
   }
   const statement = first?.stmt
   if (!statement || !('SelectStmt' in statement)) throw new WhereError(`${param} is malformed`, param)
@@ -59,13 +68,19 @@ export function parseSelect(prefix: string, text: string, param: WhereError['par
 /** Validates a where clause and compiles it into safe SQL and an in-process evaluator (call `await loadParser()` once first). */
 export function compileWhere(input: CompileWhereInput): CompiledWhere {
   for (const key of Object.keys(input.params)) {
-    if (!/^[1-9]\d*$/.test(key)) throw new WhereError(`params keys must be placeholder numbers 1, 2, …; got "${key}"`, 'params')
+    if (!/^[1-9]\d*$/.test(key))
+      throw new WhereError(`params keys must be placeholder numbers 1, 2, …; got "${key}"`, 'params')
   }
   const select = parseSelect(WHERE_PREFIX, input.where, 'where')
   const { whereClause, targetList, fromClause, op, ...rest } = select
-  const extra = Object.entries(rest).filter(([key, value]) => key !== 'limitOption' && value !== undefined && value !== false)
+  const extra = Object.entries(rest).filter(
+    ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
+  )
   if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
-    throw new WhereError('where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)', 'where')
+    throw new WhereError(
+      'where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)',
+      'where'
+    )
   }
   const ctx: CompileContext = {
     columns: input.columns,
@@ -78,11 +93,15 @@ export function compileWhere(input: CompileWhereInput): CompiledWhere {
   }
   const root = compileCondition(ctx, whereClause)
   for (const key of Object.keys(input.params)) {
-    if (!ctx.usedParams.has(Number(key))) throw new WhereError(`params[${key}] is not used: where has no $${key}`, 'params')
+    if (!ctx.usedParams.has(Number(key)))
+      throw new WhereError(`params[${key}] is not used: where has no $${key}`, 'params')
   }
   const canonical = deparseExpression(root.ast)
   if (canonical === undefined) {
-    throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around the operands of IS and comparison operators', 'where')
+    throw new WhereError(
+      'where could not be rebuilt as equivalent SQL; add parentheses around the operands of IS and comparison operators',
+      'where'
+    )
   }
   const evaluate = root.evaluate
   return {

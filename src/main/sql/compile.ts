@@ -3,7 +3,17 @@ import * as ast from './ast'
 import { type ColumnTypes, lookupColumn } from './column-types'
 import { WhereError, WhereRuntimeError } from './errors'
 import { like, likeMatcher } from './like'
-import { type Alternatives, allOf, anyOf, comparisonProbe, isKeyable, keyOf, likeLiteral, mirrored, probeValue } from './probes'
+import {
+  type Alternatives,
+  allOf,
+  anyOf,
+  comparisonProbe,
+  isKeyable,
+  keyOf,
+  likeLiteral,
+  mirrored,
+  probeValue
+} from './probes'
 import { type RowValues, slotOf } from './row-values'
 import {
   BOOL,
@@ -119,7 +129,12 @@ function coerce(ctx: CompileContext, node: Typed, type: SqlType): Typed {
   } catch (error) {
     if (!(error instanceof WhereRuntimeError)) throw error
     if (literal.param !== undefined) {
-      fail(ctx, `params[${literal.param}] (for $${literal.param}): ${error.message}`, node.location, `params[${literal.param}]`)
+      fail(
+        ctx,
+        `params[${literal.param}] (for $${literal.param}): ${error.message}`,
+        node.location,
+        `params[${literal.param}]`
+      )
     }
     fail(ctx, error.message, node.location)
   }
@@ -146,7 +161,8 @@ function converter(from: SqlType, to: SqlType, explicit: boolean): Convert | und
       if (explicit && from.kind === 'text') return (x) => v.parseNumeric(x as string)
       return undefined
     case 'float': {
-      const round = to.name === 'float4' ? (x: number): number => v.checkFloat(Math.fround(x)) : (x: number): number => x
+      const round =
+        to.name === 'float4' ? (x: number): number => v.checkFloat(Math.fround(x)) : (x: number): number => x
       if (from.kind === 'int') return (x) => round(Number(x as bigint))
       if (from.kind === 'numeric') return (x) => round(v.numericToFloat(x as v.Numeric))
       if (from.kind === 'float') return (x) => round(x as number)
@@ -212,13 +228,21 @@ function convert(node: Typed, to: SqlType, fn: Convert): Typed {
 /** The type both sides of a comparison or arithmetic are brought to, per Postgres's implicit casts. */
 function commonType(a: SqlType, b: SqlType): SqlType | undefined {
   if (sameType(a, b)) return a
-  if (a.kind === 'int' && b.kind === 'int') return a.name === 'int8' || b.name === 'int8' ? INT8 : a.name === 'int4' || b.name === 'int4' ? INT4 : a
+  if (a.kind === 'int' && b.kind === 'int')
+    return a.name === 'int8' || b.name === 'int8' ? INT8 : a.name === 'int4' || b.name === 'int4' ? INT4 : a
   if (isNumberType(a) && isNumberType(b)) return a.kind === 'float' || b.kind === 'float' ? FLOAT8 : NUMERIC
-  if ((a.kind === 'date' && b.kind === 'timestamp') || (a.kind === 'timestamp' && b.kind === 'date')) return { kind: 'timestamp' }
+  if ((a.kind === 'date' && b.kind === 'timestamp') || (a.kind === 'timestamp' && b.kind === 'date'))
+    return { kind: 'timestamp' }
   return undefined
 }
 
-function unify(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): [Typed, Typed, SqlType] {
+function unify(
+  ctx: CompileContext,
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): [Typed, Typed, SqlType] {
   let l = left
   let r = right
   if (l.type.kind === 'unknown' && r.type.kind === 'unknown') {
@@ -291,7 +315,8 @@ function not(value: Evaluate): Evaluate {
 
 function toBool(ctx: CompileContext, node: Typed, what: string): Typed {
   const coerced = coerce(ctx, node, BOOL)
-  if (coerced.type.kind !== 'bool') fail(ctx, `argument of ${what} must be type boolean, not type ${typeName(coerced.type)}`, node.location)
+  if (coerced.type.kind !== 'bool')
+    fail(ctx, `argument of ${what} must be type boolean, not type ${typeName(coerced.type)}`, node.location)
   return coerced
 }
 
@@ -307,12 +332,22 @@ const COMPARISONS: ReadonlyMap<string, (order: number) => boolean> = new Map([
   ['>=', (c: number) => c >= 0]
 ])
 
-function comparisonTest(ctx: CompileContext, operator: string, type: SqlType, location: number | undefined): (order: number) => boolean {
+function comparisonTest(
+  ctx: CompileContext,
+  operator: string,
+  type: SqlType,
+  location: number | undefined
+): (order: number) => boolean {
   const test = COMPARISONS.get(operator)
   if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
-  if (type.kind === 'opaque' || type.kind === 'array') fail(ctx, `operator ${operator} is not supported for type ${typeName(type)}`, location)
+  if (type.kind === 'opaque' || type.kind === 'array')
+    fail(ctx, `operator ${operator} is not supported for type ${typeName(type)}`, location)
   if (!isOrdered(type) && operator !== '=' && operator !== '<>') {
-    fail(ctx, `operator ${operator} is not supported for type ${typeName(type)} in where (only = and <>); cast to text to compare labels`, location)
+    fail(
+      ctx,
+      `operator ${operator} is not supported for type ${typeName(type)} in where (only = and <>); cast to text to compare labels`,
+      location
+    )
   }
   return test
 }
@@ -320,7 +355,8 @@ function comparisonTest(ctx: CompileContext, operator: string, type: SqlType, lo
 /** `expression <operator> constant` (either way round, after unification) as probes. */
 function comparisonProbes(operator: string, left: Typed, right: Typed): Alternatives | undefined {
   if (right.constant && !left.constant) return comparisonProbe(operator, probeValue(left), right.constant.value)
-  if (left.constant && !right.constant) return comparisonProbe(mirrored(operator), probeValue(right), left.constant.value)
+  if (left.constant && !right.constant)
+    return comparisonProbe(mirrored(operator), probeValue(right), left.constant.value)
   return undefined
 }
 
@@ -335,7 +371,13 @@ function isOrderingText(operator: string, type: SqlType): boolean {
   return type.kind === 'text' && operator !== '=' && operator !== '<>'
 }
 
-function compare(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+function compare(
+  ctx: CompileContext,
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
   const [l, r, type] = unify(ctx, operator, left, right, location)
   const test = comparisonTest(ctx, operator, type, location)
   const order = comparator(type)
@@ -358,9 +400,16 @@ function compare(ctx: CompileContext, operator: string, left: Typed, right: Type
 
 // ---------- arithmetic and strings ----------
 
-function arithmetic(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+function arithmetic(
+  ctx: CompileContext,
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
   if (operator === '||') return concat(ctx, left, right, location)
-  if (left.type.kind === 'unknown' && right.type.kind === 'unknown') fail(ctx, `operator is not unique: unknown ${operator} unknown`, location)
+  if (left.type.kind === 'unknown' && right.type.kind === 'unknown')
+    fail(ctx, `operator is not unique: unknown ${operator} unknown`, location)
   const l0 = coerce(ctx, left, right.type)
   const r0 = coerce(ctx, right, l0.type)
   if (!isNumberType(l0.type) || !isNumberType(r0.type)) {
@@ -368,7 +417,9 @@ function arithmetic(ctx: CompileContext, operator: string, left: Typed, right: T
   }
   // float4 arithmetic rounds to single precision; the generated SQL computes in float8, as the evaluator does
   const widen = (node: Typed): Typed =>
-    node.type.kind === 'float' && node.type.name === 'float4' ? { ...node, type: FLOAT8, ast: ast.cast(node.ast, FLOAT8) } : node
+    node.type.kind === 'float' && node.type.name === 'float4'
+      ? { ...node, type: FLOAT8, ast: ast.cast(node.ast, FLOAT8) }
+      : node
   const [l, r, type] = unify(ctx, operator, widen(l0), widen(r0), location)
   const apply = arithmeticOperation(ctx, operator, type, location)
   const [lhs, rhs] = [l.evaluate, r.evaluate]
@@ -390,7 +441,12 @@ function divisionByZero(): never {
   throw new WhereRuntimeError('division by zero')
 }
 
-function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlType, location: number | undefined): (a: unknown, b: unknown) => unknown {
+function arithmeticOperation(
+  ctx: CompileContext,
+  operator: string,
+  type: SqlType,
+  location: number | undefined
+): (a: unknown, b: unknown) => unknown {
   if (type.kind === 'int') {
     const name = type.name
     const intOps = new Map<string, (a: bigint, b: bigint) => bigint>([
@@ -409,7 +465,11 @@ function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlTyp
     if (operator === '-') return (a, b) => v.addNumeric(a as v.Numeric, b as v.Numeric, -1n)
     if (operator === '*') return (a, b) => v.multiplyNumeric(a as v.Numeric, b as v.Numeric)
     if (operator === '%') return (a, b) => numericModulo(a as v.Numeric, b as v.Numeric)
-    fail(ctx, `operator ${operator} on numeric is not supported in where (its result scale is not reproduced); cast to float8`, location)
+    fail(
+      ctx,
+      `operator ${operator} on numeric is not supported in where (its result scale is not reproduced); cast to float8`,
+      location
+    )
   }
   const floatOps = new Map<string, (a: number, b: number) => number>([
     ['+', (a, b) => a + b],
@@ -423,8 +483,10 @@ function arithmeticOperation(ctx: CompileContext, operator: string, type: SqlTyp
     const x = a as number
     const y = b as number
     const result = fn(x, y)
-    if (!Number.isFinite(result) && Number.isFinite(x) && Number.isFinite(y)) throw new WhereRuntimeError('value out of range: overflow')
-    if (result === 0 && x !== 0 && (operator === '*' || operator === '/')) throw new WhereRuntimeError('value out of range: underflow')
+    if (!Number.isFinite(result) && Number.isFinite(x) && Number.isFinite(y))
+      throw new WhereRuntimeError('value out of range: overflow')
+    if (result === 0 && x !== 0 && (operator === '*' || operator === '/'))
+      throw new WhereRuntimeError('value out of range: underflow')
     return result
   }
 }
@@ -447,7 +509,12 @@ function concat(ctx: CompileContext, left: Typed, right: Typed, location: number
     if (!fn) fail(ctx, `operator || is not supported for type ${typeName(coerced.type)} in where`, node.location)
     return convert(coerced, TEXT, fn)
   }
-  if (left.type.kind !== 'text' && left.type.kind !== 'unknown' && right.type.kind !== 'text' && right.type.kind !== 'unknown') {
+  if (
+    left.type.kind !== 'text' &&
+    left.type.kind !== 'unknown' &&
+    right.type.kind !== 'text' &&
+    right.type.kind !== 'unknown'
+  ) {
     fail(ctx, `operator does not exist: ${typeName(left.type)} || ${typeName(right.type)}`, location)
   }
   const l = asText(left)
@@ -461,7 +528,11 @@ function concat(ctx: CompileContext, left: Typed, right: Typed, location: number
       const b = rhs(row)
       return b === null ? null : (a as string) + (b as string)
     }),
-    ast: ast.op('||', left.type.kind === 'unknown' ? l.ast : left.ast, right.type.kind === 'unknown' ? r.ast : right.ast),
+    ast: ast.op(
+      '||',
+      left.type.kind === 'unknown' ? l.ast : left.ast,
+      right.type.kind === 'unknown' ? r.ast : right.ast
+    ),
     location
   }
 }
@@ -489,7 +560,14 @@ function negate(ctx: CompileContext, operand: Typed, operator: string, location:
   }
 }
 
-function likeExpr(ctx: CompileContext, kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE', operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+function likeExpr(
+  ctx: CompileContext,
+  kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE',
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
   const l = coerce(ctx, left, TEXT)
   const r = coerce(ctx, right, TEXT)
   if (l.type.kind !== 'text' || r.type.kind !== 'text') {
@@ -500,21 +578,28 @@ function likeExpr(ctx: CompileContext, kind: 'AEXPR_LIKE' | 'AEXPR_ILIKE', opera
   const [lhs, rhs] = [l.evaluate, r.evaluate]
   const result: Typed = {
     type: BOOL,
-    evaluate: r.constant ? constantLike(l, r.constant.value as string | null, insensitive, negated) : (row) => {
-      const value = lhs(row)
-      if (value === null) return null
-      const pattern = rhs(row)
-      if (pattern === null) return null
-      return like(value as string, pattern as string, insensitive) !== negated
+    evaluate: r.constant
+      ? constantLike(l, r.constant.value as string | null, insensitive, negated)
+      : (row) => {
+          const value = lhs(row)
+          if (value === null) return null
+          const pattern = rhs(row)
+          if (pattern === null) return null
+          return like(value as string, pattern as string, insensitive) !== negated
+        },
+    ast: {
+      A_Expr: { kind, name: [ast.str(operator)], lexpr: insensitive ? ast.collateC(l.ast) : l.ast, rexpr: r.ast }
     },
-    ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: insensitive ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
     location
   }
   const pattern = r.constant?.value
-  if (negated || l.constant || typeof pattern !== 'string') return r.constant && pattern === null ? { ...result, probes: [] } : result
+  if (negated || l.constant || typeof pattern !== 'string')
+    return r.constant && pattern === null ? { ...result, probes: [] } : result
   const literal = likeLiteral(insensitive ? v.asciiLower(pattern) : pattern)
   if (literal === '') return result
-  const subject = insensitive ? { type: TEXT, ast: ast.funcCall('lower', [ast.collateC(l.ast)]), evaluate: caseFolded(l, 'lower').evaluate } : l
+  const subject = insensitive
+    ? { type: TEXT, ast: ast.funcCall('lower', [ast.collateC(l.ast)]), evaluate: caseFolded(l, 'lower').evaluate }
+    : l
   return { ...result, probes: [{ kind: 'contains', value: probeValue(subject), literal }] }
 }
 
@@ -552,20 +637,36 @@ interface ElementMatch {
   test: (a: unknown, b: unknown) => boolean
 }
 
-function elementMatcher(ctx: CompileContext, operator: string, element: SqlType, left: Typed, location: number | undefined): ElementMatch {
+function elementMatcher(
+  ctx: CompileContext,
+  operator: string,
+  element: SqlType,
+  left: Typed,
+  location: number | undefined
+): ElementMatch {
   const l = coerce(ctx, left, element)
   const type = commonType(l.type, element)
   const toLeft = type && converter(l.type, type, false)
   const toElement = type && converter(element, type, false)
-  if (!type || !toLeft || !toElement) fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(element)}`, location)
+  if (!type || !toLeft || !toElement)
+    fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(element)}`, location)
   const test = comparisonTest(ctx, operator, type, location)
   const order = comparator(type)
   return { left: convert(l, type, toLeft), type, toComparison: toElement, test: (a, b) => test(order(a, toElement(b))) }
 }
 
-function anyAll(ctx: CompileContext, kind: 'AEXPR_OP_ANY' | 'AEXPR_OP_ALL', operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+function anyAll(
+  ctx: CompileContext,
+  kind: 'AEXPR_OP_ANY' | 'AEXPR_OP_ALL',
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
   const arrayType: SqlType =
-    right.type.kind === 'array' ? right.type : { kind: 'array', element: left.type.kind === 'unknown' ? TEXT : left.type }
+    right.type.kind === 'array'
+      ? right.type
+      : { kind: 'array', element: left.type.kind === 'unknown' ? TEXT : left.type }
   const r = coerce(ctx, right, arrayType)
   if (r.type.kind !== 'array') fail(ctx, `op ANY/ALL (array) requires array on right side`, location)
   const { left: l, type, toComparison, test } = elementMatcher(ctx, operator, r.type.element, left, location)
@@ -585,23 +686,40 @@ function anyAll(ctx: CompileContext, kind: 'AEXPR_OP_ANY' | 'AEXPR_OP_ALL', oper
       }
       return sawNull ? null : !any
     }),
-    ast: { A_Expr: { kind, name: [ast.str(operator)], lexpr: isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, rexpr: r.ast } },
+    ast: {
+      A_Expr: {
+        kind,
+        name: [ast.str(operator)],
+        lexpr: isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast,
+        rexpr: r.ast
+      }
+    },
     location
   }
   if (!any || operator !== '=' || l.constant || !r.constant || !isKeyable(type)) return result
   if (r.constant.value === null) return { ...result, probes: [] }
   const items = (r.constant.value as unknown[]).filter((item) => item !== null)
-  return { ...result, probes: [{ kind: 'keys', value: probeValue(l), keys: items.map((item) => keyOf(type, toComparison(item))) }] }
+  return {
+    ...result,
+    probes: [{ kind: 'keys', value: probeValue(l), keys: items.map((item) => keyOf(type, toComparison(item))) }]
+  }
 }
 
-function arrayOperator(ctx: CompileContext, operator: string, left: Typed, right: Typed, location: number | undefined): Typed {
+function arrayOperator(
+  ctx: CompileContext,
+  operator: string,
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
   const l = coerce(ctx, left, right.type)
   const r = coerce(ctx, right, l.type)
   if (l.type.kind !== 'array' || r.type.kind !== 'array' || !sameType(l.type, r.type) || !isOrdered(l.type.element)) {
     fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
   }
   const order = comparator(l.type.element)
-  const contains = (haystack: unknown[], needle: unknown): boolean => needle !== null && haystack.some((item) => item !== null && order(item, needle) === 0)
+  const contains = (haystack: unknown[], needle: unknown): boolean =>
+    needle !== null && haystack.some((item) => item !== null && order(item, needle) === 0)
   const tests: Record<string, (a: unknown[], b: unknown[]) => boolean> = {
     '@>': (a, b) => b.every((item) => contains(a, item)),
     '<@': (a, b) => a.every((item) => contains(b, item)),
@@ -629,7 +747,12 @@ function unifyAll(ctx: CompileContext, nodes: Typed[], what: string, location: n
   for (const node of nodes) {
     if (node.type.kind === 'unknown') continue
     const next: SqlType | undefined = type ? commonType(type, node.type) : node.type
-    if (!next) fail(ctx, `${what} types ${typeName(type ?? node.type)} and ${typeName(node.type)} cannot be matched`, node.location)
+    if (!next)
+      fail(
+        ctx,
+        `${what} types ${typeName(type ?? node.type)} and ${typeName(node.type)} cannot be matched`,
+        node.location
+      )
     type = next
   }
   const target = type ?? TEXT
@@ -650,7 +773,8 @@ export function compileCondition(ctx: CompileContext, node: Node): Typed {
 }
 
 function compileNode(ctx: CompileContext, node: Node): Typed {
-  if (ctx.depth >= MAX_WHERE_DEPTH) fail(ctx, `where is nested too deeply (more than ${MAX_WHERE_DEPTH} levels)`, locationOf(node))
+  if (ctx.depth >= MAX_WHERE_DEPTH)
+    fail(ctx, `where is nested too deeply (more than ${MAX_WHERE_DEPTH} levels)`, locationOf(node))
   ctx.depth += 1
   try {
     return compileNodeKind(ctx, node)
@@ -667,7 +791,8 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     if (number < 1) fail(ctx, `there is no parameter $${number}`, location)
     ctx.usedParams.add(number)
     const key = String(number)
-    if (!Object.hasOwn(ctx.params, key)) fail(ctx, `parameter $${number} has no value: params[${number}] is missing`, location, `params[${number}]`)
+    if (!Object.hasOwn(ctx.params, key))
+      fail(ctx, `parameter $${number} has no value: params[${number}] is missing`, location, `params[${number}]`)
     return unknownLiteral(ctx.params[key] ?? '', location, number)
   }
   if ('ColumnRef' in node) return compileColumn(ctx, node.ColumnRef.fields ?? [], location)
@@ -692,7 +817,8 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     }
     return isNull && !operand.constant ? { ...result, probes: [{ kind: 'null', value: probeValue(operand) }] } : result
   }
-  if ('BooleanTest' in node) return compileBooleanTest(ctx, node.BooleanTest.arg, node.BooleanTest.booltesttype, location)
+  if ('BooleanTest' in node)
+    return compileBooleanTest(ctx, node.BooleanTest.arg, node.BooleanTest.booltesttype, location)
   if ('FuncCall' in node) return compileFunction(ctx, node.FuncCall, location)
   if ('CoalesceExpr' in node) {
     const args = (node.CoalesceExpr.args ?? []).map((arg) => compileNode(ctx, arg))
@@ -715,7 +841,8 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     const elements = (node.A_ArrayExpr.elements ?? []).map((element) => compileNode(ctx, element))
     if (elements.length === 0) fail(ctx, 'cannot determine type of empty array', location)
     const [converted, element] = unifyAll(ctx, elements, 'ARRAY', location)
-    if (element.kind === 'array' || element.kind === 'opaque') fail(ctx, `arrays of ${typeName(element)} are not supported in where`, location)
+    if (element.kind === 'array' || element.kind === 'opaque')
+      fail(ctx, `arrays of ${typeName(element)} are not supported in where`, location)
     const evaluators = converted.map((item) => item.evaluate)
     const type: SqlType = { kind: 'array', element }
     const arrayAst: Node = { A_ArrayExpr: { elements: converted.map((item) => item.ast) } }
@@ -726,8 +853,10 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     return { type, evaluate: perRow((row) => evaluators.map((evaluate) => evaluate(row))), ast: arrayAst, location }
   }
   if ('SubLink' in node) fail(ctx, 'subqueries are not allowed in where', location)
-  if ('CollateClause' in node) fail(ctx, 'COLLATE is not supported in where (text comparisons use the C collation)', location)
-  if ('SQLValueFunction' in node) fail(ctx, 'functions of the current time or user are not allowed in where: they are not immutable', location)
+  if ('CollateClause' in node)
+    fail(ctx, 'COLLATE is not supported in where (text comparisons use the C collation)', location)
+  if ('SQLValueFunction' in node)
+    fail(ctx, 'functions of the current time or user are not allowed in where: they are not immutable', location)
   const kind = Object.keys(node)[0] ?? 'expression'
   const names: Record<string, string> = {
     CaseExpr: 'CASE',
@@ -739,7 +868,11 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
   fail(ctx, `${names[kind] ?? kind} is not supported in where`, location)
 }
 
-function compileConst(ctx: CompileContext, value: NonNullable<Extract<Node, { A_Const: unknown }>['A_Const']>, location: number | undefined): Typed {
+function compileConst(
+  ctx: CompileContext,
+  value: NonNullable<Extract<Node, { A_Const: unknown }>['A_Const']>,
+  location: number | undefined
+): Typed {
   if (value.isnull) return unknownLiteral(null, location)
   if (value.ival) return constant(INT4, BigInt(value.ival.ival ?? 0), location)
   if (value.fval) {
@@ -759,7 +892,11 @@ function compileColumn(ctx: CompileContext, fields: Node[], location: number | u
   const [field, ...rest] = fields
   if (!field || !('String' in field) || rest.length > 0) {
     if (field && 'A_Star' in field) fail(ctx, '* is not allowed in where', location)
-    fail(ctx, 'qualified column references are not allowed in where: use the bare column name of the shape table', location)
+    fail(
+      ctx,
+      'qualified column references are not allowed in where: use the bare column name of the shape table',
+      location
+    )
   }
   const name = field.String.sval ?? ''
   if (SYSTEM_COLUMNS.has(name)) fail(ctx, `system column "${name}" is not allowed in where`, location)
@@ -774,7 +911,14 @@ function compileColumn(ctx: CompileContext, fields: Node[], location: number | u
   }
   const key = JSON.stringify([name, type])
   const slot = slotOf(key)
-  return { type, evaluate: perRow((row) => row.once(slot, read)), ast: ast.columnRef(name), location, column: name, key }
+  return {
+    type,
+    evaluate: perRow((row) => row.once(slot, read)),
+    ast: ast.columnRef(name),
+    location,
+    column: name,
+    key
+  }
 }
 
 const TYPE_ALIASES: Readonly<Record<string, string>> = {
@@ -789,7 +933,11 @@ const TYPE_ALIASES: Readonly<Record<string, string>> = {
   'character varying': 'varchar'
 }
 
-function resolveTypeName(ctx: CompileContext, name: { names?: Node[]; typmods?: Node[]; arrayBounds?: Node[]; setof?: boolean; pct_type?: boolean } | undefined, location: number | undefined): SqlType {
+function resolveTypeName(
+  ctx: CompileContext,
+  name: { names?: Node[]; typmods?: Node[]; arrayBounds?: Node[]; setof?: boolean; pct_type?: boolean } | undefined,
+  location: number | undefined
+): SqlType {
   const parts = (name?.names ?? []).map((part) => ('String' in part ? (part.String.sval ?? '') : ''))
   const last = parts[parts.length - 1] ?? ''
   const qualifiedOk = parts.length === 1 || (parts.length === 2 && parts[0] === 'pg_catalog')
@@ -803,7 +951,8 @@ function resolveTypeName(ctx: CompileContext, name: { names?: Node[]; typmods?: 
   }
   if (!type) fail(ctx, `type ${parts.join('.')} is not supported in where casts`, location)
   if (name?.arrayBounds?.length) {
-    if (name.arrayBounds.length > 1 || type.kind === 'enum') fail(ctx, `type ${parts.join('.')}[] is not supported in where casts`, location)
+    if (name.arrayBounds.length > 1 || type.kind === 'enum')
+      fail(ctx, `type ${parts.join('.')}[] is not supported in where casts`, location)
     return { kind: 'array', element: type }
   }
   return type
@@ -814,10 +963,15 @@ function listItems(ctx: CompileContext, node: Node | undefined, location: number
   fail(ctx, 'expected a list', location)
 }
 
-function compileAExpr(ctx: CompileContext, expr: Extract<Node, { A_Expr: unknown }>['A_Expr'], location: number | undefined): Typed {
+function compileAExpr(
+  ctx: CompileContext,
+  expr: Extract<Node, { A_Expr: unknown }>['A_Expr'],
+  location: number | undefined
+): Typed {
   const names = expr.name ?? []
   const operatorNode = names[0]
-  if (names.length !== 1 || !operatorNode || !('String' in operatorNode)) fail(ctx, 'qualified operators are not supported in where', location)
+  if (names.length !== 1 || !operatorNode || !('String' in operatorNode))
+    fail(ctx, 'qualified operators are not supported in where', location)
   const operator = operatorNode.String.sval ?? ''
   const kind = expr.kind ?? 'AEXPR_OP'
   const right = (): Typed => {
@@ -831,11 +985,13 @@ function compileAExpr(ctx: CompileContext, expr: Extract<Node, { A_Expr: unknown
   switch (kind) {
     case 'AEXPR_OP': {
       if (!expr.lexpr) {
-        if (operator !== '-' && operator !== '+') fail(ctx, `prefix operator ${operator} is not supported in where`, location)
+        if (operator !== '-' && operator !== '+')
+          fail(ctx, `prefix operator ${operator} is not supported in where`, location)
         return negate(ctx, right(), operator, location)
       }
       if (COMPARISONS.has(operator)) return compare(ctx, operator, left(), right(), location)
-      if (['+', '-', '*', '/', '%', '||'].includes(operator)) return arithmetic(ctx, operator, left(), right(), location)
+      if (['+', '-', '*', '/', '%', '||'].includes(operator))
+        return arithmetic(ctx, operator, left(), right(), location)
       if (['@>', '<@', '&&'].includes(operator)) return arrayOperator(ctx, operator, left(), right(), location)
       return fail(ctx, `operator ${operator} is not supported in where`, location)
     }
@@ -894,7 +1050,13 @@ function compileAExpr(ctx: CompileContext, expr: Extract<Node, { A_Expr: unknown
   }
 }
 
-function compileIn(ctx: CompileContext, operator: string, left: Typed, items: Node[], location: number | undefined): Typed {
+function compileIn(
+  ctx: CompileContext,
+  operator: string,
+  left: Typed,
+  items: Node[],
+  location: number | undefined
+): Typed {
   const negated = operator === '<>'
   const compiledItems = items.map((item) => compileNode(ctx, item))
   const firstTyped = compiledItems.find((item) => item.type.kind !== 'unknown')
@@ -908,19 +1070,31 @@ function compileIn(ctx: CompileContext, operator: string, left: Typed, items: No
   const result: Typed = {
     type: BOOL,
     evaluate,
-    ast: { A_Expr: { kind: 'AEXPR_IN', name: [ast.str(operator)], lexpr: l.ast, rexpr: { List: { items: itemAsts } } } },
+    ast: {
+      A_Expr: { kind: 'AEXPR_IN', name: [ast.str(operator)], lexpr: l.ast, rexpr: { List: { items: itemAsts } } }
+    },
     location
   }
   const probes = negated ? undefined : anyOf(tests.map((test) => test.probes))
   return probes ? { ...result, probes } : result
 }
 
-function compileBetween(ctx: CompileContext, kind: string, operator: string, value: Typed, bounds: Node[], location: number | undefined): Typed {
+function compileBetween(
+  ctx: CompileContext,
+  kind: string,
+  operator: string,
+  value: Typed,
+  bounds: Node[],
+  location: number | undefined
+): Typed {
   const [lowNode, highNode] = bounds
   if (!lowNode || !highNode || bounds.length !== 2) fail(ctx, 'BETWEEN needs two bounds', location)
   const low = compileNode(ctx, lowNode)
   const high = compileNode(ctx, highNode)
-  const x = value.type.kind === 'unknown' ? coerce(ctx, value, low.type.kind !== 'unknown' ? low.type : high.type.kind !== 'unknown' ? high.type : TEXT) : value
+  const x =
+    value.type.kind === 'unknown'
+      ? coerce(ctx, value, low.type.kind !== 'unknown' ? low.type : high.type.kind !== 'unknown' ? high.type : TEXT)
+      : value
   const ge = (bound: Typed): Typed => compare(ctx, '>=', x, bound, location)
   const le = (bound: Typed): Typed => compare(ctx, '<=', x, bound, location)
   const [geLow, leHigh, geHigh, leLow] = [ge(low), le(high), ge(high), le(low)]
@@ -934,41 +1108,77 @@ function compileBetween(ctx: CompileContext, kind: string, operator: string, val
           ? or([forward, and([geHigh.evaluate, leLow.evaluate])])
           : not(or([forward, and([geHigh.evaluate, leLow.evaluate])]))
   const rightOf = (test: Typed): Node => {
-    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr || !test.ast.A_Expr.lexpr) throw new Error('comparison builds an A_Expr')
+    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr || !test.ast.A_Expr.lexpr)
+      throw new Error('comparison builds an A_Expr')
     return test.ast.A_Expr.rexpr
   }
   const leftAst = 'A_Expr' in geLow.ast && geLow.ast.A_Expr.lexpr ? geLow.ast.A_Expr.lexpr : x.ast
   const result: Typed = {
     type: BOOL,
     evaluate,
-    ast: { A_Expr: { kind: kind as 'AEXPR_BETWEEN', name: [ast.str(operator)], lexpr: leftAst, rexpr: { List: { items: [rightOf(geLow), rightOf(leHigh)] } } } },
+    ast: {
+      A_Expr: {
+        kind: kind as 'AEXPR_BETWEEN',
+        name: [ast.str(operator)],
+        lexpr: leftAst,
+        rexpr: { List: { items: [rightOf(geLow), rightOf(leHigh)] } }
+      }
+    },
     location
   }
   const forwardProbes = allOf([geLow.probes, leHigh.probes])
   const probes =
-    kind === 'AEXPR_BETWEEN' ? forwardProbes : kind === 'AEXPR_BETWEEN_SYM' ? anyOf([forwardProbes, allOf([geHigh.probes, leLow.probes])]) : undefined
+    kind === 'AEXPR_BETWEEN'
+      ? forwardProbes
+      : kind === 'AEXPR_BETWEEN_SYM'
+        ? anyOf([forwardProbes, allOf([geHigh.probes, leLow.probes])])
+        : undefined
   return probes ? { ...result, probes } : result
 }
 
-function compileBoolExpr(ctx: CompileContext, boolop: string | undefined, argNodes: Node[], location: number | undefined): Typed {
+function compileBoolExpr(
+  ctx: CompileContext,
+  boolop: string | undefined,
+  argNodes: Node[],
+  location: number | undefined
+): Typed {
   const what = boolop === 'AND_EXPR' ? 'AND' : boolop === 'OR_EXPR' ? 'OR' : 'NOT'
   const args = argNodes.map((arg) => toBool(ctx, compileNode(ctx, arg), what))
   if (boolop === 'NOT_EXPR') {
     const [arg] = args
     if (!arg || args.length !== 1) fail(ctx, 'NOT takes one argument', location)
-    const result: Typed = { type: BOOL, evaluate: not(arg.evaluate), ast: { BoolExpr: { boolop: 'NOT_EXPR', args: [arg.ast] } }, location }
-    return arg.column === undefined ? result : { ...result, probes: [{ kind: 'keys', value: probeValue(arg), keys: ['f'] }] }
+    const result: Typed = {
+      type: BOOL,
+      evaluate: not(arg.evaluate),
+      ast: { BoolExpr: { boolop: 'NOT_EXPR', args: [arg.ast] } },
+      location
+    }
+    return arg.column === undefined
+      ? result
+      : { ...result, probes: [{ kind: 'keys', value: probeValue(arg), keys: ['f'] }] }
   }
   const op = boolop === 'AND_EXPR' ? 'AND_EXPR' : 'OR_EXPR'
   // nested ANDs (ORs) are flattened: one canonical form, and the text Postgres re-reads the same way
-  const flatAsts = args.flatMap((arg) => ('BoolExpr' in arg.ast && arg.ast.BoolExpr.boolop === op ? (arg.ast.BoolExpr.args ?? []) : [arg.ast]))
+  const flatAsts = args.flatMap((arg) =>
+    'BoolExpr' in arg.ast && arg.ast.BoolExpr.boolop === op ? (arg.ast.BoolExpr.args ?? []) : [arg.ast]
+  )
   const evaluators = args.map((arg) => arg.evaluate)
-  const result: Typed = { type: BOOL, evaluate: op === 'AND_EXPR' ? and(evaluators) : or(evaluators), ast: { BoolExpr: { boolop: op, args: flatAsts } }, location }
+  const result: Typed = {
+    type: BOOL,
+    evaluate: op === 'AND_EXPR' ? and(evaluators) : or(evaluators),
+    ast: { BoolExpr: { boolop: op, args: flatAsts } },
+    location
+  }
   const probes = (op === 'AND_EXPR' ? allOf : anyOf)(args.map(conditionProbes))
   return probes ? { ...result, probes } : result
 }
 
-function compileBooleanTest(ctx: CompileContext, argNode: Node | undefined, test: string | undefined, location: number | undefined): Typed {
+function compileBooleanTest(
+  ctx: CompileContext,
+  argNode: Node | undefined,
+  test: string | undefined,
+  location: number | undefined
+): Typed {
   if (!argNode) fail(ctx, 'IS TRUE without an argument', location)
   const arg = toBool(ctx, compileNode(ctx, argNode), `IS ${(test ?? '').replace(/^IS_/, '').replace('_', ' ')}`)
   const outcomes = new Map<string, (value: unknown) => boolean>([
@@ -992,15 +1202,32 @@ function compileBooleanTest(ctx: CompileContext, argNode: Node | undefined, test
   return probes ? { ...result, probes } : result
 }
 
-function compileFunction(ctx: CompileContext, call: Extract<Node, { FuncCall: unknown }>['FuncCall'], location: number | undefined): Typed {
+function compileFunction(
+  ctx: CompileContext,
+  call: Extract<Node, { FuncCall: unknown }>['FuncCall'],
+  location: number | undefined
+): Typed {
   const parts = (call.funcname ?? []).map((part) => ('String' in part ? (part.String.sval ?? '') : ''))
   const name = parts[parts.length - 1] ?? ''
   const qualifiedOk = parts.length === 1 || (parts.length === 2 && parts[0] === 'pg_catalog')
-  const allowed = qualifiedOk && (ALLOWED_FUNCTIONS as readonly string[]).includes(name) && call.funcformat === 'COERCE_EXPLICIT_CALL'
+  const allowed =
+    qualifiedOk && (ALLOWED_FUNCTIONS as readonly string[]).includes(name) && call.funcformat === 'COERCE_EXPLICIT_CALL'
   if (!allowed) {
-    fail(ctx, `function ${parts.join('.')}() is not allowed in where; allowed functions: ${ALLOWED_FUNCTIONS.join(', ')}, coalesce, nullif`, location)
+    fail(
+      ctx,
+      `function ${parts.join('.')}() is not allowed in where; allowed functions: ${ALLOWED_FUNCTIONS.join(', ')}, coalesce, nullif`,
+      location
+    )
   }
-  if (call.agg_star || call.agg_distinct || call.agg_order || call.agg_filter || call.over || call.func_variadic || call.agg_within_group) {
+  if (
+    call.agg_star ||
+    call.agg_distinct ||
+    call.agg_order ||
+    call.agg_filter ||
+    call.over ||
+    call.func_variadic ||
+    call.agg_within_group
+  ) {
     fail(ctx, `aggregate or window syntax is not allowed in where`, location)
   }
   const args = (call.args ?? []).map((arg) => compileNode(ctx, arg))
@@ -1025,12 +1252,16 @@ function compileFunction(ctx: CompileContext, call: Extract<Node, { FuncCall: un
       type.kind === 'int'
         ? (x) => checkIntRange((x as bigint) < 0n ? -(x as bigint) : (x as bigint), type.name)
         : type.kind === 'numeric'
-          ? (x) => (typeof x === 'object' && (x as v.Decimal).digits < 0n) || x === '-Infinity' ? v.negateNumeric(x as v.Numeric) : x
+          ? (x) =>
+              (typeof x === 'object' && (x as v.Decimal).digits < 0n) || x === '-Infinity'
+                ? v.negateNumeric(x as v.Numeric)
+                : x
           : (x) => Math.abs(x as number)
     return unary(first, type, fn, first.ast)
   }
   const text = coerce(ctx, first, TEXT)
   if (text.type.kind !== 'text') fail(ctx, `function ${name}(${typeName(text.type)}) does not exist`, location)
-  if (name === 'lower' || name === 'upper') return { type: TEXT, ...caseFolded(text, name), ast: ast.funcCall(name, [ast.collateC(text.ast)]), location }
+  if (name === 'lower' || name === 'upper')
+    return { type: TEXT, ...caseFolded(text, name), ast: ast.funcCall(name, [ast.collateC(text.ast)]), location }
   return unary(text, INT4, (x) => BigInt([...(x as string)].length), text.ast)
 }

@@ -1,6 +1,12 @@
 // The SQL toolkit's public entry: code outside src/main/sql imports from here only (eslint enforces it).
 export { WHERE_PREFIX, deparseExpression, loadParser, parse } from './ast'
-export { type CompiledWhere, type CompileWhereInput, MAX_WHERE_LENGTH, compileWhere, parseSelect } from './compile-where'
+export {
+  type CompiledWhere,
+  type CompileWhereInput,
+  MAX_WHERE_LENGTH,
+  compileWhere,
+  parseSelect
+} from './compile-where'
 export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileCondition, conditionProbes } from './compile'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'

@@ -28,7 +28,11 @@ function prefixLength<T>(sorted: readonly T[], atOrBefore: (item: T) => boolean)
  */
 class IntervalSet<E> {
   private readonly intervals = new Set<Interval<E>>()
-  private sorted: { atLeast: Array<Interval<E>>; atMost: Array<Interval<E>>; bounded: Array<{ width: number; byLow: Array<Interval<E>> }> } | null = null
+  private sorted: {
+    atLeast: Array<Interval<E>>
+    atMost: Array<Interval<E>>
+    bounded: Array<{ width: number; byLow: Array<Interval<E>> }>
+  } | null = null
 
   add(interval: Interval<E>): void {
     this.intervals.add(interval)
@@ -75,7 +79,10 @@ class IntervalSet<E> {
     }
     atLeast.sort((a, b) => a.low - b.low)
     atMost.sort((a, b) => b.high - a.high)
-    const bounded = [...byClass].map(([widthClass, byLow]) => ({ width: 2 ** widthClass, byLow: byLow.sort((a, b) => a.low - b.low) }))
+    const bounded = [...byClass].map(([widthClass, byLow]) => ({
+      width: 2 ** widthClass,
+      byLow: byLow.sort((a, b) => a.low - b.low)
+    }))
     return { atLeast, atMost, bounded }
   }
 }
@@ -159,7 +166,8 @@ class LiteralSet<E> {
 
   find(text: string, visit: Visit<E>): void {
     if (this.literals.size < AUTOMATON_FROM) {
-      for (const [literal, entries] of this.literals) if (text.includes(literal)) for (const entry of entries) visit(entry)
+      for (const [literal, entries] of this.literals)
+        if (text.includes(literal)) for (const entry of entries) visit(entry)
       return
     }
     ;(this.automaton ??= new LiteralAutomaton(this.literals)).find(text, visit)

@@ -67,7 +67,11 @@ export function orderNumber(type: SqlType, value: unknown): number {
     case 'float':
       return Number.isNaN(value) ? Infinity : (value as number)
     case 'numeric':
-      return value === 'NaN' || value === 'Infinity' ? Infinity : value === '-Infinity' ? -Infinity : Number(v.numericToString(value as v.Numeric))
+      return value === 'NaN' || value === 'Infinity'
+        ? Infinity
+        : value === '-Infinity'
+          ? -Infinity
+          : Number(v.numericToString(value as v.Numeric))
     case 'date':
       return value as number
     default:
@@ -137,7 +141,10 @@ export function allOf(operands: ReadonlyArray<Alternatives | undefined>): Altern
       continue
     }
     const seen = ranges.get(only.value.key)
-    ranges.set(only.value.key, seen ? { ...seen, low: Math.max(seen.low, only.low), high: Math.min(seen.high, only.high) } : only)
+    ranges.set(
+      only.value.key,
+      seen ? { ...seen, low: Math.max(seen.low, only.low), high: Math.min(seen.high, only.high) } : only
+    )
   }
   let best: Alternatives | undefined
   for (const candidate of [...others, ...[...ranges.values()].map((range) => [range])]) {

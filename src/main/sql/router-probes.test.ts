@@ -24,7 +24,20 @@ const VALUES: Record<string, ReadonlyArray<string | null>> = {
   big: ['9007199254740993', '9007199254740992', '-1', '0', '42', null],
   price: ['0', '1.5', '1.50', '-2.25', '1e3', 'NaN', 'Infinity', '-Infinity', '99999.999', null],
   score: ['0', '-0', '1.5', 'NaN', 'Infinity', '-Infinity', '3.25', '1e300', null],
-  title: ['apple', 'Apple pie', 'APPLE', 'tag7 end', 'task-7 tag7 end', '100%', 'a_b', 'İstanbul', 'K-value', 'emoji 😀 here', '', null],
+  title: [
+    'apple',
+    'Apple pie',
+    'APPLE',
+    'tag7 end',
+    'task-7 tag7 end',
+    '100%',
+    'a_b',
+    'İstanbul',
+    'K-value',
+    'emoji 😀 here',
+    '',
+    null
+  ],
   note: ['x', 'n1', null, null],
   done: ['t', 'f', null],
   day: ['2024-01-01', '2024-02-29', 'infinity', '-infinity', '1999-12-31', null],
@@ -44,13 +57,31 @@ function random(seed: number): () => number {
 const quote = (text: string): string => `'${text.replaceAll("'", "''")}'`
 
 function whereGenerator(next: () => number) {
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T
   const constant = (column: string): string => {
     const value = pick(VALUES[column] ?? []) ?? 'NULL'
     return value === 'NULL' || ['id', 'big'].includes(column) ? value : quote(value)
   }
   const pattern = (): string =>
-    quote(pick(['%pp%', 'app%', '%end', 'tag7 %', '%TAG7 %', '%7 e%', '100\\%', '%\\_%', 'a_b', '_pple%', '%😀%', '%', 'İ%', '%k-%', 'apple']))
+    quote(
+      pick([
+        '%pp%',
+        'app%',
+        '%end',
+        'tag7 %',
+        '%TAG7 %',
+        '%7 e%',
+        '100\\%',
+        '%\\_%',
+        'a_b',
+        '_pple%',
+        '%😀%',
+        '%',
+        'İ%',
+        '%k-%',
+        'apple'
+      ])
+    )
   const numeric = ['id', 'big', 'price', 'score', 'day', 'at']
   const atoms: Array<() => string> = [
     () => {
@@ -72,7 +103,8 @@ function whereGenerator(next: () => number) {
     () => `id = ANY('{${pick(['1,2', '7', '0,NULL'])}}')`,
     () => `id % ${pick(['3', '5'])} = ${pick(['0', '1', '2'])}`,
     () => `abs(price) > ${pick(['1', '2.25', '0'])}`,
-    () => `${pick(['title', 'lower(title)', 'upper(title)', 'note'])} ${pick(['LIKE', 'ILIKE', 'NOT LIKE'])} ${pattern()}`,
+    () =>
+      `${pick(['title', 'lower(title)', 'upper(title)', 'note'])} ${pick(['LIKE', 'ILIKE', 'NOT LIKE'])} ${pattern()}`,
     () => `${pick(['title', 'note', 'price', 'day'])} IS ${pick(['NULL', 'NOT NULL'])}`,
     () => pick(['done', 'NOT done', 'done IS TRUE', 'done IS NOT FALSE', 'done = false'])
   ]
@@ -85,7 +117,9 @@ function whereGenerator(next: () => number) {
 }
 
 function randomRow(next: () => number): Row {
-  return Object.fromEntries(Object.entries(VALUES).map(([column, values]) => [column, values[Math.floor(next() * values.length)] ?? null]))
+  return Object.fromEntries(
+    Object.entries(VALUES).map(([column, values]) => [column, values[Math.floor(next() * values.length)] ?? null])
+  )
 }
 
 beforeAll(async () => {
@@ -117,7 +151,11 @@ describe('router probes', () => {
         .map((r) => `${r.value}:${r.old}:${r.new}`)
         .sort()
       const expected = shapes
-        .map(({ compiled }, i) => ({ i, old: old !== null && compiled.matches(old), new: row !== null && compiled.matches(row) }))
+        .map(({ compiled }, i) => ({
+          i,
+          old: old !== null && compiled.matches(old),
+          new: row !== null && compiled.matches(row)
+        }))
         .filter((r) => r.old || r.new)
         .map((r) => `${r.i}:${r.old}:${r.new}`)
         .sort()
@@ -133,13 +171,34 @@ describe('router probes', () => {
     const router = createShapeRouter<number>()
     let evaluations = 0
     for (let i = 0; i < 2_000; i++) {
-      const where = [`title LIKE '%tag${i} %'`, `price BETWEEN ${i * 20} AND ${i * 20 + 5}`, `id % 1000 = ${i % 1000} OR upper(title) LIKE '%TAG${i} END'`, `note IS NULL AND big = ${i}`][i % 4] as string
+      const where = [
+        `title LIKE '%tag${i} %'`,
+        `price BETWEEN ${i * 20} AND ${i * 20 + 5}`,
+        `id % 1000 = ${i % 1000} OR upper(title) LIKE '%TAG${i} END'`,
+        `note IS NULL AND big = ${i}`
+      ][i % 4] as string
       const compiled = compileWhere({ where, params: {}, columns })
-      router.add(String(i), 'items', { ...compiled, matchesValues: (values) => (evaluations++, compiled.matchesValues(values)) }, i)
+      router.add(
+        String(i),
+        'items',
+        { ...compiled, matchesValues: (values) => (evaluations++, compiled.matchesValues(values)) },
+        i
+      )
     }
     const row = (): Row => {
       const k = Math.floor(next() * 4000)
-      return { id: String(k), big: String(k % 500), price: String(k * 10), score: '0', title: `task-${k} tag${k} end`, note: k % 2 ? null : 'n', done: 't', day: null, at: null, uid: null }
+      return {
+        id: String(k),
+        big: String(k % 500),
+        price: String(k * 10),
+        score: '0',
+        title: `task-${k} tag${k} end`,
+        note: k % 2 ? null : 'n',
+        done: 't',
+        day: null,
+        at: null,
+        uid: null
+      }
     }
     for (let change = 0; change < 100; change++) router.routeChange('items', row(), row())
     expect(evaluations / 100).toBeLessThan(100)

@@ -59,11 +59,30 @@ describe('createShapeRouter', () => {
     router.add('all', 'items', null, 'all')
 
     evaluations = 0
-    expect(router.route('items', { id: '3', owner_id: '9', title: 'y', price: '0', uid: null }).sort()).toEqual(['all', 'in'])
+    expect(router.route('items', { id: '3', owner_id: '9', title: 'y', price: '0', uid: null }).sort()).toEqual([
+      'all',
+      'in'
+    ])
     expect(evaluations).toBe(1)
-    expect(router.route('items', { id: '8', owner_id: '5', title: 'x', price: '2', uid: null }).sort()).toEqual(['all', 'and', 'any'])
-    expect(router.route('items', { id: '0', owner_id: '5', title: 'x', price: '0.5', uid: null }).sort()).toEqual(['all'])
-    expect(router.route('items', { id: '0', owner_id: '0', title: '', price: '1.50', uid: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' }).sort()).toEqual(['all', 'numeric', 'uuid'])
+    expect(router.route('items', { id: '8', owner_id: '5', title: 'x', price: '2', uid: null }).sort()).toEqual([
+      'all',
+      'and',
+      'any'
+    ])
+    expect(router.route('items', { id: '0', owner_id: '5', title: 'x', price: '0.5', uid: null }).sort()).toEqual([
+      'all'
+    ])
+    expect(
+      router
+        .route('items', {
+          id: '0',
+          owner_id: '0',
+          title: '',
+          price: '1.50',
+          uid: 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'
+        })
+        .sort()
+    ).toEqual(['all', 'numeric', 'uuid'])
   })
 
   it('removes and replaces shapes', () => {

@@ -63,7 +63,10 @@ class ChangeRouting<T> {
   judge(entry: Entry<T>, checkOld: boolean, checkNew: boolean): void {
     const compiled = entry.compiled
     const matchesNew = checkNew && this.after !== null && (!compiled || compiled.matchesValues(this.after))
-    const matchesOld = checkOld && this.before !== null && (checkNew && this.unchangedFor(compiled) ? matchesNew : !compiled || compiled.matchesValues(this.before))
+    const matchesOld =
+      checkOld &&
+      this.before !== null &&
+      (checkNew && this.unchangedFor(compiled) ? matchesNew : !compiled || compiled.matchesValues(this.before))
     if (matchesOld || matchesNew) this.routed.push({ value: entry.value, old: matchesOld, new: matchesNew })
   }
 

@@ -25,7 +25,8 @@ export function checkIntRange(value: bigint, name: IntName): bigint {
   return value
 }
 
-const INT_INPUT = /^\s*([+-]?)(0[xX][0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO][0-7]+(?:_[0-7]+)*|0[bB][01]+(?:_[01]+)*|\d+(?:_\d+)*)\s*$/
+const INT_INPUT =
+  /^\s*([+-]?)(0[xX][0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO][0-7]+(?:_[0-7]+)*|0[bB][01]+(?:_[01]+)*|\d+(?:_\d+)*)\s*$/
 
 export function parseInt(text: string, name: IntName): bigint {
   const match = INT_INPUT.exec(text)

@@ -27,14 +27,17 @@ function subqueryTests(node: Node | undefined, negated = false): SubqueryTest[] 
     const { boolop, args = [] } = node.BoolExpr
     return args.flatMap((arg) => subqueryTests(arg, boolop === 'NOT_EXPR' ? !negated : negated))
   }
-  if ('SubLink' in node && node.SubLink.subLinkType === 'ANY_SUBLINK' && !node.SubLink.operName?.length) return [{ sublink: node, negated }]
+  if ('SubLink' in node && node.SubLink.subLinkType === 'ANY_SUBLINK' && !node.SubLink.operName?.length)
+    return [{ sublink: node, negated }]
   return []
 }
 
 const columnName = (node: Node): string => {
-  if (!('ColumnRef' in node)) throw new AdmittedByError(`the left side of IN (SELECT …) must be columns, not ${deparse(node)}`)
+  if (!('ColumnRef' in node))
+    throw new AdmittedByError(`the left side of IN (SELECT …) must be columns, not ${deparse(node)}`)
   const last = node.ColumnRef.fields?.at(-1)
-  if (!last || !('String' in last)) throw new AdmittedByError(`the left side of IN (SELECT …) must be columns, not ${deparse(node)}`)
+  if (!last || !('String' in last))
+    throw new AdmittedByError(`the left side of IN (SELECT …) must be columns, not ${deparse(node)}`)
   return last.String.sval ?? ''
 }
 
@@ -52,15 +55,26 @@ function inlineParams(node: unknown, params: readonly string[]): unknown {
 }
 
 const stringConst = (value: string): Node => ({ A_Const: { sval: { sval: value } } })
-const textOf = (expression: Node): Node => ({ TypeCast: { arg: expression, typeName: { names: [{ String: { sval: 'text' } }], typemod: -1 } } })
-const equals = (left: Node, right: Node): Node => ({ A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: left, rexpr: right } })
+const textOf = (expression: Node): Node => ({
+  TypeCast: { arg: expression, typeName: { names: [{ String: { sval: 'text' } }], typemod: -1 } }
+})
+const equals = (left: Node, right: Node): Node => ({
+  A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: left, rexpr: right }
+})
 
 /** `SELECT * FROM <inner> WHERE <inner where> AND <selected>::text = '<value>' … LIMIT n`; null when a value is NULL (IN never matches it). */
-function innerRowsQuery(select: Record<string, unknown>, values: Array<string | null>, params: readonly string[]): string | null {
+function innerRowsQuery(
+  select: Record<string, unknown>,
+  values: Array<string | null>,
+  params: readonly string[]
+): string | null {
   if (values.some((value) => value === null)) return null
   const targets = (select.targetList as Array<{ ResTarget: { val: Node } }> | undefined) ?? []
-  if (targets.length !== values.length) throw new AdmittedByError(`the subquery selects ${targets.length} column(s) for ${values.length} on the left`)
-  const conditions = targets.map((target, index) => equals(textOf(target.ResTarget.val), stringConst(values[index] as string)))
+  if (targets.length !== values.length)
+    throw new AdmittedByError(`the subquery selects ${targets.length} column(s) for ${values.length} on the left`)
+  const conditions = targets.map((target, index) =>
+    equals(textOf(target.ResTarget.val), stringConst(values[index] as string))
+  )
   if (select.whereClause) conditions.unshift(select.whereClause as Node)
   const whereClause = conditions.length === 1 ? conditions[0] : { BoolExpr: { boolop: 'AND_EXPR', args: conditions } }
   const statement = {
@@ -80,7 +94,10 @@ function innerRowsQuery(select: Record<string, unknown>, values: Array<string | 
  * For each `IN (SELECT …)` test of a where: the inner rows that select the outer row's values, read in one read-only
  * transaction. Nested subqueries stay in their inner where, so Postgres evaluates them as the shape does.
  */
-export async function admittedBy(pool: pg.Pool, input: { where: string; params: readonly string[]; row: Row }): Promise<SubqueryAdmission[]> {
+export async function admittedBy(
+  pool: pg.Pool,
+  input: { where: string; params: readonly string[]; row: Row }
+): Promise<SubqueryAdmission[]> {
   await loadParser()
   let where: Node | undefined
   try {
@@ -102,7 +119,11 @@ export async function admittedBy(pool: pg.Pool, input: { where: string; params: 
       const select = subselect.SelectStmt as unknown as Record<string, unknown>
       const names = ('RowExpr' in testexpr ? (testexpr.RowExpr.args ?? []) : [testexpr]).map(columnName)
       const columns = names.map((name) => ({ name, value: input.row[name] ?? null, inShape: name in input.row }))
-      const sql = innerRowsQuery(select, columns.map((column) => column.value), input.params)
+      const sql = innerRowsQuery(
+        select,
+        columns.map((column) => column.value),
+        input.params
+      )
       const rows = sql ? (await client.query<Row>(sql)).rows : []
       const from = (select.fromClause as Node[] | undefined)?.[0]
       admissions.push({

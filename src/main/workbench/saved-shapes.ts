@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
-import { SavedShapeSchema, type NameValue, type SavedShape, type SavedShapeInputSchema, type ShapeTarget } from '../../shared/contract/shapes-workbench'
+import {
+  SavedShapeSchema,
+  type NameValue,
+  type SavedShape,
+  type SavedShapeInputSchema,
+  type ShapeTarget
+} from '../../shared/contract/shapes-workbench'
 import { isCredentialHeader, isCredentialParam } from '../../shared/shape-client/credentials'
 import { writeAtomically } from '../fs/atomic-write'
 
@@ -12,8 +18,13 @@ export class SavedShapesFileError extends Error {}
 /** Credentials are not written to disk: their values are dropped and marked, the names kept. */
 function withoutCredentials(target: ShapeTarget): ShapeTarget {
   if (target.kind !== 'custom') return target
-  const redact = (isCredential: (name: string) => boolean) => (entry: NameValue) => (isCredential(entry.name) && entry.value ? { ...entry, value: '', redacted: true } : entry)
-  return { ...target, headers: target.headers.map(redact(isCredentialHeader)), params: target.params.map(redact(isCredentialParam)) }
+  const redact = (isCredential: (name: string) => boolean) => (entry: NameValue) =>
+    isCredential(entry.name) && entry.value ? { ...entry, value: '', redacted: true } : entry
+  return {
+    ...target,
+    headers: target.headers.map(redact(isCredentialHeader)),
+    params: target.params.map(redact(isCredentialParam))
+  }
 }
 
 /** The workbench's saved shapes: one JSON file in the data folder, validated on read, replaced atomically on write. */
@@ -39,7 +50,9 @@ export class SavedShapesStore {
     const parsed = SavedShapesFileSchema.safeParse(json)
     if (!parsed.success) {
       const issue = parsed.error.issues[0]
-      throw new SavedShapesFileError(`${this.file} is not a saved-shapes file (${issue?.path.join('.') || 'root'}: ${issue?.message}); fix or remove it (it is left as it is)`)
+      throw new SavedShapesFileError(
+        `${this.file} is not a saved-shapes file (${issue?.path.join('.') || 'root'}: ${issue?.message}); fix or remove it (it is left as it is)`
+      )
     }
     return parsed.data.shapes
   }
@@ -49,8 +62,15 @@ export class SavedShapesStore {
     return this.serialised(async () => {
       const shapes = await this.list()
       const existing = shapes.find((shape) => shape.name === input.name)
-      const saved: SavedShape = { ...input, target: withoutCredentials(input.target), id: existing?.id ?? randomUUID(), savedAt: new Date().toISOString() }
-      await this.write(existing ? shapes.map((shape) => (shape.id === existing.id ? saved : shape)) : [...shapes, saved])
+      const saved: SavedShape = {
+        ...input,
+        target: withoutCredentials(input.target),
+        id: existing?.id ?? randomUUID(),
+        savedAt: new Date().toISOString()
+      }
+      await this.write(
+        existing ? shapes.map((shape) => (shape.id === existing.id ? saved : shape)) : [...shapes, saved]
+      )
       return saved
     })
   }

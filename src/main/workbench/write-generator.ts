@@ -30,7 +30,8 @@ function newKey(table: TableInfo): string | null {
   const [key, ...rest] = table.primaryKey
   const column = table.columns.find((candidate) => candidate.name === key)
   if (!column || rest.length > 0) return null
-  if (INTEGER.test(column.type)) return `(SELECT coalesce(max(${quote(column.name)}), 0) + 1 FROM ${table.qualifiedName})`
+  if (INTEGER.test(column.type))
+    return `(SELECT coalesce(max(${quote(column.name)}), 0) + 1 FROM ${table.qualifiedName})`
   return column.type === 'uuid' ? 'gen_random_uuid()' : null
 }
 
@@ -46,20 +47,34 @@ export function randomWriteSql(table: TableInfo, kind: WriteKind, random: () => 
     const preferred = changeable.filter((column) => !INTEGER.test(column.type))
     const candidates = preferred.length > 0 ? preferred : changeable
     const column = candidates[Math.floor(random() * candidates.length)]
-    return column ? `UPDATE ${table.qualifiedName} SET ${quote(column.name)} = ${newValue(column)} WHERE ctid = ${pickRandomRow(table)}` : null
+    return column
+      ? `UPDATE ${table.qualifiedName} SET ${quote(column.name)} = ${newValue(column)} WHERE ctid = ${pickRandomRow(table)}`
+      : null
   }
   const key = newKey(table)
   if (!key || table.primaryKey[0] === undefined) return null
   const names = [table.primaryKey[0], ...others.map((column) => column.name)].map(quote).join(', ')
-  const values = [key, ...others.map((column) => (column.type === 'text' || column.type.startsWith('character varying') ? newValue(column) : quote(column.name)))].join(', ')
+  const values = [
+    key,
+    ...others.map((column) =>
+      column.type === 'text' || column.type.startsWith('character varying') ? newValue(column) : quote(column.name)
+    )
+  ].join(', ')
   return `INSERT INTO ${table.qualifiedName} (${names}) SELECT ${values} FROM ${table.qualifiedName} ORDER BY random() LIMIT 1 ON CONFLICT DO NOTHING`
 }
 
 /** Runs `count` random writes, each its own transaction, so a shape sees them as separate changes. */
-export async function randomWrites(pool: pg.Pool, table: TableInfo, count: number, kinds: WriteKind[], random: () => number = Math.random): Promise<WriteReport> {
+export async function randomWrites(
+  pool: pg.Pool,
+  table: TableInfo,
+  count: number,
+  kinds: WriteKind[],
+  random: () => number = Math.random
+): Promise<WriteReport> {
   const report: WriteReport = { applied: { insert: 0, update: 0, delete: 0 }, failed: 0, errors: [] }
   const possible = kinds.filter((kind) => randomWriteSql(table, kind, random) !== null)
-  if (possible.length === 0) return { ...report, errors: [`the generator cannot ${kinds.join('/')} rows of ${table.qualifiedName}`] }
+  if (possible.length === 0)
+    return { ...report, errors: [`the generator cannot ${kinds.join('/')} rows of ${table.qualifiedName}`] }
   for (let index = 0; index < count; index++) {
     const kind = possible[Math.floor(random() * possible.length)] ?? 'update'
     try {

@@ -17,7 +17,8 @@ export interface ValueTableProps {
   compact?: boolean
 }
 
-const cell = (value: unknown): ReactNode => (value === null ? 'NULL' : typeof value === 'string' ? value : JSON.stringify(value) ?? '')
+const cell = (value: unknown): ReactNode =>
+  value === null ? 'NULL' : typeof value === 'string' ? value : (JSON.stringify(value) ?? '')
 
 /** Rows of values under their column names: query results, shape rows, subset rows. */
 export function ValueTable({ columns, rows, limit, label, testId, compact = true }: ValueTableProps) {

@@ -50,7 +50,12 @@ export const checkerCalls = {
   /** What the page offers by default: this app's endpoint, brand and a table to read. */
   'checker.defaults': call(
     z.object({}),
-    z.object({ url: z.string().nullable(), headerBrand: HeaderBrandSchema, table: z.string().nullable(), checks: z.array(z.object({ id: z.string(), title: z.string() })) })
+    z.object({
+      url: z.string().nullable(),
+      headerBrand: HeaderBrandSchema,
+      table: z.string().nullable(),
+      checks: z.array(z.object({ id: z.string(), title: z.string() }))
+    })
   ),
   'checker.run': call(CheckerRunInputSchema, ConformanceReportSchema)
 }

@@ -67,7 +67,12 @@ export const dbCalls = {
   'db.query': call(z.object({ sql: z.string().min(1, 'sql is empty').max(1_000_000) }), QueryResultSchema),
   'db.history': call(z.object({}), z.array(HistoryEntrySchema)),
   'db.connect': call(
-    z.object({ database: z.union([z.literal('embedded'), z.string().regex(/^postgres(ql)?:\/\//, 'must be embedded or a postgres:// URL')]) }),
+    z.object({
+      database: z.union([
+        z.literal('embedded'),
+        z.string().regex(/^postgres(ql)?:\/\//, 'must be embedded or a postgres:// URL')
+      ])
+    }),
     DatabaseStatusSchema
   )
 }

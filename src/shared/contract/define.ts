@@ -11,5 +11,8 @@ export interface EventSpec<P extends z.ZodType = z.ZodType> {
   payload: P
 }
 
-export const call = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O): CallSpec<I, O> => ({ input, output })
+export const call = <I extends z.ZodType, O extends z.ZodType>(input: I, output: O): CallSpec<I, O> => ({
+  input,
+  output
+})
 export const event = <P extends z.ZodType>(payload: P): EventSpec<P> => ({ payload })

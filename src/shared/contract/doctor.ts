@@ -53,11 +53,17 @@ export const DoctorReportSchema = z.object({
 export type DoctorReport = z.infer<typeof DoctorReportSchema>
 
 /** At most 40 MB of recording text per call (the HTTP contract takes 64 MB bodies, and JSON escapes grow a HAR). */
-const RecordingTextSchema = z.string().min(1, 'the file is empty').max(40_000_000, 'the file is larger than 40 MB: record a shorter session, or run `syncscope doctor` on it')
+const RecordingTextSchema = z
+  .string()
+  .min(1, 'the file is empty')
+  .max(40_000_000, 'the file is larger than 40 MB: record a shorter session, or run `syncscope doctor` on it')
 
 export const doctorCalls = {
   /** Diagnoses a HAR file or a Syncscope recording (the text of the file). */
   'doctor.analyze': call(z.object({ name: z.string().max(500), text: RecordingTextSchema }), DoctorReportSchema),
   /** The same file with tokens, cookies and secrets masked, to attach to a bug report. */
-  'doctor.redact': call(z.object({ name: z.string().max(500), text: RecordingTextSchema }), z.object({ name: z.string(), text: z.string() }))
+  'doctor.redact': call(
+    z.object({ name: z.string().max(500), text: RecordingTextSchema }),
+    z.object({ name: z.string(), text: z.string() })
+  )
 }

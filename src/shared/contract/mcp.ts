@@ -42,7 +42,9 @@ function strictAuthObject<S extends z.ZodRawShape>(shape: S) {
   })
 }
 
-const urlString = z.string().refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http:// or https:// URL')
+const urlString = z
+  .string()
+  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http:// or https:// URL')
 const scopes = z.array(z.string().min(1)).optional()
 const callback = <A>() =>
   z.custom<(value: A) => void | Promise<void>>((value) => typeof value === 'function', 'must be a function').optional()
@@ -51,7 +53,10 @@ export const NoAuthSchema = strictAuthObject({ mode: z.literal('none') })
 export const ApiKeyAuthSchema = strictAuthObject({
   mode: z.literal('apiKey'),
   key: z.string().min(1, 'the API key is empty'),
-  headerName: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name').optional(),
+  headerName: z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
+    .optional(),
   valuePrefix: z.string().optional()
 })
 export const ClientCredentialsAuthSchema = strictAuthObject({
@@ -75,13 +80,22 @@ export const AuthorizationCodeAuthSchema = strictAuthObject({
   oauthProviderRef: z.string().min(1).optional()
 })
 
-export const McpAuthConfigSchema = z.discriminatedUnion('mode', [NoAuthSchema, ApiKeyAuthSchema, ClientCredentialsAuthSchema, AuthorizationCodeAuthSchema], {
-  error: 'auth.mode must be none, apiKey, clientCredentials or authorizationCode'
-})
+export const McpAuthConfigSchema = z.discriminatedUnion(
+  'mode',
+  [NoAuthSchema, ApiKeyAuthSchema, ClientCredentialsAuthSchema, AuthorizationCodeAuthSchema],
+  {
+    error: 'auth.mode must be none, apiKey, clientCredentials or authorizationCode'
+  }
+)
 export type McpAuthConfig = z.infer<typeof McpAuthConfigSchema>
 export type AuthMode = McpAuthConfig['mode']
 
-const timeoutMs = z.number().int().positive('timeoutMs must be a positive number of milliseconds').max(600_000).optional()
+const timeoutMs = z
+  .number()
+  .int()
+  .positive('timeoutMs must be a positive number of milliseconds')
+  .max(600_000)
+  .optional()
 const stringMap = z.record(z.string(), z.string())
 
 const httpFields = {
@@ -106,12 +120,20 @@ const stdioFields = {
 
 const transportError = { error: 'transport must be "http" or "stdio"' }
 /** One server as written in a file, where the name is the key of the `servers` map. */
-export const McpServerEntrySchema = z.discriminatedUnion('transport', [z.strictObject(httpFields), z.strictObject(stdioFields)], transportError)
+export const McpServerEntrySchema = z.discriminatedUnion(
+  'transport',
+  [z.strictObject(httpFields), z.strictObject(stdioFields)],
+  transportError
+)
 export type McpServerEntry = z.infer<typeof McpServerEntrySchema>
 
 export const McpHttpServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...httpFields })
 export const McpStdioServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...stdioFields })
-export const McpServerConfigSchema = z.discriminatedUnion('transport', [McpHttpServerConfigSchema, McpStdioServerConfigSchema], transportError)
+export const McpServerConfigSchema = z.discriminatedUnion(
+  'transport',
+  [McpHttpServerConfigSchema, McpStdioServerConfigSchema],
+  transportError
+)
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>
 export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfigSchema>
 export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfigSchema>
@@ -202,7 +224,15 @@ export const McpEntrySchema = z.object({
 })
 export type McpEntry = z.infer<typeof McpEntrySchema>
 
-export const OAuthStepSchema = z.enum(['discovery', 'registration', 'authorization', 'callback', 'token', 'refresh', 'resource'])
+export const OAuthStepSchema = z.enum([
+  'discovery',
+  'registration',
+  'authorization',
+  'callback',
+  'token',
+  'refresh',
+  'resource'
+])
 /** How many entries main keeps per server in `mcp.oauthLog` and `mcp.rpcLog`; the renderer's cache keeps as many. */
 export const MCP_OAUTH_LOG_KEPT = 200
 export const MCP_RPC_LOG_KEPT = 500
@@ -238,7 +268,11 @@ export const McpElicitationAnswerSchema = z.object({
 export type McpElicitationAnswer = z.infer<typeof McpElicitationAnswerSchema>
 
 /** One JSON-RPC message as it went over the transport. */
-export const McpRpcMessageSchema = z.object({ at: z.string(), direction: z.enum(['sent', 'received']), message: z.unknown() })
+export const McpRpcMessageSchema = z.object({
+  at: z.string(),
+  direction: z.enum(['sent', 'received']),
+  message: z.unknown()
+})
 export type McpRpcMessage = z.infer<typeof McpRpcMessageSchema>
 
 export const McpCallResultSchema = z.object({
@@ -251,7 +285,9 @@ export const McpCallResultSchema = z.object({
   /** Where structuredContent violates the tool's output schema; empty when it conforms, null without a schema. */
   outputErrors: z.array(z.string()).nullable().optional(),
   /** The resource_link items of the result, read from the server. */
-  links: z.array(z.object({ uri: z.string(), contents: z.unknown().optional(), error: z.string().optional() })).optional()
+  links: z
+    .array(z.object({ uri: z.string(), contents: z.unknown().optional(), error: z.string().optional() }))
+    .optional()
 })
 export type McpCallResult = z.infer<typeof McpCallResultSchema>
 
@@ -266,7 +302,10 @@ export const ClientMetadataUrlSchema = z.string().refine((value) => {
 }, "must be an https:// URL with a path: where the app's client ID metadata document is served")
 
 /** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
-export const ClientMetadataSettingSchema = z.object({ url: z.string().nullable(), source: z.enum(['settings', 'flag']).nullable() })
+export const ClientMetadataSettingSchema = z.object({
+  url: z.string().nullable(),
+  source: z.enum(['settings', 'flag']).nullable()
+})
 export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
 
 const named = z.object({ name: McpServerNameSchema })
@@ -292,21 +331,38 @@ export type HostExport = z.infer<typeof HostExportSchema>
 export const mcpCalls = {
   'mcp.list': call(
     z.object({}),
-    z.object({ entries: z.array(McpEntrySchema), sources: z.array(McpSourceSchema), secretStore: z.string(), clientMetadata: ClientMetadataSettingSchema })
+    z.object({
+      entries: z.array(McpEntrySchema),
+      sources: z.array(McpSourceSchema),
+      secretStore: z.string(),
+      clientMetadata: ClientMetadataSettingSchema
+    })
   ),
   /** Sets (or with null removes) `mcp.clientMetadataUrl` in settings.json; OAuth servers reconnect with it. */
   'mcp.setClientMetadataUrl': call(z.object({ url: ClientMetadataUrlSchema.nullable() }), ClientMetadataSettingSchema),
   'mcp.tools': call(named, z.array(McpToolInfoSchema)),
   'mcp.callTool': call(
-    named.extend({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()).default({}), timeoutMs: timeoutMs }),
+    named.extend({
+      tool: z.string().min(1),
+      args: z.record(z.string(), z.unknown()).default({}),
+      timeoutMs: timeoutMs
+    }),
     McpCallResultSchema
   ),
   /** Saves one server into settings.json (or the workspace mcp.json); secrets typed in go to the secret store. */
   'mcp.save': call(
-    z.object({ name: McpServerNameSchema, previousName: McpServerNameSchema.optional(), entry: z.unknown(), target: z.enum(['settings', 'workspace']).default('settings') }),
+    z.object({
+      name: McpServerNameSchema,
+      previousName: McpServerNameSchema.optional(),
+      entry: z.unknown(),
+      target: z.enum(['settings', 'workspace']).default('settings')
+    }),
     McpEntrySchema
   ),
-  'mcp.remove': call(named.extend({ target: z.enum(['settings', 'workspace']).default('settings') }), z.object({ removed: z.boolean() })),
+  'mcp.remove': call(
+    named.extend({ target: z.enum(['settings', 'workspace']).default('settings') }),
+    z.object({ removed: z.boolean() })
+  ),
   'mcp.reconnect': call(named, McpEntrySchema),
   'mcp.login': call(named, z.object({ authorizeUrl: z.string() })),
   'mcp.logout': call(named, McpEntrySchema),
@@ -327,7 +383,10 @@ export const mcpCalls = {
   /** Writes the export previewed (`beforeDigest` of the file as shown): refused if the file changed since. */
   'mcp.exportToHost': call(z.object({ host: HostExportSchema.shape.host, beforeDigest: z.string() }), HostExportSchema),
   /** A value for a VS Code `${input:id}`; it goes to the secret store. */
-  'mcp.setInput': call(z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }), z.object({ stored: z.literal(true) }))
+  'mcp.setInput': call(
+    z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }),
+    z.object({ stored: z.literal(true) })
+  )
 }
 
 export const mcpEvents = {

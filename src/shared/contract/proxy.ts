@@ -40,7 +40,14 @@ export const ProxyStatusSchema = z.discriminatedUnion('running', [
     reloadError: z.object({ message: z.string(), issues: z.array(ConfigIssueSchema), at: z.string() }).nullable(),
     upstream: z.object({ url: z.string().nullable(), headerBrand: HeaderBrandSchema, hasSecret: z.boolean() }),
     users: z.array(z.object({ id: z.string(), name: z.string(), roles: z.array(z.string()) })),
-    shapes: z.array(z.object({ name: z.string(), table: z.string(), where: z.string().nullable(), roles: z.array(z.string()).nullable() })),
+    shapes: z.array(
+      z.object({
+        name: z.string(),
+        table: z.string(),
+        where: z.string().nullable(),
+        roles: z.array(z.string()).nullable()
+      })
+    ),
     gatekeeperTables: z.array(z.string())
   })
 ])

@@ -42,7 +42,9 @@ export const WorkbenchSettingsSchema = z.object({
 })
 export type WorkbenchSettings = z.infer<typeof WorkbenchSettingsSchema>
 
-export const SavedShapeInputSchema = WorkbenchSettingsSchema.extend({ name: z.string().trim().min(1, 'give the shape a name').max(120) })
+export const SavedShapeInputSchema = WorkbenchSettingsSchema.extend({
+  name: z.string().trim().min(1, 'give the shape a name').max(120)
+})
 
 export const SavedShapeSchema = SavedShapeInputSchema.extend({ id: z.string().min(1), savedAt: z.iso.datetime() })
 export type SavedShape = z.infer<typeof SavedShapeSchema>
@@ -99,7 +101,12 @@ export const shapesWorkbenchCalls = {
   'shapesWorkbench.delete': call(z.object({ id: z.string().min(1) }), z.object({ deleted: z.boolean() })),
   /** The write generator: `count` random inserts/updates/deletes on a table, each its own transaction. */
   'shapesWorkbench.randomWrites': call(
-    z.object({ schema: z.string().min(1), table: z.string().min(1), count: z.number().int().min(1).max(100), kinds: z.array(WriteKindSchema).min(1, 'pick at least one kind of write') }),
+    z.object({
+      schema: z.string().min(1),
+      table: z.string().min(1),
+      count: z.number().int().min(1).max(100),
+      kinds: z.array(WriteKindSchema).min(1, 'pick at least one kind of write')
+    }),
     WriteReportSchema
   ),
   /**

@@ -8,7 +8,17 @@ export const HEADER_BRANDS: readonly HeaderBrand[] = ['electric', 'service']
 export const DEFAULT_HEADER_BRAND: HeaderBrand = 'service'
 
 /** The protocol header names without their brand: `handle` is sent as `service-handle` or `electric-handle`. */
-export const PROTOCOL_HEADERS = ['handle', 'offset', 'schema', 'cursor', 'up-to-date', 'has-data', 'snapshot', 'internal-known-error', 'server'] as const
+export const PROTOCOL_HEADERS = [
+  'handle',
+  'offset',
+  'schema',
+  'cursor',
+  'up-to-date',
+  'has-data',
+  'snapshot',
+  'internal-known-error',
+  'server'
+] as const
 export type ProtocolHeader = (typeof PROTOCOL_HEADERS)[number]
 
 /** The full name of a protocol header under a brand: `headerName('service', 'offset')` is `service-offset`. */
@@ -32,7 +42,16 @@ export type ProtocolHeaderNames = ReturnType<typeof protocolHeaderNames>
 
 /** Response headers a browser client must be allowed to read (`access-control-expose-headers`), `retry-after` included. */
 export function exposedProtocolHeaders(names: ProtocolHeaderNames): string[] {
-  return [names.cursor, names.handle, names.hasData, names.offset, names.schema, names.upToDate, names.knownError, RETRY_AFTER_HEADER]
+  return [
+    names.cursor,
+    names.handle,
+    names.hasData,
+    names.offset,
+    names.schema,
+    names.upToDate,
+    names.knownError,
+    RETRY_AFTER_HEADER
+  ]
 }
 export const RETRY_AFTER_HEADER = 'retry-after'
 

@@ -39,7 +39,9 @@ describe('protocol vocabulary', () => {
 
   it('reserves the position and subset parameters', () => {
     expect(RESERVED_PARAMS).toContain('subset__order_by_expr')
-    expect(['offset', 'cache-buster', 'expired_handle', 'subset__where', 'subset__anything'].every(isReservedParam)).toBe(true)
+    expect(
+      ['offset', 'cache-buster', 'expired_handle', 'subset__where', 'subset__anything'].every(isReservedParam)
+    ).toBe(true)
     expect(['table', 'where', 'columns', 'replica', 'params[1]'].some(isReservedParam)).toBe(false)
   })
 
@@ -47,8 +49,12 @@ describe('protocol vocabulary', () => {
     expect(parseOffset('-1')).toEqual({ kind: 'start' })
     expect(parseOffset('-1_0')).toEqual({ kind: 'start' })
     expect(parseOffset('now')).toEqual({ kind: 'now' })
-    expect(parseOffset('18446744073709551615_inf')).toEqual({ kind: 'at', offset: { tx: 2n ** 64n - 1n, op: Infinity } })
-    for (const bad of ['', '1', '1_', '_1', '1_-1', '18446744073709551616_0', '1_9007199254740993', 'inf_0', ' 1_0']) expect(parseOffset(bad)).toBeNull()
+    expect(parseOffset('18446744073709551615_inf')).toEqual({
+      kind: 'at',
+      offset: { tx: 2n ** 64n - 1n, op: Infinity }
+    })
+    for (const bad of ['', '1', '1_', '_1', '1_-1', '18446744073709551616_0', '1_9007199254740993', 'inf_0', ' 1_0'])
+      expect(parseOffset(bad)).toBeNull()
     for (const text of ['0_0', '0_inf', '123_45']) {
       const parsed = parseOffset(text)
       expect(parsed?.kind === 'at' && formatOffset(parsed.offset)).toBe(text)

@@ -15,7 +15,13 @@ export function parseCacheControl(header: string | null): CacheDirective[] {
     .filter(Boolean)
     .map((part) => {
       const [name = '', ...rest] = part.split('=')
-      const value = rest.length > 0 ? rest.join('=').trim().replace(/^"(.*)"$/, '$1') : null
+      const value =
+        rest.length > 0
+          ? rest
+              .join('=')
+              .trim()
+              .replace(/^"(.*)"$/, '$1')
+          : null
       return { name: name.trim().toLowerCase(), value }
     })
 }
@@ -40,11 +46,16 @@ export function cacheVerdict(header: string | null): string[] {
     const value = Number(directives.get(name))
     return directives.has(name) && Number.isFinite(value) ? value : null
   }
-  if (!header) return ['No cache-control: caches fall back to heuristics (usually not stored for responses like these).']
+  if (!header)
+    return ['No cache-control: caches fall back to heuristics (usually not stored for responses like these).']
   if (directives.has('no-store')) return ['No cache may store it: every request goes to the server.']
   const sentences: string[] = []
   const shared = !directives.has('private')
-  sentences.push(shared ? 'Browsers and shared caches (CDNs, proxies) may store it.' : 'Only the browser may store it; shared caches (CDNs, proxies) must not.')
+  sentences.push(
+    shared
+      ? 'Browsers and shared caches (CDNs, proxies) may store it.'
+      : 'Only the browser may store it; shared caches (CDNs, proxies) must not.'
+  )
   if (directives.has('no-cache')) sentences.push('Every reuse must first be revalidated with the server.')
   const maxAge = seconds('max-age')
   const sMaxAge = seconds('s-maxage')
@@ -56,8 +67,12 @@ export function cacheVerdict(header: string | null): string[] {
     )
   }
   const swr = seconds('stale-while-revalidate')
-  if (swr !== null) sentences.push(`Once stale, it may still be served for ${formatSeconds(swr)} while the cache revalidates it in the background.`)
-  if (directives.has('must-revalidate')) sentences.push('Once stale, it must not be served without revalidating it first.')
+  if (swr !== null)
+    sentences.push(
+      `Once stale, it may still be served for ${formatSeconds(swr)} while the cache revalidates it in the background.`
+    )
+  if (directives.has('must-revalidate'))
+    sentences.push('Once stale, it must not be served without revalidating it first.')
   if (directives.has('immutable')) sentences.push('Marked immutable: never revalidated while fresh.')
   return sentences
 }
@@ -98,21 +113,36 @@ export function simulateSharedCache(exchanges: readonly Exchange[]): SimulatedRe
   const store = new Map<string, Stored>()
   const events = exchanges.flatMap((exchange, index) => {
     const lookup = { at: exchange.request.at, order: 0, index, kind: 'lookup' as const }
-    return exchange.response ? [lookup, { at: exchange.response.at, order: 1, index, kind: 'store' as const }] : [lookup]
+    return exchange.response
+      ? [lookup, { at: exchange.response.at, order: 1, index, kind: 'store' as const }]
+      : [lookup]
   })
   events.sort((a, b) => a.at - b.at || a.order - b.order)
-  const results: SimulatedRequest[] = exchanges.map(() => ({ outcome: 'MISS', reason: '', sharedTtlSeconds: null, collapsesWith: [] }))
+  const results: SimulatedRequest[] = exchanges.map(() => ({
+    outcome: 'MISS',
+    reason: '',
+    sharedTtlSeconds: null,
+    collapsesWith: []
+  }))
   for (const event of events) {
     clock = event.at
     const { request, response } = exchanges[event.index] as Exchange
     const result = results[event.index] as SimulatedRequest
-    const cacheRequest = { url: request.url, method: request.method, headers: headerObject(request.headers, request.url) }
+    const cacheRequest = {
+      url: request.url,
+      method: request.method,
+      headers: headerObject(request.headers, request.url)
+    }
     if (event.kind === 'lookup') {
       Object.assign(result, lookup(store.get(request.url), cacheRequest))
       continue
     }
     if (!response) continue
-    const policy = new ClockedPolicy(cacheRequest, { status: response.status, headers: headerObject(response.headers, request.url) }, { shared: true })
+    const policy = new ClockedPolicy(
+      cacheRequest,
+      { status: response.status, headers: headerObject(response.headers, request.url) },
+      { shared: true }
+    )
     if (policy.storable()) {
       store.set(request.url, { policy })
       result.sharedTtlSeconds = Math.round(policy.maxAge())
@@ -122,20 +152,31 @@ export function simulateSharedCache(exchanges: readonly Exchange[]): SimulatedRe
   return results
 }
 
-function lookup(stored: Stored | undefined, request: CachePolicy.Request): Pick<SimulatedRequest, 'outcome' | 'reason'> {
+function lookup(
+  stored: Stored | undefined,
+  request: CachePolicy.Request
+): Pick<SimulatedRequest, 'outcome' | 'reason'> {
   if (!stored) return { outcome: 'MISS', reason: 'nothing stored for this URL' }
-  if (stored.policy.satisfiesWithoutRevalidation(request)) return { outcome: 'HIT', reason: `fresh copy, ${Math.round(stored.policy.age())} s old` }
+  if (stored.policy.satisfiesWithoutRevalidation(request))
+    return { outcome: 'HIT', reason: `fresh copy, ${Math.round(stored.policy.age())} s old` }
   const evaluation = stored.policy.evaluateRequest(request)
   if (evaluation.response && evaluation.revalidation && !evaluation.revalidation.synchronous) {
     return { outcome: 'STALE', reason: 'stale copy served while the cache revalidates (stale-while-revalidate)' }
   }
-  return { outcome: 'MISS', reason: stored.policy.stale() ? 'stored copy is stale: the server is asked (conditional request)' : 'stored copy does not match this request (Vary)' }
+  return {
+    outcome: 'MISS',
+    reason: stored.policy.stale()
+      ? 'stored copy is stale: the server is asked (conditional request)'
+      : 'stored copy does not match this request (Vary)'
+  }
 }
 
 /** Live requests for the same URL whose time in flight overlaps would be merged by a collapsing CDN. */
 function markCollapsible(exchanges: readonly Exchange[], results: SimulatedRequest[]): void {
   const end = (exchange: Exchange) => exchange.body?.at ?? exchange.failure?.at ?? exchange.response?.at ?? Infinity
-  const live = exchanges.map((exchange, index) => ({ exchange, index })).filter(({ exchange }) => exchange.request.live !== 'off')
+  const live = exchanges
+    .map((exchange, index) => ({ exchange, index }))
+    .filter(({ exchange }) => exchange.request.live !== 'off')
   for (const { exchange, index } of live) {
     const result = results[index] as SimulatedRequest
     result.collapsesWith = live

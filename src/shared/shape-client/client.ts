@@ -1,7 +1,15 @@
 import { CONTROL, isReservedParam, OFFSET_NOW, OFFSET_START, offsetAfterLsn } from '../protocol'
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
 import { errorForStatus, ShapeStreamError } from './errors'
-import { isMustRefetch, isUpToDate, MessageArraySchema, MessageSchema, type ChangeMessage, type ControlMessage, type Message } from './messages'
+import {
+  isMustRefetch,
+  isUpToDate,
+  MessageArraySchema,
+  MessageSchema,
+  type ChangeMessage,
+  type ControlMessage,
+  type Message
+} from './messages'
 import { laterOffset, type Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
@@ -9,7 +17,15 @@ import { readProtocolHeaders, ShapeSchemaSchema, type ProtocolHeaders, type Shap
 import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
 import { resolveRecord, type ResolvableRecord } from './resolve'
 import { SseParser } from './sse'
-import { initialStreamState, requestPhase, transition, withFields, type ShapeStreamState, type StreamFields, type StreamPhase } from './stream-state'
+import {
+  initialStreamState,
+  requestPhase,
+  transition,
+  withFields,
+  type ShapeStreamState,
+  type StreamFields,
+  type StreamPhase
+} from './stream-state'
 
 /** What onError may answer: new headers/params (merged) or `{}` to retry, nothing to stop. */
 export type OnErrorResult = void | undefined | { headers?: ResolvableRecord; params?: ResolvableRecord }
@@ -86,11 +102,14 @@ export class ShapeStream {
   private generation = 0
 
   constructor(private readonly options: ShapeStreamOptions) {
-    if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol)) throw new Error(`not an http(s) URL: ${options.url}`)
+    if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
+      throw new Error(`not an http(s) URL: ${options.url}`)
     const reserved = Object.keys(options.params).filter(isReservedParam)
-    if (reserved.length > 0) throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
+    if (reserved.length > 0)
+      throw new Error(`these parameters are set by the stream, not as params: ${reserved.join(', ')}`)
     const offset = options.offset ?? OFFSET_START
-    if (offset !== OFFSET_START && offset !== OFFSET_NOW && !options.handle) throw new Error(`offset ${offset} needs a handle`)
+    if (offset !== OFFSET_START && offset !== OFFSET_NOW && !options.handle)
+      throw new Error(`offset ${offset} needs a handle`)
     this.recorder = options.recorder ?? new ShapeRecorder()
     this.headers = { ...options.headers }
     this.params = { ...options.params }
@@ -131,7 +150,10 @@ export class ShapeStream {
   start(): Promise<void> {
     this.running ??= this.run().catch((error: unknown) => {
       if (error instanceof Aborted || this.controller.signal.aborted) return
-      const failure = error instanceof ShapeStreamError ? error : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
+      const failure =
+        error instanceof ShapeStreamError
+          ? error
+          : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
       this.recorder.note('error', `stream failed: ${failure.message}`)
       this.moveTo('failed', { error: failure })
     })
@@ -171,7 +193,10 @@ export class ShapeStream {
     try {
       const result = await this.fetchSnapshot(subset, method)
       this.recorder.message(result.requestId, snapshotEnd(result.metadata), null)
-      outcome = { applied: { metadata: result.metadata, rows: result.rows, method, dropped: [] }, requestId: result.requestId }
+      outcome = {
+        applied: { metadata: result.metadata, rows: result.rows, method, dropped: [] },
+        requestId: result.requestId
+      }
       return outcome.applied
     } finally {
       this.snapshotFilter.end(outcome)
@@ -183,14 +208,29 @@ export class ShapeStream {
     let onErrorRetries = 0
     for (;;) {
       const [headers, params] = await Promise.all([resolveRecord(this.headers), resolveRecord(this.params)])
-      const request = { url: this.options.url, params: { ...params, ...this.protocolParams() }, headers, subset, method }
+      const request = {
+        url: this.options.url,
+        params: { ...params, ...this.protocolParams() },
+        headers,
+        subset,
+        method
+      }
       try {
-        return await fetchSubset(request, { recorder: this.recorder, fetch: this.options.fetch, signal: this.controller.signal })
+        return await fetchSubset(request, {
+          recorder: this.recorder,
+          fetch: this.options.fetch,
+          signal: this.controller.signal
+        })
       } catch (error) {
         if (!(error instanceof ShapeStreamError)) throw error
         if (error.status === 409 && refetches++ < MAX_SUBSET_REFETCHES) {
           const handle = readProtocolHeaders(new Headers(error.headers), this.state.brand).handle
-          this.restart({ kind: 'must-refetch', handle, messages: [], requestId: this.recorder.exchanges.at(-1)?.request.id ?? -1 })
+          this.restart({
+            kind: 'must-refetch',
+            handle,
+            messages: [],
+            requestId: this.recorder.exchanges.at(-1)?.request.id ?? -1
+          })
           continue
         }
         if (error.kind !== 'credentials' || ++onErrorRetries > (this.options.maxOnErrorRetries ?? 50)) throw error
@@ -201,7 +241,10 @@ export class ShapeStream {
 
   private noteDropped(message: ChangeMessage, snapshot: AppliedSnapshot): void {
     const txids = Array.isArray(message.headers.txids) ? ` (transaction ${String(message.headers.txids[0])})` : ''
-    this.recorder.note('info', `dropped the ${message.headers.operation} of ${message.key}${txids}: subset snapshot ${snapshot.metadata.snapshot_mark} already contains it`)
+    this.recorder.note(
+      'info',
+      `dropped the ${message.headers.operation} of ${message.key}${txids}: subset snapshot ${snapshot.metadata.snapshot_mark} already contains it`
+    )
   }
 
   private publish(messages: Message[], requestId: number): void {
@@ -224,7 +267,11 @@ export class ShapeStream {
       const attempt = await this.attempt(live).catch((error: unknown) => {
         if (this.controller.signal.aborted) throw new Aborted('stopped')
         if (error instanceof ShapeStreamError && generation === this.generation) throw error
-        return { kind: 'http-error', error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url), retryAfter: null } as const
+        return {
+          kind: 'http-error',
+          error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url),
+          retryAfter: null
+        } as const
       })
       if (generation !== this.generation) continue
       if (attempt.kind === 'http-error') {
@@ -259,10 +306,18 @@ export class ShapeStream {
     if (!answer) throw error
     this.headers = { ...this.headers, ...answer.headers }
     this.params = { ...this.params, ...answer.params }
-    this.recorder.note('info', `onError asked to retry${answer.headers || answer.params ? ' with new ' + [answer.headers && 'headers', answer.params && 'params'].filter(Boolean).join(' and ') : ''}`)
+    this.recorder.note(
+      'info',
+      `onError asked to retry${answer.headers || answer.params ? ' with new ' + [answer.headers && 'headers', answer.params && 'params'].filter(Boolean).join(' and ') : ''}`
+    )
   }
 
-  private async backOff(attempt: number, error: ShapeStreamError, retryAfter: string | null, announce = true): Promise<void> {
+  private async backOff(
+    attempt: number,
+    error: ShapeStreamError,
+    retryAfter: string | null,
+    announce = true
+  ): Promise<void> {
     const floor = retryAfterMs(retryAfter) ?? 0
     const wait = Math.max(floor, backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random))
     if (announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
@@ -271,7 +326,10 @@ export class ShapeStream {
   }
 
   private restart({ handle, messages, requestId }: Extract<Attempt, { kind: 'must-refetch' }>): void {
-    this.recorder.note('warn', `must-refetch: discarding the shape and syncing again from -1${handle ? ` with handle ${handle}` : ''}`)
+    this.recorder.note(
+      'warn',
+      `must-refetch: discarding the shape and syncing again from -1${handle ? ` with handle ${handle}` : ''}`
+    )
     this.cacheBuster = Math.random().toString(36).slice(2)
     this.shortSseConnections = 0
     this.generation += 1
@@ -321,14 +379,18 @@ export class ShapeStream {
       return
     }
     const wait = (this.options.random ?? Math.random)() * Math.min(5_000, 100 * 2 ** this.shortSseConnections)
-    this.recorder.note('info', `SSE connection closed after ${Math.round(durationMs)} ms; reconnecting in ${Math.round(wait)} ms`)
+    this.recorder.note(
+      'info',
+      `SSE connection closed after ${Math.round(durationMs)} ms; reconnecting in ${Math.round(wait)} ms`
+    )
     await sleep(wait, this.controller.signal)
   }
 
   private async buildRequest(live: LiveMode): Promise<{ url: string; headers: Record<string, string> }> {
     const [headers, params] = await Promise.all([resolveRecord(this.headers), resolveRecord(this.params)])
     const url = new URL(this.options.url)
-    for (const [name, value] of Object.entries({ ...params, ...this.protocolParams() })) url.searchParams.set(name, value)
+    for (const [name, value] of Object.entries({ ...params, ...this.protocolParams() }))
+      url.searchParams.set(name, value)
     if (live !== 'off') {
       url.searchParams.set('live', 'true')
       url.searchParams.set('cursor', this.state.cursor ?? '')
@@ -363,7 +425,11 @@ export class ShapeStream {
       throw error
     }
     const responseHeaders: HeaderList = [...response.headers.entries()]
-    this.recorder.response(requestId, { status: response.status, statusText: response.statusText, headers: responseHeaders })
+    this.recorder.response(requestId, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: responseHeaders
+    })
     try {
       return await this.readResponse(requestId, url, response, responseHeaders, live)
     } catch (error) {
@@ -379,7 +445,13 @@ export class ShapeStream {
     return AbortSignal.any(signals)
   }
 
-  private async readResponse(requestId: number, url: string, response: Response, responseHeaders: HeaderList, live: LiveMode): Promise<Attempt> {
+  private async readResponse(
+    requestId: number,
+    url: string,
+    response: Response,
+    responseHeaders: HeaderList,
+    live: LiveMode
+  ): Promise<Attempt> {
     const protocol = readProtocolHeaders(response.headers, this.state.brand)
     if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') && response.ok) {
       return this.readSse(requestId, url, response, protocol)
@@ -390,7 +462,12 @@ export class ShapeStream {
       messages.forEach((message) => this.recorder.message(requestId, message, null))
       return { kind: 'must-refetch', handle: protocol.handle, messages, requestId }
     }
-    if (!response.ok) return { kind: 'http-error', error: errorForStatus(url, response.status, text, responseHeaders), retryAfter: response.headers.get('retry-after') }
+    if (!response.ok)
+      return {
+        kind: 'http-error',
+        error: errorForStatus(url, response.status, text, responseHeaders),
+        retryAfter: response.headers.get('retry-after')
+      }
     if (response.status === 204) {
       // Older servers' empty live answer: caught up, nothing new (the official client still accepts it).
       const upToDate: ControlMessage = { headers: { control: CONTROL.upToDate } }
@@ -400,7 +477,8 @@ export class ShapeStream {
     const messages = parseMessages(text, url, 'the response body')
     messages.forEach((message) => this.recorder.message(requestId, message, messageOffset(message) ?? checked.offset))
     const refetchAt = messages.findIndex(isMustRefetch)
-    if (refetchAt !== -1) return { kind: 'must-refetch', handle: checked.handle, messages: messages.slice(refetchAt), requestId }
+    if (refetchAt !== -1)
+      return { kind: 'must-refetch', handle: checked.handle, messages: messages.slice(refetchAt), requestId }
     return { kind: 'messages', messages, headers: checked, requestId }
   }
 
@@ -426,9 +504,19 @@ export class ShapeStream {
     return text
   }
 
-  private async readSse(requestId: number, url: string, response: Response, protocol: ProtocolHeaders): Promise<Attempt> {
+  private async readSse(
+    requestId: number,
+    url: string,
+    response: Response,
+    protocol: ProtocolHeaders
+  ): Promise<Attempt> {
     const headers = this.requireHeaders(url, protocol, 'sse')
-    this.setState({ brand: headers.brand, handle: headers.handle, offset: laterOffset(headers.offset ?? this.state.offset, this.state.offset), cursor: headers.cursor })
+    this.setState({
+      brand: headers.brand,
+      handle: headers.handle,
+      offset: laterOffset(headers.offset ?? this.state.offset, this.state.offset),
+      cursor: headers.cursor
+    })
     const openedAt = now()
     const parser = new SseParser()
     const decoder = new TextDecoder()
@@ -442,7 +530,8 @@ export class ShapeStream {
         if (frame.kind === 'comment') continue
         const message = parseMessage(frame.data, url)
         this.recorder.message(requestId, message, messageOffset(message))
-        if (isMustRefetch(message)) return { kind: 'must-refetch', handle: this.state.handle, messages: [message], requestId }
+        if (isMustRefetch(message))
+          return { kind: 'must-refetch', handle: this.state.handle, messages: [message], requestId }
         pending.push(message)
         if (!isUpToDate(message)) continue
         deliveredChanges ||= pending.length > 1
@@ -475,7 +564,10 @@ export class ShapeStream {
   /** SSE responses keep their headers for the whole stream: the resume point comes from each up-to-date's LSN. */
   private advanceFromSse(upToDate: Message): void {
     const lsn = 'control' in upToDate.headers ? upToDate.headers.global_last_seen_lsn : undefined
-    this.setState({ upToDate: true, offset: typeof lsn === 'string' ? laterOffset(this.state.offset, offsetAfterLsn(lsn)) : this.state.offset })
+    this.setState({
+      upToDate: true,
+      offset: typeof lsn === 'string' ? laterOffset(this.state.offset, offsetAfterLsn(lsn)) : this.state.offset
+    })
   }
 }
 
@@ -505,12 +597,18 @@ function parseJson(text: string, url: string, what: string): unknown {
 
 function parseMessages(text: string, url: string, what: string): Message[] {
   const parsed = MessageArraySchema.safeParse(parseJson(text, url, what))
-  if (!parsed.success) throw new ShapeStreamError('protocol', `${what} is not an array of shape messages: ${parsed.error.issues[0]?.message ?? ''}`, url)
+  if (!parsed.success)
+    throw new ShapeStreamError(
+      'protocol',
+      `${what} is not an array of shape messages: ${parsed.error.issues[0]?.message ?? ''}`,
+      url
+    )
   return parsed.data
 }
 
 function parseMessage(text: string, url: string): Message {
   const parsed = MessageSchema.safeParse(parseJson(text, url, 'an SSE data frame'))
-  if (!parsed.success) throw new ShapeStreamError('protocol', `an SSE data frame is not a shape message: ${text.slice(0, 200)}`, url)
+  if (!parsed.success)
+    throw new ShapeStreamError('protocol', `an SSE data frame is not a shape message: ${text.slice(0, 200)}`, url)
   return parsed.data
 }

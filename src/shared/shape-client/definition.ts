@@ -41,7 +41,13 @@ const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 /** The first request of the shape (`offset` -1 or now) as a curl command. */
 export function curlCommand(definition: ShapeDraft, target: ShapeRequestTarget, offset: '-1' | 'now'): string {
   const url = new URL(target.url)
-  for (const [name, value] of Object.entries({ ...shapeParams(definition), ...target.params, offset, log: definition.log })) url.searchParams.set(name, value)
+  for (const [name, value] of Object.entries({
+    ...shapeParams(definition),
+    ...target.params,
+    offset,
+    log: definition.log
+  }))
+    url.searchParams.set(name, value)
   url.searchParams.sort()
   const headers = Object.entries(target.headers).map(([name, value]) => ` \\\n  -H ${shellQuote(`${name}: ${value}`)}`)
   return `curl -i ${shellQuote(url.toString())}${headers.join('')}`
@@ -59,12 +65,18 @@ export function electricClientCode(
   if (definition.params.length > 0) params.params = definition.params
   if (definition.replica !== 'default') params.replica = definition.replica
   const lines = [`  url: ${JSON.stringify(target.url)},`, `  params: ${indent(JSON.stringify(params, null, 2))},`]
-  if (Object.keys(target.headers).length > 0) lines.push(`  headers: ${indent(JSON.stringify(target.headers, null, 2))},`)
+  if (Object.keys(target.headers).length > 0)
+    lines.push(`  headers: ${indent(JSON.stringify(target.headers, null, 2))},`)
   if (options.offset === 'now') lines.push(`  offset: 'now',`)
   if (definition.log !== 'full') lines.push(`  log: ${JSON.stringify(definition.log)},`)
   if (options.live === 'sse') lines.push('  liveSse: true,')
   if (options.live === 'off') lines.push('  subscribe: false,')
-  const warning = options.headerBrand === 'service' ? ['// This server sends service-* headers; @electric-sql/client reads electric-*: serve with --header-brand electric.'] : []
+  const warning =
+    options.headerBrand === 'service'
+      ? [
+          '// This server sends service-* headers; @electric-sql/client reads electric-*: serve with --header-brand electric.'
+        ]
+      : []
   if (SUBQUERY.test(definition.where)) warning.push(...SUBQUERY_WARNING)
   return [
     ...warning,

@@ -41,7 +41,8 @@ export function errorForStatus(url: string, status: number, body: string, header
 function summariseBody(body: string): string {
   try {
     const parsed = JSON.parse(body) as { message?: unknown; error?: unknown; errors?: unknown }
-    const message = typeof parsed.message === 'string' ? parsed.message : typeof parsed.error === 'string' ? parsed.error : ''
+    const message =
+      typeof parsed.message === 'string' ? parsed.message : typeof parsed.error === 'string' ? parsed.error : ''
     return parsed.errors ? `${message} ${JSON.stringify(parsed.errors)}`.trim() : message || body.slice(0, 300)
   } catch {
     return body.slice(0, 300) || '(empty body)'

@@ -53,14 +53,30 @@ export function grantQueryParams(params: GatekeeperGrant['params']): Record<stri
 /** Asks the gatekeeper for the shape; a refusal is a ShapeStreamError with its status and the gatekeeper's message. */
 export async function requestGrant(options: GatekeeperOptions): Promise<GatekeeperGrant> {
   const headers = { ...(await resolveRecord(options.headers)), 'content-type': 'application/json' }
-  const response = await (options.fetch ?? globalThis.fetch)(options.url, { method: 'POST', headers, body: JSON.stringify(options.shape) })
+  const response = await (options.fetch ?? globalThis.fetch)(options.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(options.shape)
+  })
   const text = await response.text()
   if (!response.ok) {
     const error = errorForStatus(options.url, response.status, text, [...response.headers.entries()])
-    throw new ShapeStreamError(error.kind, `the gatekeeper refused: ${error.message}`, options.url, response.status, text, error.headers)
+    throw new ShapeStreamError(
+      error.kind,
+      `the gatekeeper refused: ${error.message}`,
+      options.url,
+      response.status,
+      text,
+      error.headers
+    )
   }
   const grant = GatekeeperGrantSchema.safeParse(JSON.parse(text))
-  if (!grant.success) throw new ShapeStreamError('protocol', `the gatekeeper's answer is not stream options: ${grant.error.issues[0]?.message ?? ''}`, options.url)
+  if (!grant.success)
+    throw new ShapeStreamError(
+      'protocol',
+      `the gatekeeper's answer is not stream options: ${grant.error.issues[0]?.message ?? ''}`,
+      options.url
+    )
   return grant.data
 }
 
@@ -75,7 +91,10 @@ export interface GatekeeperStreamOptions {
 }
 
 /** Goes through the gatekeeper once, and again whenever the token-checking proxy answers 401 mid-stream. */
-export async function gatekeeperStreamOptions(options: GatekeeperOptions, onGrant: (grant: GatekeeperGrant) => void = () => {}): Promise<GatekeeperStreamOptions> {
+export async function gatekeeperStreamOptions(
+  options: GatekeeperOptions,
+  onGrant: (grant: GatekeeperGrant) => void = () => {}
+): Promise<GatekeeperStreamOptions> {
   const grant = await requestGrant(options)
   onGrant(grant)
   return {

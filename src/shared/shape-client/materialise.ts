@@ -1,4 +1,12 @@
-import { isChangeMessage, isEventMessage, isMustRefetch, type ChangeMessage, type EventMessage, type Message, type Row } from './messages'
+import {
+  isChangeMessage,
+  isEventMessage,
+  isMustRefetch,
+  type ChangeMessage,
+  type EventMessage,
+  type Message,
+  type Row
+} from './messages'
 import { TagIndex, isIncluded, type Membership } from './tags'
 
 /** What one message did to the rows (with the message, so a log view can show the row as it was before). */
@@ -75,7 +83,14 @@ export class MaterialisedShape {
     // An update without tags keeps the row's tags (and its conditions unless it brings new ones).
     if (message.headers.tags) this.tags.set(key, message.headers.tags, message.headers.active_conditions)
     else if (message.headers.active_conditions) this.tags.setConditions(key, message.headers.active_conditions)
-    return { kind: 'update', key, before, row, changed: Object.keys(value).filter((column) => before[column] !== value[column]), message }
+    return {
+      kind: 'update',
+      key,
+      before,
+      row,
+      changed: Object.keys(value).filter((column) => before[column] !== value[column]),
+      message
+    }
   }
 
   private applyMove(message: EventMessage): RowChange[] {
@@ -117,8 +132,11 @@ function netOut(changes: RowChange[]): RowChange[] {
     netted[at as number] = null
     deleted.delete(change.key)
     const { before } = removal
-    const changed = [...new Set([...Object.keys(before), ...Object.keys(change.row)])].filter((column) => before[column] !== change.row[column])
-    if (changed.length > 0) netted.push({ kind: 'update', key: change.key, before, row: change.row, changed, message: change.message })
+    const changed = [...new Set([...Object.keys(before), ...Object.keys(change.row)])].filter(
+      (column) => before[column] !== change.row[column]
+    )
+    if (changed.length > 0)
+      netted.push({ kind: 'update', key: change.key, before, row: change.row, changed, message: change.message })
   }
   return netted.filter((change): change is RowChange => change !== null)
 }

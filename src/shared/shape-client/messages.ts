@@ -42,7 +42,11 @@ export type MovePattern = z.infer<typeof MovePatternSchema>
 
 /** Subquery shapes' `move-in` / `move-out` events (other events are passed on and otherwise ignored). */
 export const EventMessageSchema = z.object({
-  headers: z.looseObject({ event: z.string(), patterns: z.array(MovePatternSchema).optional(), txids: z.array(z.number()).optional() })
+  headers: z.looseObject({
+    event: z.string(),
+    patterns: z.array(MovePatternSchema).optional(),
+    txids: z.array(z.number()).optional()
+  })
 })
 export type EventMessage = z.infer<typeof EventMessageSchema>
 
@@ -54,5 +58,7 @@ export const MessageArraySchema = z.array(MessageSchema)
 export const isChangeMessage = (message: Message): message is ChangeMessage => 'key' in message
 export const isEventMessage = (message: Message): message is EventMessage => 'event' in message.headers
 export const isControlMessage = (message: Message): message is ControlMessage => 'control' in message.headers
-export const isUpToDate = (message: Message): boolean => isControlMessage(message) && message.headers.control === CONTROL.upToDate
-export const isMustRefetch = (message: Message): boolean => isControlMessage(message) && message.headers.control === CONTROL.mustRefetch
+export const isUpToDate = (message: Message): boolean =>
+  isControlMessage(message) && message.headers.control === CONTROL.upToDate
+export const isMustRefetch = (message: Message): boolean =>
+  isControlMessage(message) && message.headers.control === CONTROL.mustRefetch

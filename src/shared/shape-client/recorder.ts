@@ -64,7 +64,8 @@ export function maskSecret(value: string): string {
 
 export function maskUrl(url: string): string {
   const parsed = new URL(url)
-  for (const [name, value] of [...parsed.searchParams]) if (isCredentialParam(name)) parsed.searchParams.set(name, maskSecret(value))
+  for (const [name, value] of [...parsed.searchParams])
+    if (isCredentialParam(name)) parsed.searchParams.set(name, maskSecret(value))
   return parsed.toString()
 }
 
@@ -96,7 +97,9 @@ export class ShapeRecorder {
 
   request(method: string, url: string, headers: HeaderList, live: LiveMode): number {
     const id = this.nextId++
-    const exchange: Exchange = { request: { id, at: now(), method, url: maskUrl(url), headers: maskHeaders(headers), live } }
+    const exchange: Exchange = {
+      request: { id, at: now(), method, url: maskUrl(url), headers: maskHeaders(headers), live }
+    }
     this.exchanges.push(exchange)
     this.byId.set(id, exchange)
     this.add({ type: 'request', at: exchange.request.at, requestId: id })
@@ -114,7 +117,12 @@ export class ShapeRecorder {
   body(requestId: number, text: string, size: number): void {
     const exchange = this.byId.get(requestId)
     if (!exchange) return
-    exchange.body = { at: now(), size, text: text.slice(0, this.maxBodyChars), truncated: text.length > this.maxBodyChars }
+    exchange.body = {
+      at: now(),
+      size,
+      text: text.slice(0, this.maxBodyChars),
+      truncated: text.length > this.maxBodyChars
+    }
     this.notify()
   }
 
@@ -141,7 +149,8 @@ export class ShapeRecorder {
     // Trimmed a tenth at a time, so a full recorder does not copy its whole array on every entry.
     if (this.entries.length > this.maxEntries) this.entries.splice(0, Math.ceil(this.maxEntries / 10))
     if (this.exchanges.length > this.maxEntries) {
-      for (const dropped of this.exchanges.splice(0, Math.ceil(this.maxEntries / 10))) this.byId.delete(dropped.request.id)
+      for (const dropped of this.exchanges.splice(0, Math.ceil(this.maxEntries / 10)))
+        this.byId.delete(dropped.request.id)
     }
     this.notify()
   }

@@ -53,7 +53,10 @@ export class SnapshotFilter {
     if (snapshot) {
       const { applied, requestId } = snapshot
       this.applied.push(applied)
-      this.tracker.add(applied.metadata, applied.rows.map((row) => row.key))
+      this.tracker.add(
+        applied.metadata,
+        applied.rows.map((row) => row.key)
+      )
       this.deliver({ messages: [...applied.rows, snapshotEnd(applied.metadata)], requestId })
     }
     if (this.inFlight > 0) return

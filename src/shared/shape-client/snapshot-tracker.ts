@@ -56,11 +56,20 @@ export class SnapshotTracker {
   /** Forgets the snapshots the stream has moved past, as this message shows. */
   observe(message: Message): void {
     const headers = message.headers as { lsn?: unknown; global_last_seen_lsn?: unknown; txids?: unknown }
-    const lsnText = typeof headers.lsn === 'string' ? headers.lsn : typeof headers.global_last_seen_lsn === 'string' ? headers.global_last_seen_lsn : null
+    const lsnText =
+      typeof headers.lsn === 'string'
+        ? headers.lsn
+        : typeof headers.global_last_seen_lsn === 'string'
+          ? headers.global_last_seen_lsn
+          : null
     const lsn = lsnText !== null && /^\d+$/.test(lsnText) ? BigInt(lsnText) : null
     const xid = Array.isArray(headers.txids) && typeof headers.txids[0] === 'number' ? headers.txids[0] : null
     for (const [mark, snapshot] of this.snapshots) {
-      if ((lsn !== null && lsn >= snapshot.databaseLsn) || (xid !== null && widenXid(xid, snapshot.xmax) >= snapshot.xmax)) this.snapshots.delete(mark)
+      if (
+        (lsn !== null && lsn >= snapshot.databaseLsn) ||
+        (xid !== null && widenXid(xid, snapshot.xmax) >= snapshot.xmax)
+      )
+        this.snapshots.delete(mark)
     }
   }
 

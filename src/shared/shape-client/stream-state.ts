@@ -9,7 +9,16 @@ import type { LiveMode } from './recorder'
  * (long-poll or SSE). `sse-fallback`: following it by long-polling because SSE connections kept closing at once.
  * `retrying`: waiting out a backoff. `up-to-date`: done (live `off`). `stopped`: stopped by its owner. `failed`: gave up.
  */
-export const STREAM_PHASES = ['initial', 'syncing', 'live', 'sse-fallback', 'retrying', 'up-to-date', 'stopped', 'failed'] as const
+export const STREAM_PHASES = [
+  'initial',
+  'syncing',
+  'live',
+  'sse-fallback',
+  'retrying',
+  'up-to-date',
+  'stopped',
+  'failed'
+] as const
 export type StreamPhase = (typeof STREAM_PHASES)[number]
 
 /**
@@ -57,16 +66,23 @@ export interface ShapeStreamState {
 
 export type StreamFields = Omit<ShapeStreamState, 'phase'>
 
-export const initialStreamState = (fields: StreamFields): ShapeStreamState => Object.freeze({ phase: 'initial', ...fields })
+export const initialStreamState = (fields: StreamFields): ShapeStreamState =>
+  Object.freeze({ phase: 'initial', ...fields })
 
 /** The state after moving to `phase` (with changed fields); throws StreamTransitionError when the table refuses it. */
-export function transition(state: ShapeStreamState, phase: StreamPhase, fields: Partial<StreamFields> = {}): ShapeStreamState {
+export function transition(
+  state: ShapeStreamState,
+  phase: StreamPhase,
+  fields: Partial<StreamFields> = {}
+): ShapeStreamState {
   if (!canTransition(state.phase, phase)) throw new StreamTransitionError(state.phase, phase)
   return Object.freeze({ ...state, ...fields, phase })
 }
 
 /** The same phase with changed fields (what a response, a restart or a fallback records). */
-export const withFields = (state: ShapeStreamState, fields: Partial<StreamFields>): ShapeStreamState => Object.freeze({ ...state, ...fields })
+export const withFields = (state: ShapeStreamState, fields: Partial<StreamFields>): ShapeStreamState =>
+  Object.freeze({ ...state, ...fields })
 
 /** The phase of a stream about to send a request in `live` mode (`off`: catching up). */
-export const requestPhase = (live: LiveMode, sseFellBack: boolean): StreamPhase => (live === 'off' ? 'syncing' : sseFellBack ? 'sse-fallback' : 'live')
+export const requestPhase = (live: LiveMode, sseFellBack: boolean): StreamPhase =>
+  live === 'off' ? 'syncing' : sseFellBack ? 'sse-fallback' : 'live'

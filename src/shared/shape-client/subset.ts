@@ -68,16 +68,32 @@ export function buildSubsetRequest(request: SubsetRequest): { url: string; init:
   }
   url.searchParams.sort()
   const body = { where: where ?? 'true', params, limit, offset, order_by: orderBy }
-  return { url: url.toString(), init: { method: 'POST', headers: { ...request.headers, 'content-type': 'application/json' }, body: JSON.stringify(body) } }
+  return {
+    url: url.toString(),
+    init: {
+      method: 'POST',
+      headers: { ...request.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body)
+    }
+  }
 }
 
 /** Requests a subset snapshot and validates the answer; every step goes to the recorder when one is given. */
-export async function fetchSubset(request: SubsetRequest, options: { recorder?: ShapeRecorder; fetch?: typeof fetch; signal?: AbortSignal } = {}): Promise<SubsetResult> {
+export async function fetchSubset(
+  request: SubsetRequest,
+  options: { recorder?: ShapeRecorder; fetch?: typeof fetch; signal?: AbortSignal } = {}
+): Promise<SubsetResult> {
   const parsedSubset = SubsetSchema.safeParse(request.subset)
-  if (!parsedSubset.success) throw new ShapeStreamError('client', `invalid subset: ${parsedSubset.error.issues.map((issue) => issue.message).join('; ')}`, request.url)
+  if (!parsedSubset.success)
+    throw new ShapeStreamError(
+      'client',
+      `invalid subset: ${parsedSubset.error.issues.map((issue) => issue.message).join('; ')}`,
+      request.url
+    )
   const { url, init } = buildSubsetRequest({ ...request, subset: parsedSubset.data })
   const recorder = options.recorder
-  const requestId = recorder?.request(request.method, url, Object.entries(init.headers as Record<string, string>), 'off') ?? -1
+  const requestId =
+    recorder?.request(request.method, url, Object.entries(init.headers as Record<string, string>), 'off') ?? -1
   let response: Response
   try {
     response = await (options.fetch ?? globalThis.fetch)(url, { ...init, signal: options.signal })
@@ -97,8 +113,20 @@ export async function fetchSubset(request: SubsetRequest, options: { recorder?: 
     throw new ShapeStreamError('protocol', `the subset response is not JSON: ${text.slice(0, 200)}`, url)
   }
   const parsed = SubsetResponseSchema.safeParse(json)
-  if (!parsed.success) throw new ShapeStreamError('protocol', `the subset response is not {metadata, data}: ${parsed.error.issues[0]?.message ?? ''}`, url)
+  if (!parsed.success)
+    throw new ShapeStreamError(
+      'protocol',
+      `the subset response is not {metadata, data}: ${parsed.error.issues[0]?.message ?? ''}`,
+      url
+    )
   for (const row of parsed.data.data) recorder?.message(requestId, row, null)
   const protocol = readProtocolHeaders(response.headers, null)
-  return { metadata: parsed.data.metadata, rows: parsed.data.data, handle: protocol.handle, offset: protocol.offset, status: response.status, requestId }
+  return {
+    metadata: parsed.data.metadata,
+    rows: parsed.data.data,
+    handle: protocol.handle,
+    offset: protocol.offset,
+    status: response.status,
+    requestId
+  }
 }

@@ -12,7 +12,9 @@ export const tagSlots = (tag: string): string[] => tag.split('/')
 
 /** The disjuncts that hold the row: those whose every used position is true. */
 export function satisfiedDisjuncts({ tags, activeConditions }: Membership): number[] {
-  return tags.flatMap((slots, disjunct) => (slots.every((slot, pos) => slot === '' || activeConditions[pos] === true) ? [disjunct] : []))
+  return tags.flatMap((slots, disjunct) =>
+    slots.every((slot, pos) => slot === '' || activeConditions[pos] === true) ? [disjunct] : []
+  )
 }
 
 /** A row is in the shape when some disjunct holds it; no tags or no conditions: always. */

@@ -2,7 +2,6 @@ import type pg from 'pg'
 import type { Rows } from '../../support/random-writes'
 import { controls, get, materialise, messages, type Message } from '../../support/shape-http'
 
-
 /** A client's position in a shape: what it would send to resume. */
 export interface Position {
   handle: string
@@ -19,7 +18,12 @@ export interface Followed extends Position {
  * Syncs a shape to up-to-date as a client does: from `from` (or `-1`), starting over on 409 must-refetch; rows are
  * materialised from `start` (what the client held at `from`).
  */
-export async function followToEnd(base: string, shape: Record<string, string>, from?: Position & { rows: Rows }, timeoutMs = 30_000): Promise<Followed> {
+export async function followToEnd(
+  base: string,
+  shape: Record<string, string>,
+  from?: Position & { rows: Rows },
+  timeoutMs = 30_000
+): Promise<Followed> {
   const deadline = Date.now() + timeoutMs
   let rows: Rows = new Map(from?.rows ?? [])
   let handle = from?.handle ?? ''
@@ -52,6 +56,9 @@ export async function followToEnd(base: string, shape: Record<string, string>, f
 
 /** The rows of `table` (optionally filtered), keyed as shape messages key them, values as Postgres prints them. */
 export async function tableRows(pool: pg.Pool, table: string, keyColumn = 'id', where?: string): Promise<Rows> {
-  const { rows } = await pool.query<Record<string, string | null>>({ text: `SELECT * FROM ${table}${where ? ` WHERE ${where}` : ''}`, types: { getTypeParser: () => (value: string) => value } })
+  const { rows } = await pool.query<Record<string, string | null>>({
+    text: `SELECT * FROM ${table}${where ? ` WHERE ${where}` : ''}`,
+    types: { getTypeParser: () => (value: string) => value }
+  })
   return new Map(rows.map((row) => [`"public"."${table}"/"${row[keyColumn]}"`, row]))
 }

@@ -2,7 +2,11 @@
 // schema): structured output that conforms and one that does not, a resource link, and a tool that elicits.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema
+} from '@modelcontextprotocol/sdk/types.js'
 
 const weatherSchema = {
   type: 'object',
@@ -11,8 +15,18 @@ const weatherSchema = {
   additionalProperties: false
 }
 const tools = [
-  { name: 'weather', description: 'Conforming structured output', inputSchema: { type: 'object', properties: {} }, outputSchema: weatherSchema },
-  { name: 'broken', description: 'Structured output that violates its schema', inputSchema: { type: 'object', properties: {} }, outputSchema: weatherSchema },
+  {
+    name: 'weather',
+    description: 'Conforming structured output',
+    inputSchema: { type: 'object', properties: {} },
+    outputSchema: weatherSchema
+  },
+  {
+    name: 'broken',
+    description: 'Structured output that violates its schema',
+    inputSchema: { type: 'object', properties: {} },
+    outputSchema: weatherSchema
+  },
   { name: 'report', description: 'Links to a resource', inputSchema: { type: 'object', properties: {} } },
   { name: 'confirm', description: 'Asks the person before it acts', inputSchema: { type: 'object', properties: {} } }
 ]
@@ -26,7 +40,10 @@ server.setRequestHandler(ReadResourceRequestSchema, async ({ params }) => {
 server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
   switch (params.name) {
     case 'weather':
-      return { content: [{ type: 'text', text: '{"city":"Oslo","celsius":-3}' }], structuredContent: { city: 'Oslo', celsius: -3 } }
+      return {
+        content: [{ type: 'text', text: '{"city":"Oslo","celsius":-3}' }],
+        structuredContent: { city: 'Oslo', celsius: -3 }
+      }
     case 'broken':
       return { content: [{ type: 'text', text: 'hot' }], structuredContent: { city: 'Oslo', celsius: 'hot', wind: 3 } }
     case 'report':
@@ -40,7 +57,11 @@ server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
     case 'confirm': {
       const answer = await server.elicitInput({
         message: 'Deploy to production?',
-        requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' }, note: { type: 'string' } }, required: ['confirm'] }
+        requestedSchema: {
+          type: 'object',
+          properties: { confirm: { type: 'boolean' }, note: { type: 'string' } },
+          required: ['confirm']
+        }
       })
       return { content: [{ type: 'text', text: JSON.stringify(answer) }] }
     }

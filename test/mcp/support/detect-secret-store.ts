@@ -1,7 +1,11 @@
 // Run as `node --import tsx detect-secret-store.ts <fallback file> [no-binding|encrypted|no-cipher]` with the
 // environment under test: the binding reads DBUS_SESSION_BUS_ADDRESS once per process, so a different bus needs a
 // process of its own. `encrypted` passes a real cipher the way the Electron shell passes safeStorage.
-import { detectSecretStore, type KeychainOptions, type FileEncryption } from '../../../src/main/mcp/persistence/secret-store'
+import {
+  detectSecretStore,
+  type KeychainOptions,
+  type FileEncryption
+} from '../../../src/main/mcp/persistence/secret-store'
 import { aesGcmCipher } from './aes-cipher'
 
 const NOT_INSTALLED: string = '@napi-rs/keyring-not-installed'
@@ -23,7 +27,15 @@ async function main(): Promise<void> {
   const readBack = await store.get('tokens:child')
   await store.delete('tokens:child')
   const afterDelete = (await store.get('tokens:child')) ?? null
-  process.stdout.write(JSON.stringify({ kind: store.kind, description: store.description, readBack, afterDelete, ms: Date.now() - started }))
+  process.stdout.write(
+    JSON.stringify({
+      kind: store.kind,
+      description: store.description,
+      readBack,
+      afterDelete,
+      ms: Date.now() - started
+    })
+  )
 }
 
 main().catch((error: unknown) => {

@@ -5,7 +5,13 @@ import { Registry } from '../../../src/main/mcp/registry'
 async function main(): Promise<void> {
   const [command, ...args] = process.argv.slice(2)
   const registry = new Registry()
-  await registry.addServer({ name: 'leaving', transport: 'stdio', command: command!, args, env: { FIXTURE_LINGER: '1' } })
+  await registry.addServer({
+    name: 'leaving',
+    transport: 'stdio',
+    command: command!,
+    args,
+    env: { FIXTURE_LINGER: '1' }
+  })
   await registry.callTool('leaving', 'where')
   process.stdout.write(`${registry.describe('leaving').pid}\n`)
   process.exit(0)

@@ -15,7 +15,9 @@ const REQUIRED = ['dbus-daemon', 'gnome-keyring-daemon', 'secret-tool']
 export function keyringUnavailable(): string | null {
   if (process.platform !== 'linux') return `the Secret Service keyring is Linux-only (this is ${process.platform})`
   const missing = REQUIRED.filter((binary) => spawnSync('sh', ['-c', `command -v ${binary}`]).status !== 0)
-  return missing.length ? `missing ${missing.join(', ')} (apt-get install libsecret-tools gnome-keyring dbus dbus-x11)` : null
+  return missing.length
+    ? `missing ${missing.join(', ')} (apt-get install libsecret-tools gnome-keyring dbus dbus-x11)`
+    : null
 }
 
 function readLine(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp, what: string): Promise<string> {
@@ -45,7 +47,8 @@ async function untilKeyringAnswers(address: string, keyring: ChildProcess): Prom
       timeout: 5_000
     })
     if (probe.status === 0) return
-    if (keyring.exitCode !== null || Date.now() > deadline) throw new Error(`gnome-keyring-daemon did not start: ${probe.stderr}`)
+    if (keyring.exitCode !== null || Date.now() > deadline)
+      throw new Error(`gnome-keyring-daemon did not start: ${probe.stderr}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }
@@ -62,7 +65,10 @@ export async function startHeadlessKeyring(): Promise<HeadlessKeyring> {
   const home = await mkdtemp(join(tmpdir(), 'syncscope-keyring-'))
   await mkdir(join(home, '.cache'), { recursive: true })
   const env = { ...process.env, HOME: home }
-  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   const address = (await readLine(bus, 'stdout', /^(unix:\S+)/m, 'dbus-daemon')).trim()
   const keyring = spawn('gnome-keyring-daemon', ['--foreground', '--unlock', '--components=secrets'], {
     env: { ...env, DBUS_SESSION_BUS_ADDRESS: address },

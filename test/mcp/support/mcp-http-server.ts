@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -39,16 +45,30 @@ export interface RunningMcpHttpServer {
 }
 
 function toolsFor(server: McpServer, caller: () => Record<string, unknown>, scoped: string[]): void {
-  server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }))
-  for (const name of scoped) server.registerTool(name, { description: 'Needs a wider scope' }, async () => ({ content: [{ type: 'text', text: `${name} done` }] }))
-  server.registerTool('whoami', { description: 'The caller as the server sees it' }, async () => ({ content: [{ type: 'text', text: JSON.stringify(caller()) }] }))
+  server.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text }]
+  }))
+  for (const name of scoped)
+    server.registerTool(name, { description: 'Needs a wider scope' }, async () => ({
+      content: [{ type: 'text', text: `${name} done` }]
+    }))
+  server.registerTool('whoami', { description: 'The caller as the server sees it' }, async () => ({
+    content: [{ type: 'text', text: JSON.stringify(caller()) }]
+  }))
 }
 
 /** The scopes a request (its method, or the tool a tools/call names) needs beyond what the token carries. */
-function missingScopes(gate: { toolScopes?: Record<string, string[]>; methodScopes?: Record<string, string[]> }, body: unknown, caller: Record<string, unknown>): string[] {
+function missingScopes(
+  gate: { toolScopes?: Record<string, string[]>; methodScopes?: Record<string, string[]> },
+  body: unknown,
+  caller: Record<string, unknown>
+): string[] {
   const message = body as { method?: string; params?: { name?: string } } | undefined
   const granted = new Set(String(caller.scope ?? '').split(' '))
-  const needed = [...(gate.methodScopes?.[message?.method ?? ''] ?? []), ...(message?.method === 'tools/call' ? (gate.toolScopes?.[message.params?.name ?? ''] ?? []) : [])]
+  const needed = [
+    ...(gate.methodScopes?.[message?.method ?? ''] ?? []),
+    ...(message?.method === 'tools/call' ? (gate.toolScopes?.[message.params?.name ?? ''] ?? []) : [])
+  ]
   return needed.filter((scope) => !granted.has(scope))
 }
 
@@ -63,7 +83,10 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
  * A streamable-HTTP MCP server built with the SDK, behind an API key, OAuth bearer tokens, or nothing; stateless (a
  * server per request) or stateful (sessions by `mcp-session-id`, answered 404 once forgotten).
  */
-export async function startMcpHttpServer(gate: Gate, options: { stateful?: boolean } = {}): Promise<RunningMcpHttpServer> {
+export async function startMcpHttpServer(
+  gate: Gate,
+  options: { stateful?: boolean } = {}
+): Promise<RunningMcpHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>()
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
@@ -77,15 +100,18 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
   const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`
 
   function unauthorized(res: ServerResponse, description: string): void {
-    const named = gate.kind === 'oauth' && gate.challengeNamesMetadata !== false ? `, resource_metadata="${metadataUrl}"` : ''
-    const challenge = gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}"${named}` : 'ApiKey'
+    const named =
+      gate.kind === 'oauth' && gate.challengeNamesMetadata !== false ? `, resource_metadata="${metadataUrl}"` : ''
+    const challenge =
+      gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}"${named}` : 'ApiKey'
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': challenge })
     res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
   }
 
   async function authorise(req: IncomingMessage): Promise<Record<string, unknown> | string> {
     if (gate.kind === 'none') return {}
-    if (gate.kind === 'header') return req.headers[gate.name.toLowerCase()] === gate.value ? { key: 'ok' } : 'wrong or missing API key'
+    if (gate.kind === 'header')
+      return req.headers[gate.name.toLowerCase()] === gate.value ? { key: 'ok' } : 'wrong or missing API key'
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]
     if (!token) return 'no bearer token'
     const issuer = gate.issuer()
@@ -105,7 +131,18 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
       if (req.url?.startsWith('/.well-known/oauth-protected-resource') && gate.kind === 'oauth') {
         metadataRequests.push(req.url)
         res.writeHead(200, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ resource: url, authorization_servers: [gate.issuer()], scopes_supported: ['mcp:tools', ...new Set([...Object.values(gate.toolScopes ?? {}), ...Object.values(gate.methodScopes ?? {})].flat())], resource_name: 'http-fixture', bearer_methods_supported: ['header'] }))
+        res.end(
+          JSON.stringify({
+            resource: url,
+            authorization_servers: [gate.issuer()],
+            scopes_supported: [
+              'mcp:tools',
+              ...new Set([...Object.values(gate.toolScopes ?? {}), ...Object.values(gate.methodScopes ?? {})].flat())
+            ],
+            resource_name: 'http-fixture',
+            bearer_methods_supported: ['header']
+          })
+        )
         return
       }
       if (!req.url?.startsWith('/mcp')) {
@@ -118,8 +155,18 @@ export async function startMcpHttpServer(gate: Gate, options: { stateful?: boole
       const body = req.method === 'POST' ? await readBody(req) : undefined
       const missing = gate.kind === 'oauth' ? missingScopes(gate, body, caller) : []
       if (missing.length > 0) {
-        const wanted = [...new Set([...String(caller.scope ?? '').split(' ').filter(Boolean), ...missing])].join(' ')
-        res.writeHead(403, { 'content-type': 'application/json', 'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${metadataUrl}"` })
+        const wanted = [
+          ...new Set([
+            ...String(caller.scope ?? '')
+              .split(' ')
+              .filter(Boolean),
+            ...missing
+          ])
+        ].join(' ')
+        res.writeHead(403, {
+          'content-type': 'application/json',
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${metadataUrl}"`
+        })
         res.end(JSON.stringify({ error: 'insufficient_scope', scope: wanted }))
         return
       }

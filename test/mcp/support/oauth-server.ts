@@ -59,11 +59,23 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
         enabled: true,
         defaultResource: () => options.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: ['mcp:tools', ...(options.extraScopes ?? [])].join(' '), audience: options.resource, accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtlSeconds ?? 600 })
+        getResourceServerInfo: () => ({
+          scope: ['mcp:tools', ...(options.extraScopes ?? [])].join(' '),
+          audience: options.resource,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: options.accessTokenTtlSeconds ?? 600
+        })
       }
     },
     pkce: { required: () => true },
-    ttl: { AccessToken: options.accessTokenTtlSeconds ?? 600, RefreshToken: 3600, Grant: 3600, Session: 3600, Interaction: 600, ClientCredentials: 600 },
+    ttl: {
+      AccessToken: options.accessTokenTtlSeconds ?? 600,
+      RefreshToken: 3600,
+      Grant: 3600,
+      Session: 3600,
+      Interaction: 600,
+      ClientCredentials: 600
+    },
     scopes: ['openid', 'offline_access', 'mcp:tools', ...(options.extraScopes ?? [])],
     ...(options.fetchClientMetadata ? { fetch: (url: URL | string) => options.fetchClientMetadata!(String(url)) } : {}),
     rotateRefreshToken: true,
@@ -72,16 +84,32 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
   })
   provider.use(async (ctx, next) => {
     await next()
-    const oidc = (ctx as unknown as { oidc?: { params?: { grant_type?: string; resource?: string | string[] }; client?: { clientId: string } } }).oidc
+    const oidc = (
+      ctx as unknown as {
+        oidc?: { params?: { grant_type?: string; resource?: string | string[] }; client?: { clientId: string } }
+      }
+    ).oidc
     const params = oidc?.params
-    if (options.refreshDelayMs && params?.grant_type === 'refresh_token') await new Promise((resolve) => setTimeout(resolve, options.refreshDelayMs))
-    requests.push({ method: ctx.method, path: ctx.path, grantType: params?.grant_type ?? null, resource: params?.resource ?? null, clientId: oidc?.client?.clientId ?? null, status: ctx.status })
+    if (options.refreshDelayMs && params?.grant_type === 'refresh_token')
+      await new Promise((resolve) => setTimeout(resolve, options.refreshDelayMs))
+    requests.push({
+      method: ctx.method,
+      path: ctx.path,
+      grantType: params?.grant_type ?? null,
+      resource: params?.resource ?? null,
+      clientId: oidc?.client?.clientId ?? null,
+      status: ctx.status
+    })
   })
   server.on('request', provider.callback())
   return {
     issuer,
     requests,
-    tokenPosts: (grantType) => requests.filter((request) => request.path === '/token' && request.method === 'POST' && (!grantType || request.grantType === grantType)),
+    tokenPosts: (grantType) =>
+      requests.filter(
+        (request) =>
+          request.path === '/token' && request.method === 'POST' && (!grantType || request.grantType === grantType)
+      ),
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve())

@@ -11,10 +11,16 @@ declare module 'oidc-provider' {
     status: number
   }
   export default class Provider {
-    constructor(issuer: string, configuration: Record<string, unknown> & {
-      issueRefreshToken?: (ctx: unknown, client: Client, code: unknown) => Promise<boolean>
-      findAccount?: (ctx: unknown, id: string) => Promise<{ accountId: string; claims(): Promise<Record<string, unknown>> }>
-    })
+    constructor(
+      issuer: string,
+      configuration: Record<string, unknown> & {
+        issueRefreshToken?: (ctx: unknown, client: Client, code: unknown) => Promise<boolean>
+        findAccount?: (
+          ctx: unknown,
+          id: string
+        ) => Promise<{ accountId: string; claims(): Promise<Record<string, unknown>> }>
+      }
+    )
     use(middleware: (ctx: KoaContext, next: () => Promise<void>) => Promise<void>): void
     callback(): (req: IncomingMessage, res: ServerResponse) => void
   }

@@ -11,7 +11,11 @@ export async function isAlive(pid: number): Promise<boolean> {
 }
 
 /** Polls until the check passes or the time is up (then throws with the description). */
-export async function waitFor<T>(description: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  description: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await check()

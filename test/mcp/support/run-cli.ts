@@ -30,7 +30,9 @@ export function startMcpCli(args: string[]): RunningCli {
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<CliRun>((done) => child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started })))
+  const exited = new Promise<CliRun>((done) =>
+    child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started }))
+  )
   return { stdout: () => stdout, stderr: () => stderr, exited }
 }
 

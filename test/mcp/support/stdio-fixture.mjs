@@ -9,14 +9,22 @@ const server = new McpServer({ name: 'stdio-fixture', version: '1.0.0' })
 const note = (line) => process.env.FIXTURE_LOG && appendFileSync(process.env.FIXTURE_LOG, `${line}\n`)
 note(`started ${process.pid} ${process.argv.slice(2).join(' ')}`)
 
-server.registerTool('sleep', { description: 'Waits ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
-  extra.signal.addEventListener('abort', () => note(`cancelled sleep ${ms}`))
-  await new Promise((resolve) => setTimeout(resolve, ms))
-  return { content: [{ type: 'text', text: `slept ${ms}` }] }
-})
-server.registerTool('env', { description: 'Reads an environment variable', inputSchema: { name: z.string() } }, async ({ name }) => ({
-  content: [{ type: 'text', text: process.env[name] ?? '<unset>' }]
-}))
+server.registerTool(
+  'sleep',
+  { description: 'Waits ms milliseconds', inputSchema: { ms: z.number() } },
+  async ({ ms }, extra) => {
+    extra.signal.addEventListener('abort', () => note(`cancelled sleep ${ms}`))
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return { content: [{ type: 'text', text: `slept ${ms}` }] }
+  }
+)
+server.registerTool(
+  'env',
+  { description: 'Reads an environment variable', inputSchema: { name: z.string() } },
+  async ({ name }) => ({
+    content: [{ type: 'text', text: process.env[name] ?? '<unset>' }]
+  })
+)
 server.registerTool('where', { description: 'The working directory and arguments' }, async () => ({
   content: [{ type: 'text', text: JSON.stringify({ cwd: process.cwd(), argv: process.argv.slice(2) }) }]
 }))

@@ -13,7 +13,11 @@ const ORIGIN_PAIRS: Array<[string, string]> = [
 ]
 const MUST_EXPOSE: ProtocolHeader[] = ['handle', 'offset', 'schema', 'cursor', 'up-to-date']
 
-const listOf = (header: string | null): string[] => (header ?? '').split(',').map((item) => item.trim().toLowerCase()).filter(Boolean)
+const listOf = (header: string | null): string[] =>
+  (header ?? '')
+    .split(',')
+    .map((item) => item.trim().toLowerCase())
+    .filter(Boolean)
 
 export const corsCheck: Check = {
   id: 'cors',
@@ -31,20 +35,49 @@ export const corsCheck: Check = {
         break
       }
     }
-    if (!pair || !a) return outcome.note('no CORS for other origins, loopback pages included: the endpoint does not serve browsers of other origins (a policy choice)')
+    if (!pair || !a)
+      return outcome.note(
+        'no CORS for other origins, loopback pages included: the endpoint does not serve browsers of other origins (a policy choice)'
+      )
     const [originA, originB] = pair
     const allowed = a.headers.get('access-control-allow-origin')
-    const missing = MUST_EXPOSE.map((name) => headerName(ctx.brand, name)).filter((name) => !listOf(a.headers.get('access-control-expose-headers')).includes(name))
-    if (missing.length > 0) outcome.add('cors.expose-missing', `access-control-expose-headers does not list ${missing.join(', ')}.`, a)
+    const missing = MUST_EXPOSE.map((name) => headerName(ctx.brand, name)).filter(
+      (name) => !listOf(a.headers.get('access-control-expose-headers')).includes(name)
+    )
+    if (missing.length > 0)
+      outcome.add('cors.expose-missing', `access-control-expose-headers does not list ${missing.join(', ')}.`, a)
     const varyOrigin = listOf(a.headers.get('vary')).some((name) => name === 'origin' || name === '*')
-    if (allowed === originA && !varyOrigin) outcome.add('cors.vary-missing', 'The Origin is echoed in access-control-allow-origin without `Vary: Origin`.', a)
+    if (allowed === originA && !varyOrigin)
+      outcome.add('cors.vary-missing', 'The Origin is echoed in access-control-allow-origin without `Vary: Origin`.', a)
     const b = await ctx.send({ label: `the same URL from Origin ${originB}`, params, headers: { origin: originB } })
     if (b.headers.get('access-control-allow-origin') === originA) {
-      if (varyOrigin) outcome.add('cache.vary-ignored', `Origin ${originB} was handed the answer for ${originA}, although the origin said \`Vary: Origin\`.`, a, b)
-      else outcome.add('cors.vary-missing', `Without \`Vary: Origin\`, a cache handed ${originB} the answer for ${originA}.`, a, b)
+      if (varyOrigin)
+        outcome.add(
+          'cache.vary-ignored',
+          `Origin ${originB} was handed the answer for ${originA}, although the origin said \`Vary: Origin\`.`,
+          a,
+          b
+        )
+      else
+        outcome.add(
+          'cors.vary-missing',
+          `Without \`Vary: Origin\`, a cache handed ${originB} the answer for ${originA}.`,
+          a,
+          b
+        )
     }
-    const preflight = await ctx.send({ label: 'CORS preflight', method: 'OPTIONS', params, headers: { origin: originA, 'access-control-request-method': 'GET' } })
-    if (preflight.status >= 300 || !preflight.headers.has('access-control-allow-methods')) outcome.add('cors.preflight', `The preflight was answered ${preflight.status} without access-control-allow-methods.`, preflight)
+    const preflight = await ctx.send({
+      label: 'CORS preflight',
+      method: 'OPTIONS',
+      params,
+      headers: { origin: originA, 'access-control-request-method': 'GET' }
+    })
+    if (preflight.status >= 300 || !preflight.headers.has('access-control-allow-methods'))
+      outcome.add(
+        'cors.preflight',
+        `The preflight was answered ${preflight.status} without access-control-allow-methods.`,
+        preflight
+      )
   }
 }
 
@@ -60,15 +93,28 @@ const SubsetSchema = z.object({
 })
 
 function expectSubset(ctx: CheckContext, outcome: Outcome, probe: Probe, id: 'subset.post' | 'subset.get'): void {
-  if (probe.status !== 200) return outcome.add(probe.status >= 500 ? 'errors.server-error' : id, `The subset request was answered ${probe.status}: ${probe.text.slice(0, 200)}`, probe)
+  if (probe.status !== 200)
+    return outcome.add(
+      probe.status >= 500 ? 'errors.server-error' : id,
+      `The subset request was answered ${probe.status}: ${probe.text.slice(0, 200)}`,
+      probe
+    )
   const parsed = SubsetSchema.safeParse(probe.json)
-  if (!parsed.success) outcome.add(id, `The subset body is not {data, metadata}: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}.`, probe)
+  if (!parsed.success)
+    outcome.add(
+      id,
+      `The subset body is not {data, metadata}: ${parsed.error.issues[0]?.message ?? ''} at ${parsed.error.issues[0]?.path.join('.') ?? ''}.`,
+      probe
+    )
   expectProtocolHeaders(ctx, outcome, probe, 'subset')
   expectCacheControl(outcome, probe, 'subset')
 }
 
 /** Where subsets are asked (the synced shape's handle and offset) and the column they are ordered by; null after a skip. */
-async function subsetTarget(ctx: CheckContext, outcome: Outcome): Promise<{ at: Record<string, string | null>; order: string } | null> {
+async function subsetTarget(
+  ctx: CheckContext,
+  outcome: Outcome
+): Promise<{ at: Record<string, string | null>; order: string } | null> {
   const synced = await syncedOrSkip(ctx, outcome)
   if (!synced) return null
   const column = orderColumn(synced.schema)
@@ -87,11 +133,24 @@ export const subsetsCheck: Check = {
     if (!target) return
     const { at, order } = target
     const body = JSON.stringify({ where: 'true', order_by: order, limit: 2 })
-    const post = await ctx.send({ label: 'POST subset', method: 'POST', params: at, headers: { 'content-type': 'application/json' }, body })
+    const post = await ctx.send({
+      label: 'POST subset',
+      method: 'POST',
+      params: at,
+      headers: { 'content-type': 'application/json' },
+      body
+    })
     expectSubset(ctx, outcome, post, 'subset.post')
-    const get = await ctx.send({ label: 'GET subset (subset__*)', params: { ...at, subset__where: 'true', subset__order_by: order, subset__limit: '2' } })
+    const get = await ctx.send({
+      label: 'GET subset (subset__*)',
+      params: { ...at, subset__where: 'true', subset__order_by: order, subset__limit: '2' }
+    })
     expectSubset(ctx, outcome, get, 'subset.get')
-    expectRejected(outcome, await ctx.send({ label: 'subset__limit without subset__order_by', params: { ...at, subset__limit: '2' } }), 'subset__limit without subset__order_by')
+    expectRejected(
+      outcome,
+      await ctx.send({ label: 'subset__limit without subset__order_by', params: { ...at, subset__limit: '2' } }),
+      'subset__limit without subset__order_by'
+    )
   }
 }
 
@@ -111,7 +170,12 @@ export const cacheHonouredCheck: Check = {
     const marked = SubsetSchema.safeParse(first.json).data?.metadata.snapshot_mark !== undefined
     const date = first.headers.get('date')
     if (first.text === second.text && (marked || (date !== null && date === second.headers.get('date')))) {
-      outcome.add('cache.cache-control-ignored', `An answer marked \`cache-control: ${first.headers.get('cache-control') ?? '(none)'}\` was served again a second later, the same snapshot${marked ? ' (same snapshot_mark)' : ` (same Date: ${date})`}.`, first, second)
+      outcome.add(
+        'cache.cache-control-ignored',
+        `An answer marked \`cache-control: ${first.headers.get('cache-control') ?? '(none)'}\` was served again a second later, the same snapshot${marked ? ' (same snapshot_mark)' : ` (same Date: ${date})`}.`,
+        first,
+        second
+      )
     }
   }
 }
@@ -122,11 +186,26 @@ export const cacheKeyCheck: Check = {
   async run(ctx, outcome) {
     // Two cacheable URLs nobody asked before, one after the other, differing only in the query string: each answer
     // must name its own request (etag), and they cannot be the same answer.
-    const now = await ctx.send({ label: 'offset=now with a cache buster', params: { offset: 'now', 'cache-buster': randomTag() } })
-    const initial = await ctx.send({ label: 'offset=-1 with another cache buster', params: { offset: '-1', 'cache-buster': randomTag() } })
+    const now = await ctx.send({
+      label: 'offset=now with a cache buster',
+      params: { offset: 'now', 'cache-buster': randomTag() }
+    })
+    const initial = await ctx.send({
+      label: 'offset=-1 with another cache buster',
+      params: { offset: '-1', 'cache-buster': randomTag() }
+    })
     if (!expectAnswerFor(outcome, now, 'now', initial) || !expectAnswerFor(outcome, initial, '-1', now)) return
-    if (now.headers.get('etag') !== null && now.headers.get('etag') === initial.headers.get('etag') && now.text === initial.text) {
-      outcome.add('cache.query-ignored', 'offset=now and offset=-1 got the same answer (same body and etag): a cache served one for the other.', now, initial)
+    if (
+      now.headers.get('etag') !== null &&
+      now.headers.get('etag') === initial.headers.get('etag') &&
+      now.text === initial.text
+    ) {
+      outcome.add(
+        'cache.query-ignored',
+        'offset=now and offset=-1 got the same answer (same body and etag): a cache served one for the other.',
+        now,
+        initial
+      )
     }
   }
 }

@@ -21,7 +21,11 @@ export const ownShape = (ctx: CheckContext, where: string | null): Promise<Follo
 }
 
 /** The synced shape a check builds on, or null after skipping the check with the reason. */
-export async function syncedOrSkip(ctx: CheckContext, outcome: Outcome, result: Promise<FollowResult> = initialSync(ctx)) {
+export async function syncedOrSkip(
+  ctx: CheckContext,
+  outcome: Outcome,
+  result: Promise<FollowResult> = initialSync(ctx)
+) {
   const { synced } = await result
   if (!synced) outcome.skip('needs a completed initial sync (see initial-sync)')
   return synced

@@ -1,6 +1,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js'
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens as SdkTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens as SdkTokens
+} from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { McpAuthConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp'
 import { McpFailure } from '../errors'
 import type { FetchLike } from './oauth-log'
@@ -59,7 +63,11 @@ export function fromSdkClient(info: OAuthClientInformationMixed): OAuthClientInf
 
 export function toSdkClient(info: OAuthClientInfo): OAuthClientInformationMixed {
   const { clientId, clientSecret, ...rest } = info
-  return { ...rest, client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) } as OAuthClientInformationMixed
+  return {
+    ...rest,
+    client_id: clientId,
+    ...(clientSecret ? { client_secret: clientSecret } : {})
+  } as OAuthClientInformationMixed
 }
 
 export function statesMatch(expected: string | undefined, received: string | null): boolean {
@@ -129,7 +137,8 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     const client = fromSdkClient(info)
     const previous = this.store.client?.value
     this.store.client = { value: client, origin: 'fresh' }
-    if (!previous || previous.clientId !== client.clientId || previous.issuer !== client.issuer) await this.hooks.onClient(client)
+    if (!previous || previous.clientId !== client.clientId || previous.issuer !== client.issuer)
+      await this.hooks.onClient(client)
   }
 
   /** Only tokens of the authorisation server the resource names now: after a move, the old issuer's tokens stay home. */

@@ -12,7 +12,10 @@ export interface CallbackParams {
 }
 
 /** `server` is null on the shared path: the handler finds the server by `state`. */
-export type CallbackHandler = (server: string | null, params: CallbackParams) => Promise<{ ok: boolean; message: string }>
+export type CallbackHandler = (
+  server: string | null,
+  params: CallbackParams
+) => Promise<{ ok: boolean; message: string }>
 
 const PREFIX = `${SHARED_CALLBACK_PATH}/`
 
@@ -36,7 +39,10 @@ export class CallbackListeners {
    * when it is free (a registered client's), else any free port.
    */
   async redirectUri(serverName: string | null, preferredPort?: number): Promise<string> {
-    const port = preferredPort && (this.servers.has(preferredPort) || (await this.tryListen(preferredPort))) ? preferredPort : await this.anyPort()
+    const port =
+      preferredPort && (this.servers.has(preferredPort) || (await this.tryListen(preferredPort)))
+        ? preferredPort
+        : await this.anyPort()
     return `http://127.0.0.1:${port}${serverName === null ? SHARED_CALLBACK_PATH : `${PREFIX}${encodeURIComponent(serverName)}`}`
   }
 
@@ -45,7 +51,8 @@ export class CallbackListeners {
     const url = new URL(redirectUri)
     if (url.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) || !url.port) return
     const port = Number(url.port)
-    if (!this.servers.has(port) && !(await this.tryListen(port))) throw new Error(`cannot listen on ${url.host} for the OAuth redirect ${redirectUri}`)
+    if (!this.servers.has(port) && !(await this.tryListen(port)))
+      throw new Error(`cannot listen on ${url.host} for the OAuth redirect ${redirectUri}`)
   }
 
   private anyPort(): Promise<number> {
@@ -70,10 +77,17 @@ export class CallbackListeners {
         res.end(page(ok, message))
       }
       const shared = url.pathname === SHARED_CALLBACK_PATH
-      if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX))) return send(404, false, 'not an OAuth callback')
+      if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX)))
+        return send(404, false, 'not an OAuth callback')
       const name = shared ? null : decodeURIComponent(url.pathname.slice(PREFIX.length))
       const get = (key: string) => url.searchParams.get(key)
-      this.handle(name, { code: get('code'), state: get('state'), iss: get('iss'), error: get('error'), errorDescription: get('error_description') }).then(
+      this.handle(name, {
+        code: get('code'),
+        state: get('state'),
+        iss: get('iss'),
+        error: get('error'),
+        errorDescription: get('error_description')
+      }).then(
         (result) => send(result.ok ? 200 : 400, result.ok, result.message),
         (error: unknown) => send(500, false, (error as Error).message)
       )

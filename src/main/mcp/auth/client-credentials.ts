@@ -51,18 +51,29 @@ export class ClientCredentials {
     const basic = Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')
     const response = await this.fetchFn(tokenUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        authorization: `Basic ${basic}`
+      },
       body: body.toString()
     })
     const json: unknown = await response.json().catch(() => null)
     if (!response.ok) {
       const error = (json as { error?: string; error_description?: string } | null) ?? {}
-      throw new McpFailure('auth_unavailable', `the token endpoint ${tokenUrl} refused the client credentials (${response.status}${error.error ? ` ${error.error}` : ''}${error.error_description ? `: ${error.error_description}` : ''})`)
+      throw new McpFailure(
+        'auth_unavailable',
+        `the token endpoint ${tokenUrl} refused the client credentials (${response.status}${error.error ? ` ${error.error}` : ''}${error.error_description ? `: ${error.error_description}` : ''})`
+      )
     }
     const parsed = TokenResponseSchema.safeParse(json)
-    if (!parsed.success) throw new McpFailure('auth_unavailable', `the token endpoint ${tokenUrl} returned no access_token`)
+    if (!parsed.success)
+      throw new McpFailure('auth_unavailable', `the token endpoint ${tokenUrl} returned no access_token`)
     const lifetimeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000
-    this.cached = { token: parsed.data.access_token, expiresAt: this.now() + Math.max(lifetimeMs - EXPIRY_SKEW_MS, lifetimeMs / 2) }
+    this.cached = {
+      token: parsed.data.access_token,
+      expiresAt: this.now() + Math.max(lifetimeMs - EXPIRY_SKEW_MS, lifetimeMs / 2)
+    }
     return parsed.data.access_token
   }
 

@@ -13,6 +13,10 @@ export function fetchWithHeaders(base: FetchLike, headers: Record<string, string
   return (input, init) => base(input, withHeaders(init, headers))
 }
 
-export function apiKeyHeader(auth: { key: string; headerName?: string | undefined; valuePrefix?: string | undefined }): Record<string, string> {
+export function apiKeyHeader(auth: {
+  key: string
+  headerName?: string | undefined
+  valuePrefix?: string | undefined
+}): Record<string, string> {
   return { [auth.headerName ?? 'Authorization']: `${auth.valuePrefix ?? ''}${auth.key}` }
 }

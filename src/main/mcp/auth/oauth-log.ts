@@ -29,7 +29,8 @@ function classify(url: string, init: RequestInit | undefined, registrationHint: 
   if (url.includes('/.well-known/')) return 'discovery'
   if (/grant_type=refresh_token/.test(text)) return 'refresh'
   if (/grant_type=(authorization_code|client_credentials)/.test(text)) return 'token'
-  if ((init?.method ?? 'GET') === 'POST' && (registrationHint(url) || text.includes('"redirect_uris"'))) return 'registration'
+  if ((init?.method ?? 'GET') === 'POST' && (registrationHint(url) || text.includes('"redirect_uris"')))
+    return 'registration'
   return 'resource'
 }
 
@@ -51,8 +52,23 @@ export class OAuthLog {
     private readonly limit = MCP_OAUTH_LOG_KEPT
   ) {}
 
-  add(step: Step, method: string, url: string, status: number | null, note: string | null = null, claims: Record<string, unknown> | null = null): void {
-    const exchange: OAuthExchange = { at: new Date().toISOString(), step, method, url: redactUrl(url), status, note, ...(claims ? { claims } : {}) }
+  add(
+    step: Step,
+    method: string,
+    url: string,
+    status: number | null,
+    note: string | null = null,
+    claims: Record<string, unknown> | null = null
+  ): void {
+    const exchange: OAuthExchange = {
+      at: new Date().toISOString(),
+      step,
+      method,
+      url: redactUrl(url),
+      status,
+      note,
+      ...(claims ? { claims } : {})
+    }
     this.exchanges.push(exchange)
     if (this.exchanges.length > this.limit) this.exchanges.shift()
     this.onExchange(exchange)
@@ -73,13 +89,23 @@ export class OAuthLog {
   recording(base: FetchLike): FetchLike {
     return async (input, init) => {
       const url = String(input)
-      const step = classify(url, init, (candidate) => /\/(reg|register|registration)\b/.test(new URL(candidate).pathname))
+      const step = classify(url, init, (candidate) =>
+        /\/(reg|register|registration)\b/.test(new URL(candidate).pathname)
+      )
       try {
         const response = await base(input, init)
         if (step !== 'resource' || response.status === 401 || response.status === 403) {
           const challenge = response.headers.get('www-authenticate')
-          const claims = (step === 'token' || step === 'refresh') && response.ok ? await accessTokenClaims(response) : null
-          this.add(step, init?.method ?? 'GET', url, response.status, challenge ? `WWW-Authenticate: ${challenge}` : null, claims)
+          const claims =
+            (step === 'token' || step === 'refresh') && response.ok ? await accessTokenClaims(response) : null
+          this.add(
+            step,
+            init?.method ?? 'GET',
+            url,
+            response.status,
+            challenge ? `WWW-Authenticate: ${challenge}` : null,
+            claims
+          )
         }
         return response
       } catch (error) {

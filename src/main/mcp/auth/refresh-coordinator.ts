@@ -31,7 +31,10 @@ function formOf(init: RequestInit | undefined): URLSearchParams | null {
 }
 
 function tokenResponse(tokens: SdkTokens): Response {
-  return new Response(JSON.stringify(tokens), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+  return new Response(JSON.stringify(tokens), {
+    status: 200,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }
+  })
 }
 
 const strip = (url: string) => url.replace(/\/+$/, '')
@@ -74,12 +77,18 @@ export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): FetchL
       const newer = await rotatedElsewhere(presented)
       if (newer) {
         await hooks.save(newer)
-        hooks.note(String(input), 'not sent: the refresh token was already rotated (by another call or process); its stored tokens are used')
+        hooks.note(
+          String(input),
+          'not sent: the refresh token was already rotated (by another call or process); its stored tokens are used'
+        )
         return tokenResponse(newer)
       }
       const response = await base(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(REFRESH_TIMEOUT_MS) })
       if (!response.ok) return response
-      const tokens = (await response.clone().json().catch(() => null)) as SdkTokens | null
+      const tokens = (await response
+        .clone()
+        .json()
+        .catch(() => null)) as SdkTokens | null
       if (tokens && typeof tokens.access_token === 'string') {
         const issuer = hooks.issuer()
         const rotated: SdkTokens = { refresh_token: presented, ...tokens, ...(issuer ? { issuer } : {}) }

@@ -8,8 +8,18 @@ export interface ClientConfig {
 }
 
 /** Where Claude Desktop, Claude Code, Cursor, VS Code and MCP Inspector keep their MCP servers (notes §4.2). */
-export function clientConfigPaths(workspace: string, home = homedir(), platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): ClientConfig[] {
-  const appSupport = platform === 'darwin' ? join(home, 'Library', 'Application Support') : platform === 'win32' ? (env.APPDATA ?? join(home, 'AppData', 'Roaming')) : (env.XDG_CONFIG_HOME ?? join(home, '.config'))
+export function clientConfigPaths(
+  workspace: string,
+  home = homedir(),
+  platform: NodeJS.Platform = process.platform,
+  env: NodeJS.ProcessEnv = process.env
+): ClientConfig[] {
+  const appSupport =
+    platform === 'darwin'
+      ? join(home, 'Library', 'Application Support')
+      : platform === 'win32'
+        ? (env.APPDATA ?? join(home, 'AppData', 'Roaming'))
+        : (env.XDG_CONFIG_HOME ?? join(home, '.config'))
   return [
     { client: 'Claude Desktop', path: join(appSupport, 'Claude', 'claude_desktop_config.json') },
     { client: 'Claude Code (project)', path: join(workspace, '.mcp.json') },

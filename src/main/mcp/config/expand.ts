@@ -22,7 +22,14 @@ async function expandOne(expression: string, context: ExpandContext): Promise<st
   const [prefix, rest] = [expression.slice(0, expression.indexOf(':')), expression.slice(expression.indexOf(':') + 1)]
   if (prefix === 'keychain' || prefix === 'input') {
     const value = await context.secret(prefix, rest)
-    return value ?? { missing: prefix === 'keychain' ? `the secret ${rest} is not in the secret store: enter it again` : `the input '${rest}' has no value` }
+    return (
+      value ?? {
+        missing:
+          prefix === 'keychain'
+            ? `the secret ${rest} is not in the secret store: enter it again`
+            : `the input '${rest}' has no value`
+      }
+    )
   }
   const [name, fallback] = expression.startsWith('env:') ? [expression.slice(4), undefined] : splitDefault(expression)
   if (!ENV_NAME.test(name)) return null
@@ -36,7 +43,12 @@ function splitDefault(expression: string): [string, string | undefined] {
   return at < 0 ? [expression, undefined] : [expression.slice(0, at), expression.slice(at + 2)]
 }
 
-async function expandString(text: string, path: (string | number)[], context: ExpandContext, issues: ExpandIssue[]): Promise<string> {
+async function expandString(
+  text: string,
+  path: (string | number)[],
+  context: ExpandContext,
+  issues: ExpandIssue[]
+): Promise<string> {
   let result = ''
   let last = 0
   for (const match of text.matchAll(PLACEHOLDER)) {
@@ -55,7 +67,11 @@ async function expandString(text: string, path: (string | number)[], context: Ex
  * of a value (keys are left alone); `${workspaceRoot}` / `${workspaceFolder}` stay for spawn time. Unset variables are
  * reported, never replaced by an empty string.
  */
-export async function expandPlaceholders(value: unknown, context: ExpandContext, path: (string | number)[] = []): Promise<{ value: unknown; issues: ExpandIssue[] }> {
+export async function expandPlaceholders(
+  value: unknown,
+  context: ExpandContext,
+  path: (string | number)[] = []
+): Promise<{ value: unknown; issues: ExpandIssue[] }> {
   const issues: ExpandIssue[] = []
   const walk = async (node: unknown, at: (string | number)[]): Promise<unknown> => {
     if (typeof node === 'string') return expandString(node, at, context, issues)

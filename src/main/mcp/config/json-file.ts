@@ -45,7 +45,9 @@ export function editJsonText(path: string, text: string, update: (root: JsonObje
     try {
       root = JSON.parse(text)
     } catch (error) {
-      throw new Error(`${path} ${jsonSyntaxProblem(error)}; fix it by hand before saving from the app`, { cause: error })
+      throw new Error(`${path} ${jsonSyntaxProblem(error)}; fix it by hand before saving from the app`, {
+        cause: error
+      })
     }
   }
   if (!root || typeof root !== 'object' || Array.isArray(root)) throw new Error(`${path} does not hold a JSON object`)
@@ -82,5 +84,6 @@ export function putEntry(map: JsonObject, name: string, value: unknown, previous
   }
   const entries = Object.entries(map).filter(([key]) => key !== name)
   for (const key of Object.keys(map)) delete map[key]
-  for (const [key, existing] of entries) map[key === previousName ? name : key] = key === previousName ? value : existing
+  for (const [key, existing] of entries)
+    map[key === previousName ? name : key] = key === previousName ? value : existing
 }

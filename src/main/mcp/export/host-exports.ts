@@ -18,7 +18,12 @@ function serversIn(plan: ExportPlan): string[] {
   return map && typeof map === 'object' ? Object.keys(map) : []
 }
 
-async function describeHost(host: ExportHost, servers: string[], command: LauncherCommand, path: string): Promise<HostExport> {
+async function describeHost(
+  host: ExportHost,
+  servers: string[],
+  command: LauncherCommand,
+  path: string
+): Promise<HostExport> {
   const exists = await access(path).then(
     () => true,
     () => false
@@ -26,20 +31,54 @@ async function describeHost(host: ExportHost, servers: string[], command: Launch
   try {
     const plan = await planExport(host, servers, command, path)
     const { diff, added, updated, removed, conflicts, beforeDigest } = plan
-    return { host, path, exists, servers: serversIn(plan), diff, added, updated, removed, conflicts, beforeDigest, error: null }
+    return {
+      host,
+      path,
+      exists,
+      servers: serversIn(plan),
+      diff,
+      added,
+      updated,
+      removed,
+      conflicts,
+      beforeDigest,
+      error: null
+    }
   } catch (error) {
-    return { host, path, exists, servers: [], diff: [], added: [], updated: [], removed: [], conflicts: [], beforeDigest: '', error: (error as Error).message }
+    return {
+      host,
+      path,
+      exists,
+      servers: [],
+      diff: [],
+      added: [],
+      updated: [],
+      removed: [],
+      conflicts: [],
+      beforeDigest: '',
+      error: (error as Error).message
+    }
   }
 }
 
 /** Each host's file (at its real place), what it holds, and what an export would change. */
-export async function describeHostExports(registry: Registry, command: LauncherCommand, pathOf: (host: ExportHost) => string = (host) => hostConfigPath(host)): Promise<HostExport[]> {
+export async function describeHostExports(
+  registry: Registry,
+  command: LauncherCommand,
+  pathOf: (host: ExportHost) => string = (host) => hostConfigPath(host)
+): Promise<HostExport[]> {
   const servers = exportableServers(registry)
   return Promise.all(EXPORT_HOSTS.map((host) => describeHost(host, servers, command, pathOf(host))))
 }
 
 /** Writes the export the UI previewed; refuses when the file changed since (the digest of what was shown). */
-export async function exportToHost(registry: Registry, host: ExportHost, beforeDigest: string, command: LauncherCommand, path = hostConfigPath(host)): Promise<HostExport> {
+export async function exportToHost(
+  registry: Registry,
+  host: ExportHost,
+  beforeDigest: string,
+  command: LauncherCommand,
+  path = hostConfigPath(host)
+): Promise<HostExport> {
   const plan = await planExport(host, exportableServers(registry), command, path)
   await applyExport({ ...plan, beforeDigest })
   return describeHost(host, exportableServers(registry), command, path)

@@ -28,7 +28,12 @@ export function hostFormat(host: ExportHost): HostFormat {
 }
 
 /** The host's user-level config file at its real place on this OS. */
-export function hostConfigPath(host: ExportHost, home = homedir(), platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): string {
+export function hostConfigPath(
+  host: ExportHost,
+  home = homedir(),
+  platform: NodeJS.Platform = process.platform,
+  env: NodeJS.ProcessEnv = process.env
+): string {
   const { client } = FORMATS[host]
   const found = clientConfigPaths('', home, platform, env).find((candidate) => candidate.client === client)
   if (!found) throw new Error(`no config location known for ${host}`)

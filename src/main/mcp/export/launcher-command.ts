@@ -8,7 +8,11 @@ export function syncscopeBin(from = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const candidate = join(dir, 'bin', 'syncscope.js')
     if (existsSync(candidate)) return candidate
-    if (dirname(dir) === dir) throw new McpFailure('invalid_config', `cannot find bin/syncscope.js above ${from}: the launcher needs the syncscope command of this install`)
+    if (dirname(dir) === dir)
+      throw new McpFailure(
+        'invalid_config',
+        `cannot find bin/syncscope.js above ${from}: the launcher needs the syncscope command of this install`
+      )
   }
 }
 

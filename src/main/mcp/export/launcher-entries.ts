@@ -40,11 +40,27 @@ const digest = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** The entry that runs one server through `syncscope mcp run`: no secret in it, only names and paths. */
 export function launcherEntry(host: ExportHost, server: string, command: LauncherCommand): Record<string, unknown> {
-  const paths = [['node', command.node], ['bin', command.bin], ['data folder', command.dataDir], ['workspace', command.workspace], ['config', command.configFile ?? '/']] as const
+  const paths = [
+    ['node', command.node],
+    ['bin', command.bin],
+    ['data folder', command.dataDir],
+    ['workspace', command.workspace],
+    ['config', command.configFile ?? '/']
+  ] as const
   for (const [what, path] of paths) {
     if (!isAbsolute(path)) throw new McpFailure('invalid_config', `the ${what} path must be absolute (got ${path})`)
   }
-  const args = [command.bin, 'mcp', 'run', server, '--data-dir', command.dataDir, '--workspace', command.workspace, ...(command.configFile ? ['--config', command.configFile] : [])]
+  const args = [
+    command.bin,
+    'mcp',
+    'run',
+    server,
+    '--data-dir',
+    command.dataDir,
+    '--workspace',
+    command.workspace,
+    ...(command.configFile ? ['--config', command.configFile] : [])
+  ]
   return { ...(hostFormat(host).typed ? { type: 'stdio' } : {}), command: command.node, args }
 }
 
@@ -53,14 +69,25 @@ function isOurs(entry: unknown, command: LauncherCommand): boolean {
   const args = (entry as { args?: unknown } | null)?.args
   if (!Array.isArray(args)) return false
   const dataDir = args.indexOf('--data-dir')
-  return args[0] === command.bin && args[1] === 'mcp' && args[2] === 'run' && dataDir > 0 && args[dataDir + 1] === command.dataDir
+  return (
+    args[0] === command.bin &&
+    args[1] === 'mcp' &&
+    args[2] === 'run' &&
+    dataDir > 0 &&
+    args[dataDir + 1] === command.dataDir
+  )
 }
 
 /**
  * What exporting `servers` to a host would write: an entry per server calling the launcher, our entries for servers
  * that are gone removed, everything else in the file (other servers, other keys, key order, indentation) kept.
  */
-export async function planExport(host: ExportHost, servers: string[], command: LauncherCommand, path = hostConfigPath(host)): Promise<ExportPlan> {
+export async function planExport(
+  host: ExportHost,
+  servers: string[],
+  command: LauncherCommand,
+  path = hostConfigPath(host)
+): Promise<ExportPlan> {
   const { text: before, mode } = await readJsonText(path)
   const added: string[] = []
   const updated: string[] = []
@@ -85,8 +112,22 @@ export async function planExport(host: ExportHost, servers: string[], command: L
       map[server] = entry
     }
   })
-  const unchanged = after === before || (before.trim() !== '' && JSON.stringify(JSON.parse(before)) === JSON.stringify(JSON.parse(after)))
-  return { host, path, before, after: unchanged ? before : after, diff: unchanged ? [] : lineDiff(before, after), added, updated, removed, conflicts, beforeDigest: digest(before), mode }
+  const unchanged =
+    after === before ||
+    (before.trim() !== '' && JSON.stringify(JSON.parse(before)) === JSON.stringify(JSON.parse(after)))
+  return {
+    host,
+    path,
+    before,
+    after: unchanged ? before : after,
+    diff: unchanged ? [] : lineDiff(before, after),
+    added,
+    updated,
+    removed,
+    conflicts,
+    beforeDigest: digest(before),
+    mode
+  }
 }
 
 /** Writes a previewed plan atomically; refuses when the file changed since the preview (the host may have saved it). */
@@ -94,7 +135,10 @@ export async function applyExport(plan: ExportPlan): Promise<void> {
   if (plan.diff.length === 0) return
   const { text } = await readJsonText(plan.path)
   if (digest(text) !== plan.beforeDigest) {
-    throw new McpFailure('invalid_config', `${plan.path} changed since the preview; run the export again to see the new diff`)
+    throw new McpFailure(
+      'invalid_config',
+      `${plan.path} changed since the preview; run the export again to see the new diff`
+    )
   }
   await writeAtomically(plan.path, plan.after, plan.mode)
 }

@@ -15,9 +15,16 @@ export function lineDiff(before: string, after: string, maxCells = 4_000_000): s
   }
   const midA = a.slice(start, endA)
   const midB = b.slice(start, endB)
-  const middle = midA.length * midB.length > maxCells ? [...midA.map((line) => `- ${line}`), ...midB.map((line) => `+ ${line}`)] : lcsDiff(midA, midB)
+  const middle =
+    midA.length * midB.length > maxCells
+      ? [...midA.map((line) => `- ${line}`), ...midB.map((line) => `+ ${line}`)]
+      : lcsDiff(midA, midB)
   const context = (lines: string[]) => lines.map((line) => `  ${line}`)
-  return [...context(a.slice(Math.max(0, start - 3), start)), ...middle, ...context(a.slice(endA, Math.min(a.length, endA + 3)))]
+  return [
+    ...context(a.slice(Math.max(0, start - 3), start)),
+    ...middle,
+    ...context(a.slice(endA, Math.min(a.length, endA + 3)))
+  ]
 }
 
 function splitLines(text: string): string[] {
@@ -30,7 +37,8 @@ function splitLines(text: string): string[] {
 function lcsDiff(a: string[], b: string[]): string[] {
   const table: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0))
   for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
+    for (let j = b.length - 1; j >= 0; j--)
+      table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
   }
   const out: string[] = []
   let i = 0

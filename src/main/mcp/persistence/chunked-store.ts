@@ -24,7 +24,7 @@ function partsOf(head: string | undefined): Parts | null {
 /** Cuts into pieces of at most `max` UTF-16 units, never between the two halves of a surrogate pair. */
 function cut(value: string, max: number): string[] {
   const pieces: string[] = []
-  for (let at = 0; at < value.length; ) {
+  for (let at = 0; at < value.length;) {
     let end = Math.min(at + max, value.length)
     const last = value.charCodeAt(end - 1)
     if (end < value.length && last >= 0xd800 && last <= 0xdbff) end -= 1
@@ -37,7 +37,8 @@ function cut(value: string, max: number): string[] {
 export function chunkedStore(store: SecretStore, maxChars: number): SecretStore {
   const partAccount = (account: string, parts: Parts, index: number) => `${account}#${parts.generation}.${index}`
   const deleteParts = async (account: string, parts: Parts | null) => {
-    if (parts) for (let index = 1; index <= parts.count; index += 1) await store.delete(partAccount(account, parts, index))
+    if (parts)
+      for (let index = 1; index <= parts.count; index += 1) await store.delete(partAccount(account, parts, index))
   }
   return {
     kind: store.kind,
@@ -49,7 +50,11 @@ export function chunkedStore(store: SecretStore, maxChars: number): SecretStore 
       const pieces: string[] = []
       for (let index = 1; index <= parts.count; index += 1) {
         const piece = await store.get(partAccount(account, parts, index))
-        if (piece === undefined) throw new KeychainError('failed', `${account} is kept in ${parts.count} parts and part ${index} is missing; store it again (log in again)`)
+        if (piece === undefined)
+          throw new KeychainError(
+            'failed',
+            `${account} is kept in ${parts.count} parts and part ${index} is missing; store it again (log in again)`
+          )
         pieces.push(piece)
       }
       return pieces.join('')

@@ -21,13 +21,23 @@ function run(command: string, args: string[], input: string | null, timeoutMs: n
     let stderr = ''
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new KeychainError('timeout', `${command} did not answer within ${timeoutMs / 1000} s (is the keyring locked, or D-Bus missing?)`))
+      reject(
+        new KeychainError(
+          'timeout',
+          `${command} did not answer within ${timeoutMs / 1000} s (is the keyring locked, or D-Bus missing?)`
+        )
+      )
     }, timeoutMs)
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     child.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer)
-      reject(new KeychainError('unavailable', error.code === 'ENOENT' ? `${command} is not installed` : `${command}: ${error.message}`))
+      reject(
+        new KeychainError(
+          'unavailable',
+          error.code === 'ENOENT' ? `${command} is not installed` : `${command}: ${error.message}`
+        )
+      )
     })
     child.once('close', (code) => {
       clearTimeout(timer)
@@ -55,14 +65,24 @@ export function secretToolStore(service: string, timeoutMs: number, why: string)
     },
     async set(account, value) {
       if (Buffer.byteLength(value) > SECRET_TOOL_MAX_BYTES) {
-        throw new KeychainError('failed', `${account} is ${Buffer.byteLength(value)} bytes, more than secret-tool stores whole (${SECRET_TOOL_MAX_BYTES}); the native binding @napi-rs/keyring has no such limit`)
+        throw new KeychainError(
+          'failed',
+          `${account} is ${Buffer.byteLength(value)} bytes, more than secret-tool stores whole (${SECRET_TOOL_MAX_BYTES}); the native binding @napi-rs/keyring has no such limit`
+        )
       }
-      const result = await run('secret-tool', ['store', `--label=${service}/${account}`, ...attributes(account)], value, timeoutMs)
-      if (result.code !== 0 || result.stderr.trim() !== '') throw classifyKeychainFailure('secret-tool store', result.stderr)
+      const result = await run(
+        'secret-tool',
+        ['store', `--label=${service}/${account}`, ...attributes(account)],
+        value,
+        timeoutMs
+      )
+      if (result.code !== 0 || result.stderr.trim() !== '')
+        throw classifyKeychainFailure('secret-tool store', result.stderr)
     },
     async delete(account) {
       const result = await run('secret-tool', ['clear', ...attributes(account)], null, timeoutMs)
-      if (result.code !== 0 && result.stderr.trim() !== '') throw classifyKeychainFailure('secret-tool clear', result.stderr)
+      if (result.code !== 0 && result.stderr.trim() !== '')
+        throw classifyKeychainFailure('secret-tool clear', result.stderr)
     }
   }
 }
@@ -114,12 +134,16 @@ export function parseSecurityPassword(stderr: string): string {
     .split('\n')
     .find((line) => line.startsWith('password: '))
     ?.slice('password: '.length)
-  if (printed === undefined) throw new KeychainError('failed', 'security find-generic-password -g printed no password line')
+  if (printed === undefined)
+    throw new KeychainError('failed', 'security find-generic-password -g printed no password line')
   const hex = /^0x([0-9A-Fa-f]*)/.exec(printed)
   if (hex) return Buffer.from(hex[1] ?? '', 'hex').toString('utf8')
   if (printed.trim() === '') return ''
   if (printed.length >= 2 && printed.startsWith('"') && printed.endsWith('"')) return printed.slice(1, -1)
-  throw new KeychainError('failed', 'security find-generic-password -g printed a password line it does not usually print')
+  throw new KeychainError(
+    'failed',
+    'security find-generic-password -g printed a password line it does not usually print'
+  )
 }
 
 /** The longest line `security -i` reads (MAX_LINE_LEN in Apple's security.c is 4096, with the newline). */
@@ -139,7 +163,12 @@ export function macSecurityStore(service: string, timeoutMs: number, why: string
     kind: 'keychain',
     description: `macOS Keychain via the security tool, service ${service} (${why})`,
     async get(account) {
-      const result = await run('security', ['find-generic-password', '-s', service, '-a', account, '-g'], null, timeoutMs)
+      const result = await run(
+        'security',
+        ['find-generic-password', '-s', service, '-a', account, '-g'],
+        null,
+        timeoutMs
+      )
       if (result.code === 0) return parseSecurityPassword(result.stderr)
       if (result.code === 44 || /could not be found/i.test(result.stderr)) return undefined
       throw classifyKeychainFailure('security find-generic-password', result.stderr)
@@ -148,14 +177,19 @@ export function macSecurityStore(service: string, timeoutMs: number, why: string
       const hex = Buffer.from(value, 'utf8').toString('hex')
       const line = `add-generic-password -U -s ${securityWord(service)} -a ${securityWord(account)} -X ${hex}`
       if (line.length > SECURITY_MAX_LINE) {
-        throw new KeychainError('failed', `${account} is ${Buffer.byteLength(value)} bytes, more than the security tool can take on stdin (about 1,950); the native binding @napi-rs/keyring has no such limit`)
+        throw new KeychainError(
+          'failed',
+          `${account} is ${Buffer.byteLength(value)} bytes, more than the security tool can take on stdin (about 1,950); the native binding @napi-rs/keyring has no such limit`
+        )
       }
       const result = await run('security', ['-i'], `${line}\n`, timeoutMs)
-      if (result.code !== 0 || /returned -?\d+/.test(result.stderr)) throw classifyKeychainFailure('security add-generic-password', result.stderr)
+      if (result.code !== 0 || /returned -?\d+/.test(result.stderr))
+        throw classifyKeychainFailure('security add-generic-password', result.stderr)
     },
     async delete(account) {
       const result = await run('security', ['delete-generic-password', '-s', service, '-a', account], null, timeoutMs)
-      if (result.code !== 0 && result.code !== 44 && !/could not be found/i.test(result.stderr)) throw classifyKeychainFailure('security delete-generic-password', result.stderr)
+      if (result.code !== 0 && result.code !== 44 && !/could not be found/i.test(result.stderr))
+        throw classifyKeychainFailure('security delete-generic-password', result.stderr)
     }
   }
 }

@@ -27,7 +27,10 @@ export async function readPrivateJson(path: string): Promise<Record<string, unkn
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {}
     throw error
   }
-  if (mode !== 0o600) throw new Error(`${path} has mode ${mode.toString(8).padStart(4, '0')}; a secrets file must be 0600 (chmod 600 ${path})`)
+  if (mode !== 0o600)
+    throw new Error(
+      `${path} has mode ${mode.toString(8).padStart(4, '0')}; a secrets file must be 0600 (chmod 600 ${path})`
+    )
   const text = await readFile(path, 'utf8')
   if (text.trim() === '') return {}
   let parsed: unknown
@@ -37,7 +40,8 @@ export async function readPrivateJson(path: string): Promise<Record<string, unkn
     // JSON.parse quotes the text around the fault, and this text is secrets
     throw new Error(`${path} is not valid JSON; fix it or delete it (its secrets are then lost)`)
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${path} does not hold a JSON object`)
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`${path} does not hold a JSON object`)
   return parsed as Record<string, unknown>
 }
 
@@ -53,7 +57,10 @@ const fileLocks = new Map<string, Promise<unknown>>()
 export function withFileLock<T>(path: string, work: () => Promise<T>): Promise<T> {
   const previous = fileLocks.get(path) ?? Promise.resolve()
   const next = previous.then(work, work)
-  fileLocks.set(path, next.catch(() => {}))
+  fileLocks.set(
+    path,
+    next.catch(() => {})
+  )
   return next
 }
 
@@ -73,7 +80,10 @@ export function fileSecretStore(path: string, options: { cipher?: SecretCipher; 
   const { cipher, why } = options
   const load = async (): Promise<SecretsFile> => {
     const parsed = SecretsFileSchema.safeParse(await readPrivateJson(path))
-    if (!parsed.success) throw new Error(`${path}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`)
+    if (!parsed.success)
+      throw new Error(
+        `${path}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`
+      )
     return parsed.data
   }
   const update = (change: (secrets: Record<string, string>, encrypted: Record<string, string>) => void) =>
@@ -83,7 +93,8 @@ export function fileSecretStore(path: string, options: { cipher?: SecretCipher; 
       const encrypted = { ...current.encrypted }
       change(secrets, encrypted)
       if (cipher) {
-        for (const [account, value] of Object.entries(secrets)) encrypted[account] = cipher.encrypt(value).toString('base64')
+        for (const [account, value] of Object.entries(secrets))
+          encrypted[account] = cipher.encrypt(value).toString('base64')
         for (const account of Object.keys(secrets)) delete secrets[account]
       }
       const hasEncrypted = Object.keys(encrypted).length > 0
@@ -100,11 +111,16 @@ export function fileSecretStore(path: string, options: { cipher?: SecretCipher; 
       const data = await load()
       const sealed = data.encrypted?.[account]
       if (sealed === undefined) return data.secrets?.[account]
-      if (!cipher) throw new Error(`${account} in ${path} is encrypted with ${data.encryptedWith ?? 'a cipher'}; only the Syncscope app can read it`)
+      if (!cipher)
+        throw new Error(
+          `${account} in ${path} is encrypted with ${data.encryptedWith ?? 'a cipher'}; only the Syncscope app can read it`
+        )
       try {
         return cipher.decrypt(Buffer.from(sealed, 'base64'))
       } catch {
-        throw new Error(`${account} in ${path} cannot be decrypted with ${cipher.name} (written by another user or machine?); store it again`)
+        throw new Error(
+          `${account} in ${path} cannot be decrypted with ${cipher.name} (written by another user or machine?); store it again`
+        )
       }
     },
     set: (account, value) =>

@@ -53,11 +53,18 @@ export function withLockFile<T>(path: string, work: () => Promise<T>, options: L
     () => holdFile(path, work, options),
     () => holdFile(path, work, options)
   )
-  local.set(path, run.catch(() => {}))
+  local.set(
+    path,
+    run.catch(() => {})
+  )
   return run
 }
 
-async function holdFile<T>(path: string, work: () => Promise<T>, { staleMs = 60_000, waitMs = 90_000 }: LockOptions): Promise<T> {
+async function holdFile<T>(
+  path: string,
+  work: () => Promise<T>,
+  { staleMs = 60_000, waitMs = 90_000 }: LockOptions
+): Promise<T> {
   const nonce = randomBytes(12).toString('hex')
   const deadline = Date.now() + waitMs
   await mkdir(dirname(path), { recursive: true, mode: 0o700 })
@@ -77,7 +84,10 @@ async function holdFile<T>(path: string, work: () => Promise<T>, { staleMs = 60_
       await unlink(path).catch(() => {})
       continue
     }
-    if (Date.now() > deadline) throw new Error(`${path} is held by another Syncscope process for more than ${Math.round(waitMs / 1000)} s; if none runs, delete the file`)
+    if (Date.now() > deadline)
+      throw new Error(
+        `${path} is held by another Syncscope process for more than ${Math.round(waitMs / 1000)} s; if none runs, delete the file`
+      )
     await sleep(20 + Math.random() * 30)
   }
   try {

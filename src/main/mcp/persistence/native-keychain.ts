@@ -27,13 +27,22 @@ export function keychainName(platform: NodeJS.Platform): string {
  * The OS keychain through the binding. On Linux it is pinned to the Secret Service: the binding's own fallback, the
  * kernel keyring, forgets everything at logout, which is no place for a refresh token.
  */
-export function nativeKeychainStore(binding: KeyringBinding, service: string, platform: NodeJS.Platform, timeoutMs: number): SecretStore {
+export function nativeKeychainStore(
+  binding: KeyringBinding,
+  service: string,
+  platform: NodeJS.Platform,
+  timeoutMs: number
+): SecretStore {
   const options: EntryOptions | undefined = platform === 'linux' ? { linux: { store: 'secret-service' } } : undefined
   const name = keychainName(platform)
   // The binding may throw synchronously (e.g. no session bus), so every call starts inside an async function.
   const call = async <T>(what: string, account: string, work: (entry: AsyncEntry) => Promise<T>): Promise<T> => {
     try {
-      return await withKeychainTimeout((async () => work(new binding.AsyncEntry(service, account, options)))(), timeoutMs, `${name} (${what})`)
+      return await withKeychainTimeout(
+        (async () => work(new binding.AsyncEntry(service, account, options)))(),
+        timeoutMs,
+        `${name} (${what})`
+      )
     } catch (error) {
       if (error instanceof KeychainError) throw error
       throw classifyKeychainFailure(`${name} ${what}`, error instanceof Error ? error.message : String(error))

@@ -1,4 +1,9 @@
-import { OAuthClientInfoSchema, OAuthTokensSchema, type OAuthClientInfo, type OAuthTokens } from '../../../shared/contract/mcp'
+import {
+  OAuthClientInfoSchema,
+  OAuthTokensSchema,
+  type OAuthClientInfo,
+  type OAuthTokens
+} from '../../../shared/contract/mcp'
 import { readPrivateJson, withFileLock, writePrivateJson } from './file-store'
 import { keychainStore, type SecretStore } from './secret-store'
 
@@ -13,7 +18,10 @@ export interface OAuthPersistence {
 export const tokensAccount = (server: string) => `tokens:${server}`
 export const clientAccount = (server: string) => `client:${server}`
 
-function parseStored<T>(text: string | undefined, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }): T | undefined {
+function parseStored<T>(
+  text: string | undefined,
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }
+): T | undefined {
   if (text === undefined) return undefined
   try {
     const parsed = schema.safeParse(JSON.parse(text))

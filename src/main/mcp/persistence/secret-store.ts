@@ -85,7 +85,10 @@ export async function keychainStore(options: KeychainOptions = {}): Promise<Secr
  * The keychain when it answers a lookup, else the file `fallbackFile` (0600; its values encrypted where `encryption`
  * brings a cipher, as the Electron shell does with safeStorage). The store's description says which it picked and why.
  */
-export async function detectSecretStore(fallbackFile: string, options: KeychainOptions & { encryption?: FileEncryption } = {}): Promise<SecretStore> {
+export async function detectSecretStore(
+  fallbackFile: string,
+  options: KeychainOptions & { encryption?: FileEncryption } = {}
+): Promise<SecretStore> {
   const { encryption, ...keychain } = options
   let why: string
   try {

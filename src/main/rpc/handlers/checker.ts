@@ -14,7 +14,8 @@ export function checkerHandlers(core: Core, rooms: Rooms): HandlersFor<typeof ch
       const tables = await Promise.resolve()
         .then(() => listTables(core.database().pool))
         .catch(() => [])
-      const table = tables.find((candidate) => candidate.schema === 'public' && candidate.name === 'issues') ?? tables[0]
+      const table =
+        tables.find((candidate) => candidate.schema === 'public' && candidate.name === 'issues') ?? tables[0]
       return {
         url: localUrl(),
         headerBrand: serve.headerBrand,
@@ -25,8 +26,12 @@ export function checkerHandlers(core: Core, rooms: Rooms): HandlersFor<typeof ch
     'checker.run': async (input) => {
       const local = input.url === null
       const url = input.url ?? localUrl()
-      if (!url) throw new RpcError('no_shape_server', 'the app\'s shape server is not listening yet')
-      if (input.writeToAppDatabase && !local) throw new RpcError('writes_only_here', 'live changes go into this app\'s database, so they only make sense when checking this app')
+      if (!url) throw new RpcError('no_shape_server', "the app's shape server is not listening yet")
+      if (input.writeToAppDatabase && !local)
+        throw new RpcError(
+          'writes_only_here',
+          "live changes go into this app's database, so they only make sense when checking this app"
+        )
       // This app's own secret is added for it; a remote service gets what the page was given.
       const params = { ...(local && serve.secret ? { secret: serve.secret } : {}), ...input.params }
       try {

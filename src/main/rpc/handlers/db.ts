@@ -19,7 +19,10 @@ export function dbHandlers(core: Core): HandlersFor<typeof dbCalls> {
       try {
         await core.connect(database)
       } catch (error) {
-        throw new RpcError('connect_failed', `could not connect to ${database === 'embedded' ? 'the embedded Postgres' : maskUrl(database)}: ${(error as Error).message}`)
+        throw new RpcError(
+          'connect_failed',
+          `could not connect to ${database === 'embedded' ? 'the embedded Postgres' : maskUrl(database)}: ${(error as Error).message}`
+        )
       }
       return core.database().status()
     }

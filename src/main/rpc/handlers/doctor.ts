@@ -18,6 +18,10 @@ function readable<T>(read: () => T): T {
 export function doctorHandlers(): HandlersFor<typeof doctorCalls> {
   return {
     'doctor.analyze': async ({ name, text }) => readable(() => diagnoseRecording(name, text)),
-    'doctor.redact': async ({ name, text }) => readable(() => ({ name: `${name.replace(/\.(har|json)$/i, '')}.redacted.${name.toLowerCase().endsWith('.har') ? 'har' : 'json'}`, text: redactRecording(text) }))
+    'doctor.redact': async ({ name, text }) =>
+      readable(() => ({
+        name: `${name.replace(/\.(har|json)$/i, '')}.redacted.${name.toLowerCase().endsWith('.har') ? 'har' : 'json'}`,
+        text: redactRecording(text)
+      }))
   }
 }

@@ -24,7 +24,12 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
   const { dataDir, workspace } = rooms.context.serve
   const launcher = () => currentLauncher(dataDir, workspace)
   return {
-    'mcp.list': async () => ({ entries: registry.list(), sources: host.sources(), secretStore: host.secretStore.description, clientMetadata: host.clientMetadata() }),
+    'mcp.list': async () => ({
+      entries: registry.list(),
+      sources: host.sources(),
+      secretStore: host.secretStore.description,
+      clientMetadata: host.clientMetadata()
+    }),
     'mcp.setClientMetadataUrl': ({ url }) => guarded(() => host.setClientMetadataUrl(url)),
     'mcp.tools': ({ name }) => guarded(() => registry.tools(name)),
     'mcp.callTool': async ({ name, tool, args, timeoutMs }) => {
@@ -52,7 +57,8 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
     'mcp.import': ({ path }) => guarded(() => host.importFrom(path)),
     'mcp.hostExports': () => guarded(() => describeHostExports(registry, launcher())),
-    'mcp.exportToHost': ({ host: target, beforeDigest }) => guarded(() => exportToHost(registry, target, beforeDigest, launcher())),
+    'mcp.exportToHost': ({ host: target, beforeDigest }) =>
+      guarded(() => exportToHost(registry, target, beforeDigest, launcher())),
     'mcp.setInput': async ({ id, value }) => {
       await host.setInput(id, value)
       return { stored: true as const }

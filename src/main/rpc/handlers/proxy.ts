@@ -44,7 +44,10 @@ export function proxyHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof pro
     'proxy.exchanges': async () => running().exchanges(),
     'proxy.try': async (input) => {
       const service = running()
-      const user = input.userId === null ? null : service.config.loaded.config.users.find((candidate) => candidate.id === input.userId)
+      const user =
+        input.userId === null
+          ? null
+          : service.config.loaded.config.users.find((candidate) => candidate.id === input.userId)
       if (user === undefined) throw new RpcError('unknown_user', `no user ${input.userId} in the proxy config`)
       return tryProxy(service, user, input)
     },

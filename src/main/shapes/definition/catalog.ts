@@ -47,11 +47,14 @@ export class Catalog {
     const key = JSON.stringify(input)
     const cached = this.definitions.get(key)
     if (cached) {
-      const current = await Promise.all(definitionTables(cached).map(async (table) => (await this.tableInfo(table.schema, table.name)) === table))
+      const current = await Promise.all(
+        definitionTables(cached).map(async (table) => (await this.tableInfo(table.schema, table.name)) === table)
+      )
       if (current.every(Boolean)) return cached
     }
     const definition = await resolveDefinition(input, (schema, name) => this.tableInfo(schema, name))
-    if (this.definitions.size >= DEFINITION_CACHE_SIZE) this.definitions.delete(this.definitions.keys().next().value as string)
+    if (this.definitions.size >= DEFINITION_CACHE_SIZE)
+      this.definitions.delete(this.definitions.keys().next().value as string)
     this.definitions.set(key, definition)
     return definition
   }

@@ -37,11 +37,16 @@ export interface ResolvedShape {
 export class InvalidRequestError extends Error {
   override readonly name = 'InvalidRequestError'
   constructor(readonly errors: Record<string, unknown>) {
-    super(Object.entries(errors).map(([field, messages]) => `${field}: ${JSON.stringify(messages)}`).join('; '))
+    super(
+      Object.entries(errors)
+        .map(([field, messages]) => `${field}: ${JSON.stringify(messages)}`)
+        .join('; ')
+    )
   }
 }
 
-export const invalid = (field: string, message: string): InvalidRequestError => new InvalidRequestError({ [field]: [message] })
+export const invalid = (field: string, message: string): InvalidRequestError =>
+  new InvalidRequestError({ [field]: [message] })
 
 /** Splits on commas outside double quotes; quoted names keep their case, unquoted ones are lower-cased. */
 export function parseColumnList(text: string): string[] {
@@ -60,14 +65,16 @@ export function parseColumnList(text: string): string[] {
         name += '"'
         index += 1
       }
-      if (index < text.length && text[index] !== ',') throw new IdentifierError(`Invalid identifier with unescaped quote: ${text}`)
+      if (index < text.length && text[index] !== ',')
+        throw new IdentifierError(`Invalid identifier with unescaped quote: ${text}`)
       if (name === '') throw new IdentifierError('Invalid zero-length delimited identifier')
     } else {
       const comma = text.indexOf(',', index)
       const raw = text.slice(index, comma === -1 ? undefined : comma).trim()
       if (raw === '') throw new IdentifierError('Invalid zero-length delimited identifier')
       if (raw.includes('"')) throw new IdentifierError(`Invalid identifier with unescaped quote: ${raw}`)
-      if (!/^[\p{L}_][\p{L}\p{M}_0-9$]*$/u.test(raw)) throw new IdentifierError(`Invalid unquoted identifier contains special characters: ${raw}`)
+      if (!/^[\p{L}_][\p{L}\p{M}_0-9$]*$/u.test(raw))
+        throw new IdentifierError(`Invalid unquoted identifier contains special characters: ${raw}`)
       name = raw.replace(/[A-Z]/g, (c) => c.toLowerCase())
       index = comma === -1 ? text.length : comma
     }
@@ -103,9 +110,17 @@ function queryableColumns(input: ShapeInput, table: TableInfo): string[] | null 
   const listed = columnList('queryable_columns', input.queryableColumns)
   const known = new Set(table.columns.map((column) => column.name))
   const unknown = listed.filter((name) => !known.has(name))
-  if (unknown.length > 0) throw invalid('queryable_columns', `The following queryable columns are not found on the table: ${unknown.join(', ')}`)
+  if (unknown.length > 0)
+    throw invalid(
+      'queryable_columns',
+      `The following queryable columns are not found on the table: ${unknown.join(', ')}`
+    )
   const missingKey = table.hasPrimaryKey ? table.keyColumns.filter((name) => !listed.includes(name)) : []
-  if (missingKey.length > 0) throw invalid('queryable_columns', `The list of queryable columns must include all primary key columns, missing: ${missingKey.join(', ')}`)
+  if (missingKey.length > 0)
+    throw invalid(
+      'queryable_columns',
+      `The list of queryable columns must include all primary key columns, missing: ${missingKey.join(', ')}`
+    )
   return table.columns.map((column) => column.name).filter((name) => listed.includes(name))
 }
 
@@ -124,11 +139,22 @@ function selectColumns(input: ShapeInput, table: TableInfo, queryable: string[] 
   const requested = columnList('columns', input.columns)
   const known = new Set(queryable ?? table.columns.map((column) => column.name))
   const unknown = requested.filter((name) => !known.has(name))
-  if (unknown.length > 0) throw invalid('columns', `The following columns are not found on the table: ${unknown.join(', ')}`)
+  if (unknown.length > 0)
+    throw invalid('columns', `The following columns are not found on the table: ${unknown.join(', ')}`)
   const missingKey = table.hasPrimaryKey ? table.keyColumns.filter((name) => !requested.includes(name)) : []
-  if (missingKey.length > 0) throw invalid('columns', `The list of columns must include all primary key columns, missing: ${missingKey.join(', ')}`)
-  const generated = table.columns.filter((column) => column.generated && requested.includes(column.name)).map((column) => column.name)
-  if (generated.length > 0) throw invalid('columns', `The following columns are generated and cannot be included in the shape: ${generated.join(', ')}`)
+  if (missingKey.length > 0)
+    throw invalid(
+      'columns',
+      `The list of columns must include all primary key columns, missing: ${missingKey.join(', ')}`
+    )
+  const generated = table.columns
+    .filter((column) => column.generated && requested.includes(column.name))
+    .map((column) => column.name)
+  if (generated.length > 0)
+    throw invalid(
+      'columns',
+      `The following columns are generated and cannot be included in the shape: ${generated.join(', ')}`
+    )
   return table.columns.map((column) => column.name).filter((name) => requested.includes(name))
 }
 
@@ -136,16 +162,30 @@ function checkParams(input: ShapeInput): void {
   const keys = Object.keys(input.params)
   if (keys.some((key) => !/^\d+$/.test(key))) throw invalid('params', 'Parameters can only use numbers as keys')
   const numbers = keys.map(Number).sort((a, b) => a - b)
-  if (numbers.some((number, index) => number !== index + 1)) throw invalid('params', 'Parameters must be numbered sequentially, starting from 1')
+  if (numbers.some((number, index) => number !== index + 1))
+    throw invalid('params', 'Parameters must be numbered sequentially, starting from 1')
 }
 
-async function compile(input: ShapeInput, table: TableInfo, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<Pick<ResolvedShape, 'where' | 'subquery'>> {
+async function compile(
+  input: ShapeInput,
+  table: TableInfo,
+  lookup: (schema: string, name: string) => Promise<TableInfo>
+): Promise<Pick<ResolvedShape, 'where' | 'subquery'>> {
   if (input.where === null) return { where: null, subquery: null }
   checkParams(input)
   try {
-    const subquery = await compileSubqueryWhere({ where: input.where, params: input.params, table, allowed: null, lookup })
+    const subquery = await compileSubqueryWhere({
+      where: input.where,
+      params: input.params,
+      table,
+      allowed: null,
+      lookup
+    })
     if (subquery) return { where: null, subquery }
-    return { where: compileWhere({ where: input.where, params: input.params, columns: table.columnTypes }), subquery: null }
+    return {
+      where: compileWhere({ where: input.where, params: input.params, columns: table.columnTypes }),
+      subquery: null
+    }
   } catch (error) {
     if (!(error instanceof WhereError)) throw error
     // Like the reference, every error found while compiling the where (a param's value included) is the where's.
@@ -167,13 +207,20 @@ export function whereErrorMessage(error: WhereError): string {
 }
 
 /** Postgres's own schemas, whose tables no publication can hold. */
-const isSystemSchema = (schema: string): boolean => /^(pg_catalog|information_schema|pg_toast|pg_temp_\d+|pg_toast_temp_\d+)$/.test(schema)
+const isSystemSchema = (schema: string): boolean =>
+  /^(pg_catalog|information_schema|pg_toast|pg_temp_\d+|pg_toast_temp_\d+)$/.test(schema)
 
 /** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */
-export async function resolveDefinition(input: ShapeInput, lookup: (schema: string, name: string) => Promise<TableInfo>): Promise<ResolvedShape> {
+export async function resolveDefinition(
+  input: ShapeInput,
+  lookup: (schema: string, name: string) => Promise<TableInfo>
+): Promise<ResolvedShape> {
   const { schema, name } = parseTable(input.table)
   if (isSystemSchema(schema)) {
-    throw invalid('table', `Table "${schema}"."${name}" is a system catalog: shapes are made of user tables, which logical replication can follow`)
+    throw invalid(
+      'table',
+      `Table "${schema}"."${name}" is a system catalog: shapes are made of user tables, which logical replication can follow`
+    )
   }
   let table: TableInfo
   try {
@@ -186,9 +233,18 @@ export async function resolveDefinition(input: ShapeInput, lookup: (schema: stri
   const columns = selectColumns(input, table, queryable)
   const { where, subquery } = await compile(input, table, lookup)
   const explicit = input.columns === null ? null : [...columns].sort()
-  const identity = JSON.stringify([table.schema, table.name, explicit, queryable, where?.canonical ?? subquery?.canonical ?? null, input.replica, input.log])
+  const identity = JSON.stringify([
+    table.schema,
+    table.name,
+    explicit,
+    queryable,
+    where?.canonical ?? subquery?.canonical ?? null,
+    input.replica,
+    input.log
+  ])
   return { input, table, columns, queryable, where, subquery, replica: input.replica, log: input.log, identity }
 }
 
 /** The hash part of a handle: stable for a definition. */
-export const identityHash = (identity: string): string => BigInt(`0x${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`).toString()
+export const identityHash = (identity: string): string =>
+  BigInt(`0x${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`).toString()

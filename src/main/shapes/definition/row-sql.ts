@@ -2,12 +2,13 @@ import { DISPLAY_SETTINGS } from '../../../shared/protocol'
 import { quoteIdent } from '../../sql'
 import type { TableInfo } from './table-info'
 
-
 const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`
 
-export const setDisplaySettingsSql = (): string => DISPLAY_SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${sqlString(value)}`).join('; ')
+export const setDisplaySettingsSql = (): string =>
+  DISPLAY_SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${sqlString(value)}`).join('; ')
 
-export const qualifiedName = (table: Pick<TableInfo, 'schema' | 'name'>): string => `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`
+export const qualifiedName = (table: Pick<TableInfo, 'schema' | 'name'>): string =>
+  `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`
 
 /**
  * `SELECT <columns> FROM <table> [WHERE …]`: plain column values, so Postgres formats each with its type's output

@@ -58,7 +58,11 @@ export class TableChecks {
 }
 
 /** The table's identity as `db` sees it now; null when it does not exist. */
-export async function tableIdentity(db: pg.Pool | pg.PoolClient, schema: string, name: string): Promise<TableIdentity | null> {
+export async function tableIdentity(
+  db: pg.Pool | pg.PoolClient,
+  schema: string,
+  name: string
+): Promise<TableIdentity | null> {
   const { rows } = await db.query<{ oid: number | string; fingerprint: string }>(IDENTITY_QUERY, [schema, name])
   const row = rows[0]
   return row ? { oid: Number(row.oid), fingerprint: row.fingerprint } : null

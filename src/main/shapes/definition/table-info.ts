@@ -28,7 +28,6 @@ export interface TableInfo {
   fingerprint: string
 }
 
-
 export class TableNotFoundError extends Error {
   override readonly name = 'TableNotFoundError'
 }
@@ -36,7 +35,9 @@ export class TableNotFoundError extends Error {
 export async function readTableInfo(db: Queryable, schema: string, name: string): Promise<TableInfo> {
   const table = await readCatalog(db, { schema, name })
   if (!table) {
-    throw new TableNotFoundError(`Table "${schema}"."${name}" does not exist. If the table name contains capitals or special characters you must quote it.`)
+    throw new TableNotFoundError(
+      `Table "${schema}"."${name}" does not exist. If the table name contains capitals or special characters you must quote it.`
+    )
   }
   const { oid } = table
   const columns: TableColumn[] = table.columns.map((column) => ({
@@ -51,7 +52,16 @@ export async function readTableInfo(db: Queryable, schema: string, name: string)
     pkIndex: column.pkIndex
   }))
   const pk = columns.filter((column) => column.pkIndex !== null).sort((a, b) => (a.pkIndex ?? 0) - (b.pkIndex ?? 0))
-  const columnTypes = toColumnTypes(table.columns.map((column) => ({ name: column.name, type: column.type, typtype: column.typtype, typcategory: column.typcategory, element_type: column.elementType, enum_labels: column.enumLabels })))
+  const columnTypes = toColumnTypes(
+    table.columns.map((column) => ({
+      name: column.name,
+      type: column.type,
+      typtype: column.typtype,
+      typcategory: column.typcategory,
+      element_type: column.elementType,
+      enum_labels: column.enumLabels
+    }))
+  )
   return {
     oid,
     schema,
@@ -66,7 +76,9 @@ export async function readTableInfo(db: Queryable, schema: string, name: string)
 }
 
 /** Names and types of the columns in order: what a replication Relation message also tells. */
-export const columnsFingerprint = (columns: ReadonlyArray<{ name: string; typeOid: number; typmod?: number; typeMod?: number }>): string =>
+export const columnsFingerprint = (
+  columns: ReadonlyArray<{ name: string; typeOid: number; typmod?: number; typeMod?: number }>
+): string =>
   columns.map((column) => `${column.name}:${column.typeOid}:${column.typmod ?? column.typeMod ?? -1}`).join(',')
 
 /** The `<brand>-schema` header: selected columns only, modifiers only where present. */

@@ -8,7 +8,8 @@ const COMMA = 44
 /** Bytes read from a file at a time for one streaming response. */
 const FILE_READ_BYTES = 64 * 1024
 
-export const sourceLength = (source: ChunkSource): number => ('bytes' in source ? source.bytes.length : (source.prefix?.length ?? 0) + source.length)
+export const sourceLength = (source: ChunkSource): number =>
+  'bytes' in source ? source.bytes.length : (source.prefix?.length ?? 0) + source.length
 
 /** Lets go of a chunk whose response will not send it (a 304, a HEAD). */
 export function releaseSource(source: ChunkSource): void {
@@ -34,7 +35,11 @@ function streamFile(res: ServerResponse, range: FileRange, suffix: Buffer | null
     res.end(suffix ?? undefined)
     return
   }
-  const file = createReadStream(range.path, { start: range.start, end: range.start + range.length - 1, highWaterMark: FILE_READ_BYTES })
+  const file = createReadStream(range.path, {
+    start: range.start,
+    end: range.start + range.length - 1,
+    highWaterMark: FILE_READ_BYTES
+  })
   const bytes = range.newlinesToCommas ? file.pipe(newlinesToCommas()) : file
   const stop = () => file.destroy()
   res.once('close', stop)

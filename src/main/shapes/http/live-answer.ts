@@ -5,12 +5,14 @@ import type { HeaderMap } from './responder'
 import type { LogRequestContext } from './serve-log'
 
 /** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
-export const hasNews = (shape: Shape, from: LogOffset): boolean => compareOffsets(shape.lastOffset, from) > 0 || shape.invalidated || shape.failure !== null
+export const hasNews = (shape: Shape, from: LogOffset): boolean =>
+  compareOffsets(shape.lastOffset, from) > 0 || shape.invalidated || shape.failure !== null
 
 /** Headers every answer for a shape carries (also SSE's). */
 export function shapeHeaders(context: LogRequestContext, shape: Shape, offset: LogOffset): HeaderMap {
   const { names } = context.r
   const headers: HeaderMap = { [names.handle]: shape.handle, [names.offset]: formatOffset(offset) }
-  if (context.request.live) headers[names.cursor] = String(nextCursor(context.live.longPollTimeout, context.request.cursor))
+  if (context.request.live)
+    headers[names.cursor] = String(nextCursor(context.live.longPollTimeout, context.request.cursor))
   return headers
 }

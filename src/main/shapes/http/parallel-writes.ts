@@ -73,7 +73,10 @@ export class ParallelSocketWrites {
     Atomics.store(this.control, 0, this.job)
     Atomics.notify(this.control, 0)
     const mine = fds.slice(handOver).map((fd) => writeOnce(fd, bytes))
-    if (Atomics.wait(this.control, 1, this.job - 1, WORKER_DEADLINE_MS) === 'timed-out' && Atomics.load(this.control, 1) !== this.job) {
+    if (
+      Atomics.wait(this.control, 1, this.job - 1, WORKER_DEADLINE_MS) === 'timed-out' &&
+      Atomics.load(this.control, 1) !== this.job
+    ) {
       this.broken = true
       void this.worker?.terminate()
       return [...Array.from({ length: handOver }, () => 0), ...mine]
@@ -85,7 +88,15 @@ export class ParallelSocketWrites {
   private workerStarted(): boolean {
     if (this.worker) return true
     try {
-      this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { control: this.control.buffer, fds: this.fds.buffer, written: this.written.buffer, bytes: this.bytes } })
+      this.worker = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: {
+          control: this.control.buffer,
+          fds: this.fds.buffer,
+          written: this.written.buffer,
+          bytes: this.bytes
+        }
+      })
     } catch {
       this.broken = true
       return false

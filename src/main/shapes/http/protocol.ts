@@ -25,11 +25,11 @@ export interface CacheSettings {
 export const DEFAULT_CACHE: CacheSettings = { maxAge: 60, staleAge: 300 }
 
 /** cache-control of catch-up answers, `offset=now` and their 304s: what a CDN in front may keep, and serve stale. */
-export const catchUpCacheControl = ({ maxAge, staleAge }: CacheSettings): string => `public, max-age=${maxAge}, stale-while-revalidate=${staleAge}`
+export const catchUpCacheControl = ({ maxAge, staleAge }: CacheSettings): string =>
+  `public, max-age=${maxAge}, stale-while-revalidate=${staleAge}`
 
 /** Request headers a browser may send to the shape API directly (preflight answer). */
 const ALLOWED_REQUEST_HEADERS = new Set(['if-none-match', 'traceparent', 'content-type'])
-
 
 /** CORS for every response but 401: the Origin echoed (with Vary, so shared caches keep origins apart). */
 export function corsHeaders(req: IncomingMessage, names: ProtocolHeaderNames, path: string): Record<string, string> {
@@ -47,7 +47,11 @@ export function preflightHeaders(req: IncomingMessage): Record<string, string> {
     .split(',')
     .map((header) => header.trim().toLowerCase())
     .filter((header) => ALLOWED_REQUEST_HEADERS.has(header))
-  return { 'access-control-max-age': '86400', ...(requested.length > 0 ? { 'access-control-allow-headers': requested.join(', ') } : {}), connection: 'keep-alive' }
+  return {
+    'access-control-max-age': '86400',
+    ...(requested.length > 0 ? { 'access-control-allow-headers': requested.join(', ') } : {}),
+    connection: 'keep-alive'
+  }
 }
 
 const CURSOR_EPOCH_SECONDS = Date.UTC(2024, 9, 9) / 1000
@@ -77,7 +81,8 @@ export function etagMatches(header: string | string[] | undefined, etag: string)
 /** Monotonic suffix of "no changes" etags, so such responses never revalidate. */
 export const monotonicTag = (): string => process.hrtime.bigint().toString()
 
-export const upToDateMessage = (lsn: bigint): string => JSON.stringify({ headers: { control: CONTROL.upToDate, global_last_seen_lsn: lsn.toString() } })
+export const upToDateMessage = (lsn: bigint): string =>
+  JSON.stringify({ headers: { control: CONTROL.upToDate, global_last_seen_lsn: lsn.toString() } })
 
 export const mustRefetchBody = JSON.stringify([{ headers: { control: CONTROL.mustRefetch } }])
 
@@ -93,7 +98,8 @@ export function arrayBody(lines: Buffer | null, ...trailing: string[]): Buffer {
   if (lines && linesLength > 0) {
     at += lines.copy(body, at)
     const region = body.subarray(1, at)
-    for (let newline = region.indexOf(10); newline !== -1; newline = region.indexOf(10, newline + 1)) region[newline] = 44
+    for (let newline = region.indexOf(10); newline !== -1; newline = region.indexOf(10, newline + 1))
+      region[newline] = 44
   }
   for (const message of tail) {
     if (at > 1) body[at++] = 44

@@ -5,15 +5,23 @@ import { isSubsetParam, SUBSET_FIELDS, subsetParam, type SubsetField } from '../
 /** POST bodies above this are refused with 413 (the reference's limit). */
 export const MAX_BODY_BYTES = 8_000_000
 
-export type BodyResult = { ok: true; value: Record<string, unknown> | null } | { ok: false; status: number; error: { error: string; details?: string } }
+export type BodyResult =
+  | { ok: true; value: Record<string, unknown> | null }
+  | { ok: false; status: number; error: { error: string; details?: string } }
 
 export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
   try {
     return { ok: true, value: parseJsonObjectBody(await readRequestBytes(req, MAX_BODY_BYTES)) }
   } catch (error) {
     if (!(error instanceof RequestBodyError)) throw error
-    if (error.code === 'body_too_large') return { ok: false, status: 413, error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` } }
-    if (error.code === 'invalid_json') return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: error.details ?? '' } }
+    if (error.code === 'body_too_large')
+      return {
+        ok: false,
+        status: 413,
+        error: { error: `Request body too large (the limit is ${MAX_BODY_BYTES} bytes)` }
+      }
+    if (error.code === 'invalid_json')
+      return { ok: false, status: 400, error: { error: 'Invalid JSON in request body', details: error.details ?? '' } }
     return { ok: false, status: 400, error: { error: 'Request body must be a JSON object' } }
   }
 }
@@ -33,14 +41,29 @@ function fromQuery(query: URLSearchParams): RawSubset | null {
   const keys = [...query.keys()].filter(isSubsetParam)
   if (keys.length === 0) return null
   const get = (name: SubsetField) => query.get(subsetParam(name)) ?? query.get(`subset[${name}]`) ?? undefined
-  return { where: get('where'), params: get('params'), limit: get('limit'), offset: get('offset'), orderBy: get('order_by'), paramsAsJson: true }
+  return {
+    where: get('where'),
+    params: get('params'),
+    limit: get('limit'),
+    offset: get('offset'),
+    orderBy: get('order_by'),
+    paramsAsJson: true
+  }
 }
 
 function fromBody(body: Record<string, unknown>): RawSubset | null {
   const nested = body.subset
-  const source = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? (nested as Record<string, unknown>) : body
+  const source =
+    typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? (nested as Record<string, unknown>) : body
   if (source === body && !SUBSET_FIELDS.some((key) => Object.hasOwn(body, key))) return null
-  return { where: source.where, params: source.params, limit: source.limit, offset: source.offset, orderBy: source.order_by, paramsAsJson: false }
+  return {
+    where: source.where,
+    params: source.params,
+    limit: source.limit,
+    offset: source.offset,
+    orderBy: source.order_by,
+    paramsAsJson: false
+  }
 }
 
 /** The subset a request asks for, if any: any `subset__*` query key, or subset keys in a POST body. */

@@ -92,11 +92,20 @@ export class Responder {
   private canWriteWire(socket: Socket): boolean {
     const { req, res } = this
     const state = res as unknown as Partial<NodeResponseState>
-    return req.httpVersion === '1.1' && !this.head && res.shouldKeepAlive && !res.headersSent && socket.writableLength === 0 && typeof state._headerSent === 'boolean' && res.sendDate
+    return (
+      req.httpVersion === '1.1' &&
+      !this.head &&
+      res.shouldKeepAlive &&
+      !res.headersSent &&
+      socket.writableLength === 0 &&
+      typeof state._headerSent === 'boolean' &&
+      res.sendDate
+    )
   }
 
   json(status: number, body: unknown, headers: HeaderMap = {}): void {
-    const cache: HeaderMap = status >= 400 && status !== 409 ? { 'cache-control': CACHE_CONTROL.error, 'surrogate-control': 'no-store' } : {}
+    const cache: HeaderMap =
+      status >= 400 && status !== 409 ? { 'cache-control': CACHE_CONTROL.error, 'surrogate-control': 'no-store' } : {}
     this.send(status, { 'content-type': 'application/json; charset=utf-8', ...cache, ...headers }, JSON.stringify(body))
   }
 
@@ -145,7 +154,11 @@ interface NodeKeepAliveState {
 
 /** The `Keep-Alive` line Node adds to a keep-alive response: without it a client may reuse a socket the server closed. */
 function keepAliveLine(res: ServerResponse): string {
-  const { _keepAliveTimeout: timeout, _defaultKeepAlive: keepAlive, _maxRequestsPerSocket: max } = res as unknown as NodeKeepAliveState
+  const {
+    _keepAliveTimeout: timeout,
+    _defaultKeepAlive: keepAlive,
+    _maxRequestsPerSocket: max
+  } = res as unknown as NodeKeepAliveState
   if (!timeout || !keepAlive) return ''
   return `Keep-Alive: timeout=${Math.floor(timeout / 1000)}${max && max > 0 ? `, max=${max}` : ''}\r\n`
 }
@@ -176,7 +189,8 @@ function wireBytes(answer: PreparedAnswer, keepAlive: string): Buffer {
   const date = httpDate()
   if (answer.wire?.date === date && answer.wire.keepAlive === keepAlive) return answer.wire.bytes
   let head = 'HTTP/1.1 200 OK\r\n'
-  for (let index = 0; index < answer.headers.length; index += 2) head += `${answer.headers[index]}: ${answer.headers[index + 1]}\r\n`
+  for (let index = 0; index < answer.headers.length; index += 2)
+    head += `${answer.headers[index]}: ${answer.headers[index + 1]}\r\n`
   head += `Date: ${date}\r\nConnection: keep-alive\r\n${keepAlive}\r\n`
   const bytes = Buffer.concat([Buffer.from(head, 'latin1'), answer.body])
   answer.wire = { date, keepAlive, bytes }

@@ -1,6 +1,13 @@
 import type { Cancellation } from '../live/cancellation'
 import type { ResolvedShape } from '../definition/definition'
-import { type LogOffset, SNAPSHOT_END, compareOffsets, formatOffset, isSnapshotOffset, readPosition } from '../storage/offset'
+import {
+  type LogOffset,
+  SNAPSHOT_END,
+  compareOffsets,
+  formatOffset,
+  isSnapshotOffset,
+  readPosition
+} from '../storage/offset'
 import type { ShapeService } from '../service'
 import type { ChunkSource, Shape } from '../storage/shape'
 import { type PreparedAnswer, preparedAnswer } from '../live/prepared-answers'
@@ -64,10 +71,13 @@ type LogAnswer = BytesAnswer | ChunkAnswer
 /** Serves GET (and body-less POST) /v1/shape: the initial chunk, `now`, catch-up, long-poll and SSE. */
 export async function serveLog(context: LogRequestContext): Promise<void> {
   const { request, service, definition } = context
-  if (request.offset.kind === 'start') return answer(context, await startAnswer(context, await service.shapeFor(definition)))
-  if (request.offset.kind === 'now') return answer(context, await nowAnswer(context, await service.shapeFor(definition)))
+  if (request.offset.kind === 'start')
+    return answer(context, await startAnswer(context, await service.shapeFor(definition)))
+  if (request.offset.kind === 'now')
+    return answer(context, await nowAnswer(context, await service.shapeFor(definition)))
   const active = service.active(definition.identity)
-  if (!active || active.handle !== request.handle) return conflict(context, active ?? (await service.shapeFor(definition)))
+  if (!active || active.handle !== request.handle)
+    return conflict(context, active ?? (await service.shapeFor(definition)))
   return continueLog(context, active, request.offset.offset)
 }
 
@@ -75,7 +85,17 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
   await shape.waitFor(() => shape.readyChunks >= 1, SNAPSHOT_WAIT_MS, context.cancellation)
   if (shape.readyChunks < 1) return shape
   const chunk = await shape.readChunk(0)
-  return { shape, requested: '-1', chunk, suffix: null, offset: { tx: 0n, op: 0 }, cacheControl: CACHE_CONTROL.initial, upToDate: false, hasData: true, noChange: false }
+  return {
+    shape,
+    requested: '-1',
+    chunk,
+    suffix: null,
+    offset: { tx: 0n, op: 0 },
+    cacheControl: CACHE_CONTROL.initial,
+    upToDate: false,
+    hasData: true,
+    noChange: false
+  }
 }
 
 /**
@@ -85,27 +105,58 @@ async function startAnswer(context: LogRequestContext, shape: Shape): Promise<Lo
 async function nowAnswer(context: LogRequestContext, shape: Shape): Promise<BytesAnswer | Shape> {
   if (!(await shape.waitFor(() => shape.snapshot !== null, SNAPSHOT_WAIT_MS, context.cancellation))) return shape
   const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
-  return { shape, requested: 'now', body, offset: shape.lastOffset, cacheControl: context.catchUpCache, upToDate: true, hasData: false, noChange: true }
+  return {
+    shape,
+    requested: 'now',
+    body,
+    offset: shape.lastOffset,
+    cacheControl: context.catchUpCache,
+    upToDate: true,
+    hasData: false,
+    noChange: true
+  }
 }
 
 async function continueLog(context: LogRequestContext, shape: Shape, offset: LogOffset): Promise<void> {
   const requested = formatOffset(offset)
   if (isSnapshotOffset(offset)) {
     const next = offset.op + 1
-    await shape.waitFor(() => shape.readyChunks > next || shape.snapshotChunks !== null, SNAPSHOT_WAIT_MS, context.cancellation)
+    await shape.waitFor(
+      () => shape.readyChunks > next || shape.snapshotChunks !== null,
+      SNAPSHOT_WAIT_MS,
+      context.cancellation
+    )
     if (shape.readyChunks > next) {
       const chunk = await shape.readChunk(next)
       const cacheControl = context.catchUpCache
-      return answer(context, { shape, requested, chunk, suffix: null, offset: { tx: 0n, op: next }, cacheControl, upToDate: false, hasData: true, noChange: false })
+      return answer(context, {
+        shape,
+        requested,
+        chunk,
+        suffix: null,
+        offset: { tx: 0n, op: next },
+        cacheControl,
+        upToDate: false,
+        hasData: true,
+        noChange: false
+      })
     }
     if (shape.snapshotChunks === null) return answer(context, shape)
     offset = SNAPSHOT_END
   }
-  if (compareOffsets(offset, shape.lastOffset) > 0 && !(await shape.waitFor(() => compareOffsets(offset, shape.lastOffset) <= 0, context.live.longPollTimeout / 2, context.cancellation))) {
+  if (
+    compareOffsets(offset, shape.lastOffset) > 0 &&
+    !(await shape.waitFor(
+      () => compareOffsets(offset, shape.lastOffset) <= 0,
+      context.live.longPollTimeout / 2,
+      context.cancellation
+    ))
+  ) {
     if (shape.invalidated) return conflict(context, await replacement(context))
     return context.r.invalidRequest({ offset: ['out of bounds for this shape'] })
   }
-  if (context.request.liveSse) return refusedWhileBehind(context) ? undefined : streamSse(context, shape, offset, requested)
+  if (context.request.liveSse)
+    return refusedWhileBehind(context) ? undefined : streamSse(context, shape, offset, requested)
   if (!context.request.live) {
     const fromDisk = await shape.readLogBody(readPosition(offset))
     if (fromDisk) return answer(context, catchUpAnswer(context, shape, requested, fromDisk))
@@ -114,7 +165,16 @@ async function continueLog(context: LogRequestContext, shape: Shape, offset: Log
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   if (!context.request.live) {
     const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
-    return answer(context, { shape, requested, body, offset, cacheControl: context.catchUpCache, upToDate: true, hasData: true, noChange: false })
+    return answer(context, {
+      shape,
+      requested,
+      body,
+      offset,
+      cacheControl: context.catchUpCache,
+      upToDate: true,
+      hasData: true,
+      noChange: false
+    })
   }
   return holdLongPoll(context, shape, offset, requested)
 }
@@ -164,9 +224,15 @@ class LongPollGroup {
     this.members.clear()
     const slice = shape.invalidated ? undefined : shape.tailAfter(readPosition(offset))
     const first = members[0]
-    const prepared = slice && first && isShareable(first.context) ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice)) : null
+    const prepared =
+      slice && first && isShareable(first.context)
+        ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice))
+        : null
     // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
-    const outcomes = members.map((member) => ({ member, wire: prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null }))
+    const outcomes = members.map((member) => ({
+      member,
+      wire: prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null
+    }))
     for (const { member, wire } of outcomes) {
       member.release()
       if (wire === null) member.resolve(finishLongPoll(member.context, shape, offset, requested))
@@ -192,7 +258,8 @@ const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
-  if (hasNews(shape, readPosition(offset)) || context.cancellation.cancelled) return finishLongPoll(context, shape, offset, requested)
+  if (hasNews(shape, readPosition(offset)) || context.cancellation.cancelled)
+    return finishLongPoll(context, shape, offset, requested)
   const groups = longPollGroups.get(shape) ?? new Map<string, LongPollGroup>()
   longPollGroups.set(shape, groups)
   const key = longPollKey(context, offset)
@@ -208,16 +275,37 @@ function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffse
 /** Requests that get the same answer to the same change (conditional ones wait together but are answered alone). */
 function longPollKey(context: LogRequestContext, offset: LogOffset): string {
   const { r, request } = context
-  return [formatOffset(offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache, r.head, r.req.headers['if-none-match'] ?? ''].join('\u0000')
+  return [
+    formatOffset(offset),
+    request.cursor ?? '',
+    r.req.headers.origin ?? '',
+    context.noCache,
+    r.head,
+    r.req.headers['if-none-match'] ?? ''
+  ].join('\u0000')
 }
 
 /** Answers one long-poll on its own (timed out, cancelled, conditional, or its group could not share an answer). */
-async function finishLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
+async function finishLongPoll(
+  context: LogRequestContext,
+  shape: Shape,
+  offset: LogOffset,
+  requested: string
+): Promise<void> {
   if (shape.invalidated) return conflict(context, await replacement(context))
   const slice = await shape.readLogAfter(readPosition(offset))
   if (slice) return answer(context, dataAnswer(context, shape, requested, slice))
   const body = () => arrayBody(null, upToDateMessage(context.service.seenLsn(shape)))
-  return answer(context, { shape, requested, body, offset, cacheControl: CACHE_CONTROL.live, upToDate: true, hasData: false, noChange: true })
+  return answer(context, {
+    shape,
+    requested,
+    body,
+    offset,
+    cacheControl: CACHE_CONTROL.live,
+    upToDate: true,
+    hasData: false,
+    noChange: true
+  })
 }
 
 function dataAnswer(context: LogRequestContext, shape: Shape, requested: string, slice: LogSlice): BytesAnswer {
@@ -230,10 +318,27 @@ function dataAnswer(context: LogRequestContext, shape: Shape, requested: string,
 }
 
 /** A catch-up answer with a log range read from disk: the range's shared bytes, then `]` or the up-to-date and `]`. */
-function catchUpAnswer(context: LogRequestContext, shape: Shape, requested: string, read: { end: LogOffset; source: ChunkSource }): ChunkAnswer {
+function catchUpAnswer(
+  context: LogRequestContext,
+  shape: Shape,
+  requested: string,
+  read: { end: LogOffset; source: ChunkSource }
+): ChunkAnswer {
   const atEnd = compareOffsets(read.end, shape.lastOffset) >= 0
-  const suffix = Buffer.from(atEnd ? `,${upToDateMessage(maxBigint(context.service.seenLsn(shape), read.end.tx))}]` : ']')
-  return { shape, requested, chunk: read.source, suffix, offset: read.end, cacheControl: context.catchUpCache, upToDate: atEnd, hasData: true, noChange: false }
+  const suffix = Buffer.from(
+    atEnd ? `,${upToDateMessage(maxBigint(context.service.seenLsn(shape), read.end.tx))}]` : ']'
+  )
+  return {
+    shape,
+    requested,
+    chunk: read.source,
+    suffix,
+    offset: read.end,
+    cacheControl: context.catchUpCache,
+    upToDate: atEnd,
+    hasData: true,
+    noChange: false
+  }
 }
 
 const maxBigint = (a: bigint, b: bigint): bigint => (a > b ? a : b)
@@ -262,7 +367,10 @@ async function answer(context: LogRequestContext, result: LogAnswer | Shape): Pr
     if ('chunk' in result) releaseSource(result.chunk)
     return r.send(304, headers, null)
   }
-  if (!request.live) headers[r.names.schema] = JSON.stringify(schemaHeader(result.shape.definition.table, result.shape.definition.columns))
+  if (!request.live)
+    headers[r.names.schema] = JSON.stringify(
+      schemaHeader(result.shape.definition.table, result.shape.definition.columns)
+    )
   if ('chunk' in result) return r.sendChunk(200, headers, result.chunk, result.suffix)
   r.send(200, headers, result.body())
 }
@@ -286,11 +394,18 @@ function answerHeaders(context: LogRequestContext, result: LogAnswer): HeaderMap
  * request, same log end, same cursor and origin. Only live answers with data are shared (they are small; catch-up
  * chunks of up to 10 MiB are not kept); conditional and "no change" answers are always built anew.
  */
-const isShareable = ({ request, r }: LogRequestContext): boolean => request.live && r.req.headers['if-none-match'] === undefined && !r.head
+const isShareable = ({ request, r }: LogRequestContext): boolean =>
+  request.live && r.req.headers['if-none-match'] === undefined && !r.head
 
 function sharedAnswer(context: LogRequestContext, result: BytesAnswer): PreparedAnswer {
   const { r, request } = context
-  const key = [result.requested, formatOffset(result.offset), request.cursor ?? '', r.req.headers.origin ?? '', context.noCache].join('\u0000')
+  const key = [
+    result.requested,
+    formatOffset(result.offset),
+    request.cursor ?? '',
+    r.req.headers.origin ?? '',
+    context.noCache
+  ].join('\u0000')
   return preparedAnswer(result.shape, key, () => {
     const body = result.body()
     return { headers: r.flatHeaders(answerHeaders(context, result), body), body }
@@ -301,9 +416,12 @@ function sharedAnswer(context: LogRequestContext, result: BytesAnswer): Prepared
 async function unavailableShape(context: LogRequestContext, shape: Shape): Promise<void> {
   if (shape.invalidated && !shape.failure) return conflict(context, await replacement(context))
   // a where that Postgres cannot evaluate on the table's rows (division by zero, a bad cast), or a table it may not read
-  if (isCallersQueryError(shape.failure)) return context.r.invalidRequest({ [shape.failure.code === '42501' ? 'table' : 'where']: [shape.failure.message] })
+  if (isCallersQueryError(shape.failure))
+    return context.r.invalidRequest({ [shape.failure.code === '42501' ? 'table' : 'where']: [shape.failure.message] })
   if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
-  context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, { [context.r.names.knownError]: 'true' })
+  context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, {
+    [context.r.names.knownError]: 'true'
+  })
 }
 
 /**
@@ -320,7 +438,11 @@ export async function replacement(context: LogRequestContext): Promise<Shape | n
 
 /** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */
 export function conflict({ r }: Pick<LogRequestContext, 'r'>, current: Shape | null): void {
-  const headers: HeaderMap = { 'content-type': 'application/json; charset=utf-8', 'cache-control': CACHE_CONTROL.conflict(current !== null), etag: `"${current?.handle ?? ''}::"` }
+  const headers: HeaderMap = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': CACHE_CONTROL.conflict(current !== null),
+    etag: `"${current?.handle ?? ''}::"`
+  }
   if (current) headers[r.names.handle] = current.handle
   r.send(409, headers, mustRefetchBody)
 }

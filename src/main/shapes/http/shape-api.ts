@@ -51,18 +51,33 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     const path = routingPath(url.pathname, { trailingSlash: 'drop' })
     const r = new Responder(req, res, names, path, options.serverName)
     const method = req.method ?? 'GET'
-    const gate = checkHostAndOrigin(req, options.hosts, hasTokenHeader(req, options.appToken) ? () => true : options.originAllowed)
+    const gate = checkHostAndOrigin(
+      req,
+      options.hosts,
+      hasTokenHeader(req, options.appToken) ? () => true : options.originAllowed
+    )
     if (!gate.ok) return r.forbidden({ code: gate.code, message: gate.message })
     if ((req.url ?? '').length > MAX_URL_LENGTH) {
-      return r.json(414, { message: `The URL is longer than ${MAX_URL_LENGTH} characters: send subset parameters in the body of a POST /v1/shape instead` })
+      return r.json(414, {
+        message: `The URL is longer than ${MAX_URL_LENGTH} characters: send subset parameters in the body of a POST /v1/shape instead`
+      })
     }
     if (path === '/v1/health' && (method === 'GET' || method === 'HEAD')) return health(r, options)
     if (path !== '/v1/shape') return r.json(404, { message: 'Not found' })
     if (method === 'OPTIONS') return r.send(204, preflightHeaders(req), null)
-    if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method)) return r.json(405, { message: `${method} is not allowed on /v1/shape` }, { allow: 'GET, HEAD, POST, DELETE, OPTIONS' })
+    if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method))
+      return r.json(
+        405,
+        { message: `${method} is not allowed on /v1/shape` },
+        { allow: 'GET, HEAD, POST, DELETE, OPTIONS' }
+      )
     if (options.secret !== undefined && !secretMatches(url.searchParams, options.secret)) return r.unauthorized()
     const service = options.service()
-    if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', options.unavailable() ? 60 : 1)
+    if (!service)
+      return r.unavailable(
+        options.unavailable() ?? 'The shape server is starting, please retry',
+        options.unavailable() ? 60 : 1
+      )
     const cancellation = new Cancellation()
     res.on('close', () => cancellation.cancel())
     let input: ResolvedShape['input'] | null = null
@@ -75,7 +90,16 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const request = parseShapeRequest(query)
       input = request.input
       const definition = await service.resolve(request.input)
-      const context = { r, service, request, definition, live: options.live, noCache: method === 'POST', catchUpCache, cancellation }
+      const context = {
+        r,
+        service,
+        request,
+        definition,
+        live: options.live,
+        noCache: method === 'POST',
+        catchUpCache,
+        cancellation
+      }
       if (subset) return await serveSubset(context, subset)
       return await serveLog(context).catch((error: unknown) => refetchIfGone(context, error))
     } catch (error) {
@@ -86,7 +110,12 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
 }
 
 /** A shape found damaged while it was read is dropped; the request gets 409 pointing at a fresh one. */
-async function damaged(r: Responder, service: ShapeService, error: ShapeDamagedError, input: ResolvedShape['input'] | null): Promise<void> {
+async function damaged(
+  r: Responder,
+  service: ShapeService,
+  error: ShapeDamagedError,
+  input: ResolvedShape['input'] | null
+): Promise<void> {
   await service.dropDamaged(error)
   if (r.res.headersSent) {
     r.res.end()
@@ -101,7 +130,8 @@ function mergeBody(query: URLSearchParams, body: Record<string, unknown>): URLSe
   const merged = new URLSearchParams(query)
   for (const [key, value] of Object.entries(body)) {
     if ((SUBSET_FIELDS as readonly string[]).includes(key) || key === 'subset') continue
-    if (!merged.has(key) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) merged.set(key, String(value))
+    if (!merged.has(key) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'))
+      merged.set(key, String(value))
   }
   return merged
 }
@@ -116,7 +146,11 @@ function health(r: Responder, options: ShapeApiOptions): void {
   const reason = options.unavailable()
   if (!service) {
     if (reason) return r.json(503, { status: 'unavailable', message: reason }, noStore)
-    return r.json(202, { status: 'starting', message: 'The shape server is starting' }, { ...noStore, 'retry-after': '1' })
+    return r.json(
+      202,
+      { status: 'starting', message: 'The shape server is starting' },
+      { ...noStore, 'retry-after': '1' }
+    )
   }
   const state = service.health()
   if (state.status === 'active') return r.json(200, state, noStore)
@@ -139,7 +173,9 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
   if (Object.keys(errors).length > 0) return r.invalidRequest(errors)
   const dropped = (gone: string): void => r.send(202, { [r.names.handle]: gone, 'cache-control': 'no-cache' }, null)
   if (handle && service.isRetiring(handle)) return dropped(handle)
-  const shape = table ? service.active((await service.resolve(input)).identity) : service.shapeByHandle(handle as string)
+  const shape = table
+    ? service.active((await service.resolve(input)).identity)
+    : service.shapeByHandle(handle as string)
   if (!shape) return r.json(404, { message: 'No existing shape found' })
   if (handle && shape.handle !== handle) {
     return r.json(400, {
@@ -153,7 +189,10 @@ async function deleteShape(r: Responder, service: ShapeService, query: URLSearch
 
 function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code
-  return typeof code === 'string' && (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code) || code.startsWith('08') || code === '57P01')
+  return (
+    typeof code === 'string' &&
+    (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE)$/.test(code) || code.startsWith('08') || code === '57P01')
+  )
 }
 
 function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
@@ -164,8 +203,8 @@ function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
   if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
   if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
   if (error instanceof ServiceStoppingError) return r.unavailable(error.message, 1)
-  if (isConnectionError(error)) return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
+  if (isConnectionError(error))
+    return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
   options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)
   r.json(500, { error: 'Internal server error' })
 }
-

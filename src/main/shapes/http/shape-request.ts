@@ -27,13 +27,20 @@ function placeholderParams(query: URLSearchParams, errors: Record<string, string
   const params: Record<string, string> = {}
   for (const [key, value] of query) {
     const match = /^params\[(.*)\]$/.exec(key)
-    if (match) Object.defineProperty(params, match[1] ?? '', { value, enumerable: true, configurable: true, writable: true })
+    if (match)
+      Object.defineProperty(params, match[1] ?? '', { value, enumerable: true, configurable: true, writable: true })
     else if (key === 'params') errors.params = ['is invalid']
   }
   return params
 }
 
-function enumValue<T extends string>(query: URLSearchParams, key: string, allowed: readonly T[], fallback: T, errors: Record<string, string[]>): T {
+function enumValue<T extends string>(
+  query: URLSearchParams,
+  key: string,
+  allowed: readonly T[],
+  fallback: T,
+  errors: Record<string, string[]>
+): T {
   const value = lastValue(query, key)
   if (value === null) return fallback
   if ((allowed as readonly string[]).includes(value)) return value as T

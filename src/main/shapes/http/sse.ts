@@ -289,7 +289,12 @@ function hubOf(shape: Shape): SseHub {
  * caught up (the official client counts a stream shorter than a second as a buffering proxy and, after three, gives up
  * on SSE). The headers carry the requested offset: a stream cut before its first up-to-date leaves the client there.
  */
-export async function streamSse(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
+export async function streamSse(
+  context: LogRequestContext,
+  shape: Shape,
+  offset: LogOffset,
+  requested: string
+): Promise<void> {
   const { r, live, cancellation } = context
   const headers = {
     ...shapeHeaders(context, shape, offset),

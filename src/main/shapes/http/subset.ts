@@ -23,13 +23,15 @@ interface Subset {
   offset: number | null
 }
 
-const subsetError = (field: string, message: string): InvalidRequestError => new InvalidRequestError({ subset: { [field]: [message] } })
+const subsetError = (field: string, message: string): InvalidRequestError =>
+  new InvalidRequestError({ subset: { [field]: [message] } })
 
 function integer(value: unknown, field: string, min: number, max: number): number | null {
   if (value === undefined || value === null) return null
   const number = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value
   if (typeof number !== 'number' || !Number.isInteger(number)) throw subsetError(field, 'is invalid')
-  if (number < min) throw subsetError(field, min === 0 ? 'must be greater than or equal to 0' : 'must be greater than 0')
+  if (number < min)
+    throw subsetError(field, min === 0 ? 'must be greater than or equal to 0' : 'must be greater than 0')
   if (number > max) throw subsetError(field, `must be less than or equal to ${max}`)
   return number
 }
@@ -44,10 +46,17 @@ function params(raw: RawSubset): Record<string, string> {
       throw subsetError('params', 'params must be valid JSON')
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw subsetError('params', 'params must be a JSON object')
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw subsetError('params', 'params must be a JSON object')
   const entries = Object.entries(value as Record<string, unknown>)
   const keys = entries.map(([key]) => key)
-  if (keys.some((key) => !/^\d+$/.test(key)) || [...keys].map(Number).sort((a, b) => a - b).some((n, i) => n !== i + 1)) {
+  if (
+    keys.some((key) => !/^\d+$/.test(key)) ||
+    [...keys]
+      .map(Number)
+      .sort((a, b) => a - b)
+      .some((n, i) => n !== i + 1)
+  ) {
     throw subsetError('params', 'Parameters must be numbered sequentially, starting from 1')
   }
   const result: Record<string, string> = {}
@@ -62,7 +71,10 @@ function text(value: unknown, field: string): string | null {
 }
 
 function whereMessage(error: WhereError): string {
-  return whereErrorMessage(error).replace(/\bsubqueries are not allowed in where\b/, 'Subqueries are not allowed in subsets')
+  return whereErrorMessage(error).replace(
+    /\bsubqueries are not allowed in where\b/,
+    'Subqueries are not allowed in subsets'
+  )
 }
 
 /** Validates a subset against its shape: it may only narrow the shape, and only through queryable columns. */
@@ -71,22 +83,29 @@ export function compileSubset(raw: RawSubset, shape: Shape['definition']): Subse
   const offset = integer(raw.offset, 'offset', 0, MAX_SUBSET_OFFSET)
   const orderBy = text(raw.orderBy, 'order_by')
   const where = text(raw.where, 'where')
-  if ((limit !== null || offset !== null) && !orderBy) throw subsetError('order_by', 'order_by is required when limit or offset is present')
+  if ((limit !== null || offset !== null) && !orderBy)
+    throw subsetError('order_by', 'order_by is required when limit or offset is present')
   const allowed = shape.queryable ?? undefined
   const columns = shape.table.columnTypes
   try {
-    const compiled = where === null ? null : compileWhere({ where, params: params(raw), columns, allowedColumns: allowed })
+    const compiled =
+      where === null ? null : compileWhere({ where, params: params(raw), columns, allowedColumns: allowed })
     const ordered = orderBy === null ? null : compileOrderBy(orderBy, columns, allowed)
     return { whereSql: compiled?.sql ?? null, orderBySql: ordered?.sql ?? null, limit, offset }
   } catch (error) {
     if (!(error instanceof WhereError)) throw error
-    throw subsetError(error.param === 'order_by' ? 'order_by' : error.param.startsWith('params') ? 'params' : 'where', whereMessage(error))
+    throw subsetError(
+      error.param === 'order_by' ? 'order_by' : error.param.startsWith('params') ? 'params' : 'where',
+      whereMessage(error)
+    )
   }
 }
 
 /** The subset's SELECT: `(shape where) AND (subset where)`, ordered and paged. */
 function subsetSql(shape: Shape, subset: Subset, columns: readonly string[]): string {
-  const conditions = [shape.definition.where?.sql, subset.whereSql].filter((condition): condition is string => !!condition)
+  const conditions = [shape.definition.where?.sql, subset.whereSql].filter(
+    (condition): condition is string => !!condition
+  )
   const whereSql = conditions.length > 0 ? conditions.map((condition) => `(${condition})`).join(' AND ') : null
   let sql = selectRowsSql(shape.definition.table, columns, whereSql)
   if (subset.orderBySql) sql += ` ORDER BY ${subset.orderBySql}`
@@ -102,7 +121,8 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
   let shape: Shape
   if (request.offset.kind === 'at') {
     const active = service.active(definition.identity)
-    if (!active || active.handle !== request.handle) return conflict(context, active ?? (await service.shapeFor(definition)))
+    if (!active || active.handle !== request.handle)
+      return conflict(context, active ?? (await service.shapeFor(definition)))
     shape = active
   } else {
     shape = await service.shapeFor(definition)
@@ -113,7 +133,13 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
   let answer: { rows: string[]; metadata: Record<string, unknown> }
   try {
     answer = await inSnapshot(service.pool, async (client, info) => {
-      const metadata = { xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList, database_lsn: info.databaseLsn, snapshot_mark: mark }
+      const metadata = {
+        xmin: info.xmin,
+        xmax: info.xmax,
+        xip_list: info.xipList,
+        database_lsn: info.databaseLsn,
+        snapshot_mark: mark
+      }
       const subquery = runtime?.subsetQuery(subset)
       if (subquery) {
         const { rows } = await client.query<Array<string | null>>({ text: subquery.text, rowMode: 'array' })
@@ -128,7 +154,12 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
     if (isCallersQueryError(error)) return r.invalidRequest({ subset: { where: error.message } })
     throw error
   }
-  const offset = request.offset.kind === 'start' ? { tx: 0n, op: 0 } : request.offset.kind === 'now' ? shape.lastOffset : request.offset.offset
+  const offset =
+    request.offset.kind === 'start'
+      ? { tx: 0n, op: 0 }
+      : request.offset.kind === 'now'
+        ? shape.lastOffset
+        : request.offset.offset
   const headers = {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': CACHE_CONTROL.noCache,

@@ -23,13 +23,16 @@ export async function saveState(dir: string, state: AppliedState): Promise<void>
  * hold back WAL for good.
  */
 export async function prepareState(pool: pg.Pool, dir: string, log: (line: string) => void): Promise<AppliedState> {
-  const { rows } = await pool.query<{ system_id: string; database: string }>('SELECT system_identifier::text AS system_id, current_database() AS database FROM pg_control_system()')
+  const { rows } = await pool.query<{ system_id: string; database: string }>(
+    'SELECT system_identifier::text AS system_id, current_database() AS database FROM pg_control_system()'
+  )
   const systemId = `${rows[0]?.system_id ?? 'unknown'}/${rows[0]?.database ?? ''}`
   const path = statePath(dir)
   const text = existsSync(path) ? readFileSync(path, 'utf8') : null
   const saved = text === null ? null : StateSchema.safeParse(parseJson(text))
   if (saved?.success && saved.data.systemId === systemId) return saved.data
-  if (text !== null && !saved?.success) log(`${path} is unreadable: its shapes are dropped and replication starts afresh`)
+  if (text !== null && !saved?.success)
+    log(`${path} is unreadable: its shapes are dropped and replication starts afresh`)
   const slotName = folderSlotName(dir)
   await dropOwnedReplication(pool, new Set([slotName, ...slotNamesIn(text ?? '')]), log)
   await rm(dir, { recursive: true, force: true })

@@ -35,7 +35,10 @@ export async function currentRole(pool: pg.Pool): Promise<string> {
 
 /** Changes of a partition are published as changes of the partitioned table, which is what shapes name. */
 export async function ensurePublication(pool: pg.Pool, publication: string): Promise<void> {
-  const { rows } = await pool.query<{ via_root: boolean }>('SELECT pubviaroot AS via_root FROM pg_publication WHERE pubname = $1', [publication])
+  const { rows } = await pool.query<{ via_root: boolean }>(
+    'SELECT pubviaroot AS via_root FROM pg_publication WHERE pubname = $1',
+    [publication]
+  )
   const existing = rows[0]
   if (existing?.via_root === false) {
     await pool.query(`ALTER PUBLICATION ${quoteIdent(publication)} SET (publish_via_partition_root = true)`)
@@ -59,7 +62,13 @@ export type SlotState = { state: 'present' } | { state: 'missing' } | { state: '
 
 export async function inspectSlot(pool: pg.Pool, slot: string): Promise<SlotState> {
   // invalidation_reason exists from Postgres 17 on; to_jsonb reads it where present.
-  const { rows } = await pool.query<{ plugin: string | null; database: string | null; current: string; wal_status: string | null; invalidation: string | null }>(
+  const { rows } = await pool.query<{
+    plugin: string | null
+    database: string | null
+    current: string
+    wal_status: string | null
+    invalidation: string | null
+  }>(
     `SELECT plugin, database, current_database() AS current, wal_status, to_jsonb(s) ->> 'invalidation_reason' AS invalidation
        FROM pg_replication_slots s WHERE slot_name = $1`,
     [slot]
@@ -72,7 +81,10 @@ export async function inspectSlot(pool: pg.Pool, slot: string): Promise<SlotStat
     )
   }
   if (row.wal_status === 'lost' || row.invalidation !== null) {
-    return { state: 'unusable', reason: `replication slot "${slot}" was invalidated (${row.invalidation ?? 'the WAL it needed was removed'})` }
+    return {
+      state: 'unusable',
+      reason: `replication slot "${slot}" was invalidated (${row.invalidation ?? 'the WAL it needed was removed'})`
+    }
   }
   return { state: 'present' }
 }

@@ -125,7 +125,8 @@ export class Collector {
     let op = 0
     for (const change of tx.changes) {
       if (change.kind === 'relation') await this.relationSeen(change.relation)
-      else if (change.kind === 'truncate') for (const relation of change.relations) await this.options.tableChanged(relation.schema, relation.table)
+      else if (change.kind === 'truncate')
+        for (const relation of change.relations) await this.options.tableChanged(relation.schema, relation.table)
       else {
         this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
         op += 2
@@ -137,14 +138,27 @@ export class Collector {
       const last = messages[messages.length - 1]
       if (last) last.message.headers.last = true
       this.unsynced.add(shape)
-      shape.receive(tx.xid, messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) })))
+      shape.receive(
+        tx.xid,
+        messages.map((entry) => ({ offset: { tx: tx.commitLsn, op: entry.op }, line: JSON.stringify(entry.message) }))
+      )
       await slices.yieldIfDue()
     }
     this.options.subqueries.apply(tx)
   }
 
-  private routeChange(table: string, change: RowChange, context: { xid: number; lsn: bigint }, op: number, byShape: Map<Shape, ShapeMessage[]>): void {
-    const routed = this.options.router.routeChange(table, change.kind === 'insert' ? null : change.old, change.kind === 'delete' ? null : change.new)
+  private routeChange(
+    table: string,
+    change: RowChange,
+    context: { xid: number; lsn: bigint },
+    op: number,
+    byShape: Map<Shape, ShapeMessage[]>
+  ): void {
+    const routed = this.options.router.routeChange(
+      table,
+      change.kind === 'insert' ? null : change.old,
+      change.kind === 'delete' ? null : change.new
+    )
     for (const { value: shape, ...matches } of routed) {
       const messages = messagesFor(shape.definition, change, matches, context, op)
       if (messages.length === 0) continue
@@ -158,9 +172,15 @@ export class Collector {
   private async relationSeen(relation: RelationInfo): Promise<void> {
     const key = tableKey(relation.schema, relation.table)
     const fingerprint = columnsFingerprint(relation.columns)
-    const stale = this.options.shapes().some(({ definition }) =>
-      definitionTables(definition).some((table) => tableKey(table.schema, table.name) === key && (table.fingerprint !== fingerprint || table.oid !== relation.oid))
-    )
+    const stale = this.options
+      .shapes()
+      .some(({ definition }) =>
+        definitionTables(definition).some(
+          (table) =>
+            tableKey(table.schema, table.name) === key &&
+            (table.fingerprint !== fingerprint || table.oid !== relation.oid)
+        )
+      )
     if (stale) await this.options.tableChanged(relation.schema, relation.table)
   }
 
@@ -188,7 +208,8 @@ export class Collector {
     const shapes = [...this.unsynced]
     this.unsynced.clear()
     try {
-      for (let at = 0; at < shapes.length; at += SYNC_PARALLEL) await Promise.all(shapes.slice(at, at + SYNC_PARALLEL).map((shape) => shape.log.sync()))
+      for (let at = 0; at < shapes.length; at += SYNC_PARALLEL)
+        await Promise.all(shapes.slice(at, at + SYNC_PARALLEL).map((shape) => shape.log.sync()))
       const state = { ...this.state, appliedLsn: recorded === null ? null : recorded.toString() }
       await saveState(this.options.dir, state)
       this.state = state
@@ -197,7 +218,8 @@ export class Collector {
       const failure = `shape logs cannot be made durable (${(error as Error).message}): nothing after LSN ${this.state.appliedLsn ?? 0} is acknowledged; retrying`
       if (failure !== this.flushFailure) this.options.log(failure)
       this.flushFailure = failure
-      if (!this.stopped) this.flushRetry ??= setTimeout(() => ((this.flushRetry = null), this.scheduleFlush()), FLUSH_RETRY_MS)
+      if (!this.stopped)
+        this.flushRetry ??= setTimeout(() => ((this.flushRetry = null), this.scheduleFlush()), FLUSH_RETRY_MS)
       return
     }
     this.flushFailure = null

@@ -68,7 +68,12 @@ export class ReplicationConsumer implements ReplicationStream {
   constructor(private readonly options: ReplicationOptions) {
     this.skipThrough = options.appliedLsn
     this.durableLsn = options.appliedLsn ?? 0n
-    this.pool = new pg.Pool({ connectionString: options.connectionString, max: 2, idleTimeoutMillis: 10_000, application_name: 'syncscope-replication-control' })
+    this.pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: 2,
+      idleTimeoutMillis: 10_000,
+      application_name: 'syncscope-replication-control'
+    })
     const logError = (error: Error): void => this.log(`control connection: ${error.message}`)
     this.pool.on('error', logError)
     this.pool.on('connect', (client) => {
@@ -92,8 +97,8 @@ export class ReplicationConsumer implements ReplicationStream {
     const key = JSON.stringify([schema, table])
     const pending = this.publishing.get(key)
     if (pending) return pending
-    const publishing = publishTable(this.pool, this.options.publicationName, schema, table, () => this.stopped).finally(() =>
-      this.publishing.delete(key)
+    const publishing = publishTable(this.pool, this.options.publicationName, schema, table, () => this.stopped).finally(
+      () => this.publishing.delete(key)
     )
     this.publishing.set(key, publishing)
     return publishing
@@ -138,7 +143,8 @@ export class ReplicationConsumer implements ReplicationStream {
     await ensurePublication(this.pool, this.options.publicationName)
     const slot = await inspectSlot(this.pool, this.options.slotName)
     if (slot.state !== 'present') {
-      const reason = slot.state === 'unusable' ? slot.reason : `replication slot "${this.options.slotName}" does not exist`
+      const reason =
+        slot.state === 'unusable' ? slot.reason : `replication slot "${this.options.slotName}" does not exist`
       if (hadSlot && !this.lossReported) await this.slotLost(reason)
       if (slot.state === 'unusable') await dropSlot(this.pool, this.options.slotName)
       await createSlot(this.pool, this.options.slotName)

@@ -22,7 +22,9 @@ const SLOT_NAME = /^[a-z0-9_]{1,63}$/
  */
 export async function startReplication(options: ReplicationOptions): Promise<ReplicationStream> {
   if (!SLOT_NAME.test(options.slotName)) {
-    throw new ReplicationSetupError(`slot name "${options.slotName}" must be 1 to 63 lower-case letters, digits or underscores`)
+    throw new ReplicationSetupError(
+      `slot name "${options.slotName}" must be 1 to 63 lower-case letters, digits or underscores`
+    )
   }
   const consumer = new ReplicationConsumer(options)
   try {
@@ -33,4 +35,3 @@ export async function startReplication(options: ReplicationOptions): Promise<Rep
   }
   return consumer
 }
-

@@ -13,7 +13,10 @@ const RELEASE_WAIT_MS = 10_000
  * reset (an unreadable state.json) still knows which slot was its own, and another folder's never matches.
  */
 export function folderSlotName(dir: string): string {
-  return `syncscope_${createHash('sha256').update(`${hostname()}\0${resolve(dir)}`).digest('hex').slice(0, 10)}`
+  return `syncscope_${createHash('sha256')
+    .update(`${hostname()}\0${resolve(dir)}`)
+    .digest('hex')
+    .slice(0, 10)}`
 }
 
 /** Slot names a (possibly damaged) state file still shows. */
@@ -26,11 +29,18 @@ export function slotNamesIn(text: string): string[] {
  * for (its server may have been killed a moment ago); one still in use after that belongs to a running server, and
  * starting is refused rather than taking it away.
  */
-export async function dropOwnedReplication(pool: pg.Pool, names: ReadonlySet<string>, log: (line: string) => void): Promise<void> {
+export async function dropOwnedReplication(
+  pool: pg.Pool,
+  names: ReadonlySet<string>,
+  log: (line: string) => void
+): Promise<void> {
   for (const name of names) {
     const deadline = Date.now() + RELEASE_WAIT_MS
     for (;;) {
-      const { rows } = await pool.query<{ active_pid: number | null }>('SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1', [name])
+      const { rows } = await pool.query<{ active_pid: number | null }>(
+        'SELECT active_pid FROM pg_replication_slots WHERE slot_name = $1',
+        [name]
+      )
       const slot = rows[0]
       if (!slot) break
       if (slot.active_pid === null) {

@@ -60,7 +60,12 @@ function readRelation(reader: BinaryReader): RelationInfo {
   const columns: RelationColumn[] = []
   for (let index = 0; index < count; index++) {
     const flags = reader.byte()
-    columns.push({ name: reader.cstring(), typeOid: reader.uint32(), typeMod: reader.int32(), isKey: (flags & 1) === 1 })
+    columns.push({
+      name: reader.cstring(),
+      typeOid: reader.uint32(),
+      typeMod: reader.int32(),
+      isKey: (flags & 1) === 1
+    })
   }
   return { oid, schema: schema === '' ? 'pg_catalog' : schema, table, columns }
 }

@@ -18,7 +18,9 @@ describe('LSNs', () => {
 
 describe('session settings', () => {
   it('adds the output settings after any options the URL already has', () => {
-    const url = new URL(withSessionSettings('postgres://u:p@127.0.0.1:5432/db?options=-c%20search_path%3Dapp&sslmode=disable'))
+    const url = new URL(
+      withSessionSettings('postgres://u:p@127.0.0.1:5432/db?options=-c%20search_path%3Dapp&sslmode=disable')
+    )
     expect(url.searchParams.get('sslmode')).toBe('disable')
     expect(url.searchParams.get('options')).toBe(
       '-c search_path=app -c DateStyle=ISO,DMY -c TimeZone=UTC -c extra_float_digits=1 -c bytea_output=hex -c IntervalStyle=iso_8601 -c client_encoding=UTF8'
@@ -27,7 +29,9 @@ describe('session settings', () => {
   })
 
   it('refuses a connection string that is not a URL', () => {
-    expect(() => withSessionSettings('host=localhost dbname=x')).toThrow('the connection string must be a postgres:// URL')
+    expect(() => withSessionSettings('host=localhost dbname=x')).toThrow(
+      'the connection string must be a postgres:// URL'
+    )
   })
 })
 
@@ -35,7 +39,11 @@ describe('walsender messages', () => {
   it('writes standby status updates with the applied position and the time since 2000', () => {
     const message = standbyStatusUpdate(0x1_0000_0002n, POSTGRES_EPOCH_MS + 5)
     expect(message.toString('latin1', 0, 1)).toBe('r')
-    expect([1, 9, 17].map((offset) => message.readBigUInt64BE(offset))).toEqual([0x1_0000_0002n, 0x1_0000_0002n, 0x1_0000_0002n])
+    expect([1, 9, 17].map((offset) => message.readBigUInt64BE(offset))).toEqual([
+      0x1_0000_0002n,
+      0x1_0000_0002n,
+      0x1_0000_0002n
+    ])
     expect(message.readBigInt64BE(25)).toBe(5000n)
     expect(message.readUInt8(33)).toBe(0)
   })

@@ -9,7 +9,13 @@ const WAIT_LIMIT_MS = 60_000
  * transactions that were already open: their earlier changes are decoded without the new settings, so they must be
  * committed (and in any snapshot taken next) before the caller relies on the stream for this table.
  */
-export async function publishTable(pool: pg.Pool, publication: string, schema: string, table: string, isStopped: () => boolean): Promise<void> {
+export async function publishTable(
+  pool: pg.Pool,
+  publication: string,
+  schema: string,
+  table: string,
+  isStopped: () => boolean
+): Promise<void> {
   const name = `${quoteIdent(schema)}.${quoteIdent(table)}`
   const state = await tableState(pool, publication, schema, table)
   if (!state) throw new ReplicationSetupError(`table ${name} does not exist (or is not a table)`)
@@ -25,7 +31,10 @@ async function tableState(
   schema: string,
   table: string
 ): Promise<{ published: boolean; withoutFullIdentity: string[] } | null> {
-  const { rows } = await pool.query<{ published: boolean; without_full_identity: Array<{ schema: string; table: string }> }>(
+  const { rows } = await pool.query<{
+    published: boolean
+    without_full_identity: Array<{ schema: string; table: string }>
+  }>(
     `SELECT EXISTS (SELECT 1 FROM pg_publication_tables p WHERE p.pubname = $3 AND p.schemaname = n.nspname AND p.tablename = c.relname) AS published,
             (SELECT coalesce(json_agg(json_build_object('schema', pn.nspname, 'table', pc.relname)), '[]')
                FROM pg_class pc JOIN pg_namespace pn ON pn.oid = pc.relnamespace
@@ -36,7 +45,12 @@ async function tableState(
   )
   const row = rows[0]
   if (!row) return null
-  return { published: row.published, withoutFullIdentity: row.without_full_identity.map((relation) => `${quoteIdent(relation.schema)}.${quoteIdent(relation.table)}`) }
+  return {
+    published: row.published,
+    withoutFullIdentity: row.without_full_identity.map(
+      (relation) => `${quoteIdent(relation.schema)}.${quoteIdent(relation.table)}`
+    )
+  }
 }
 
 async function addToPublication(pool: pg.Pool, publication: string, name: string): Promise<void> {
@@ -72,7 +86,10 @@ async function waitForOpenTransactions(pool: pg.Pool, name: string, isStopped: (
   const deadline = Date.now() + WAIT_LIMIT_MS
   for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
     if (isStopped()) throw new Error('replication stopped')
-    const done = await pool.query<{ done: boolean }>('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [rows[0]?.xmax])
+    const done = await pool.query<{ done: boolean }>(
+      'SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done',
+      [rows[0]?.xmax]
+    )
     if (done.rows[0]?.done) return
     if (Date.now() > deadline) {
       throw new Error(

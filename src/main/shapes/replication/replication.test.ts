@@ -3,7 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
 import { ignoreConnectionErrors } from '../../../../test/support/postgres'
 import { expectCommitOrder, idRange, insertedIds, TransactionLog } from '../../../../test/support/replication'
-import { parseLsn, type ReplicatedTransaction, type ReplicationOptions, type ReplicationStream, startReplication } from '.'
+import {
+  parseLsn,
+  type ReplicatedTransaction,
+  type ReplicationOptions,
+  type ReplicationStream,
+  startReplication
+} from '.'
 
 let server: TestPostgres
 let pool: pg.Pool
@@ -50,7 +56,10 @@ async function follow(log: TransactionLog, options: Partial<ReplicationOptions> 
   return stream
 }
 
-function rowsOf(transactions: ReplicatedTransaction[], kind: 'insert' | 'update' | 'delete'): Array<Record<string, string | null>> {
+function rowsOf(
+  transactions: ReplicatedTransaction[],
+  kind: 'insert' | 'update' | 'delete'
+): Array<Record<string, string | null>> {
   return transactions.flatMap((tx) =>
     tx.changes.flatMap((change) => {
       if (change.kind !== kind) return []
@@ -82,7 +91,23 @@ describe('decoding', () => {
     expect(relation).toMatchObject({ kind: 'relation', relation: { schema: 'public', table: 'typed' } })
     if (relation?.kind !== 'relation') throw new Error('no relation message')
     expect(relation.relation.columns.map((column) => column.name)).toEqual([
-      'id', 't', 'v', 's', 'i', 'b', 'n', 'flag', 'ts', 'd', 'j', 'tags', 'm', 'raw', 'f', 'iv', 'nothing'
+      'id',
+      't',
+      'v',
+      's',
+      'i',
+      'b',
+      'n',
+      'flag',
+      'ts',
+      'd',
+      'j',
+      'tags',
+      'm',
+      'raw',
+      'f',
+      'iv',
+      'nothing'
     ])
     expect(relation.relation.columns.every((column) => column.isKey)).toBe(true)
     expect(relation.relation.columns[0]).toMatchObject({ typeOid: 2950, typeMod: -1 })
@@ -111,7 +136,9 @@ describe('decoding', () => {
     expect(update?.changes).toEqual([
       { kind: 'update', relation: relation.relation, old: inserted, new: { ...inserted, t: 'changed', flag: 'f' } }
     ])
-    expect(remove?.changes).toEqual([{ kind: 'delete', relation: relation.relation, old: { ...inserted, t: 'changed', flag: 'f' } }])
+    expect(remove?.changes).toEqual([
+      { kind: 'delete', relation: relation.relation, old: { ...inserted, t: 'changed', flag: 'f' } }
+    ])
     // TRUNCATE gives the table a new file, so pgoutput sends its Relation message again first.
     expect(truncate?.changes).toEqual([relation, { kind: 'truncate', relations: [relation.relation] }])
   })
@@ -160,8 +187,12 @@ describe('decoding', () => {
   })
 
   it('reports changes of a partition as changes of its partitioned table, also in a publication made without that', async () => {
-    await pool.query(`CREATE TABLE measurements (id int, at date, v text, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)`)
-    await pool.query(`CREATE TABLE measurements_2024 PARTITION OF measurements FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')`)
+    await pool.query(
+      `CREATE TABLE measurements (id int, at date, v text, PRIMARY KEY (id, at)) PARTITION BY RANGE (at)`
+    )
+    await pool.query(
+      `CREATE TABLE measurements_2024 PARTITION OF measurements FOR VALUES FROM ('2024-01-01') TO ('2025-01-01')`
+    )
     const { publicationName } = names()
     await pool.query(`CREATE PUBLICATION ${publicationName}`)
     const log = new TransactionLog()
@@ -173,7 +204,12 @@ describe('decoding', () => {
     const changes = log.transactions.flatMap((tx) => tx.changes.filter((change) => change.kind !== 'relation'))
     expect(changes).toMatchObject([
       { kind: 'insert', relation: { table: 'measurements' }, new: { id: '1', at: '2024-05-06', v: 'x' } },
-      { kind: 'update', relation: { table: 'measurements' }, old: { id: '1', at: '2024-05-06', v: 'x' }, new: { id: '2', at: '2024-05-06', v: 'x' } }
+      {
+        kind: 'update',
+        relation: { table: 'measurements' },
+        old: { id: '1', at: '2024-05-06', v: 'x' },
+        new: { id: '2', at: '2024-05-06', v: 'x' }
+      }
     ])
   })
 
@@ -216,7 +252,9 @@ describe('ensureTable', () => {
       [publicationName]
     )
     expect(rows).toEqual([{ relreplident: 'f', published: 1 }])
-    await expect(stream.ensureTable('public', 'missing')).rejects.toThrow('table "public"."missing" does not exist (or is not a table)')
+    await expect(stream.ensureTable('public', 'missing')).rejects.toThrow(
+      'table "public"."missing" does not exist (or is not a table)'
+    )
   })
 
   it('waits for transactions that were open when the table joined the publication', async () => {
@@ -251,7 +289,8 @@ describe('acknowledgement and recovery', () => {
     const settings = names()
     const first = await follow(log, {
       ...settings,
-      onTransaction: (tx) => (insertedIds([tx]).includes('2') ? new Promise<void>(() => undefined) : log.onTransaction(tx))
+      onTransaction: (tx) =>
+        insertedIds([tx]).includes('2') ? new Promise<void>(() => undefined) : log.onTransaction(tx)
     })
     await first.ensureTable('public', 'acked')
     await insertOneByOne('acked', [1, 2, 3])
@@ -259,9 +298,10 @@ describe('acknowledgement and recovery', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(insertedIds(log.transactions)).toEqual(['1'])
     const applied = first.lastLsn
-    const { rows } = await pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`, [
-      settings.slotName
-    ])
+    const { rows } = await pool.query<{ lsn: string }>(
+      `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
+      [settings.slotName]
+    )
     expect(parseLsn(rows[0]!.lsn)).toBeLessThan(applied + 1000n)
     await first.stop()
 
@@ -281,7 +321,10 @@ describe('acknowledgement and recovery', () => {
     await insertOneByOne('durable', [1, 2, 3])
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
     const confirmed = async (): Promise<bigint> => {
-      const { rows } = await pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`, [settings.slotName])
+      const { rows } = await pool.query<{ lsn: string }>(
+        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
+        [settings.slotName]
+      )
       return parseLsn(rows[0]!.lsn)
     }
     const [first, second, third] = log.transactions.map((tx) => tx.commitLsn) as [bigint, bigint, bigint]
@@ -332,9 +375,10 @@ describe('acknowledgement and recovery', () => {
     await insertOneByOne('not_published', [1, 2, 3])
     const written = await stream.currentWalLsn()
     await vi.waitFor(async () => {
-      const { rows } = await pool.query<{ lsn: string }>(`SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`, [
-        settings.slotName
-      ])
+      const { rows } = await pool.query<{ lsn: string }>(
+        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
+        [settings.slotName]
+      )
       expect(parseLsn(rows[0]!.lsn)).toBeGreaterThanOrEqual(written)
     })
   })
@@ -386,7 +430,10 @@ describe('acknowledgement and recovery', () => {
     const stream = await follow(log, settings)
     await stream.ensureTable('public', 'interrupted')
     const terminate = async (): Promise<void> => {
-      await pool.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active', [settings.slotName])
+      await pool.query(
+        'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
+        [settings.slotName]
+      )
     }
     await insertOneByOne('interrupted', idRange(1, 10))
     await terminate()
@@ -410,12 +457,17 @@ describe('acknowledgement and recovery', () => {
 
     await vi.waitFor(
       async () => {
-        await pool.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active', [settings.slotName])
+        await pool.query(
+          'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
+          [settings.slotName]
+        )
         await pool.query('SELECT pg_drop_replication_slot($1)', [settings.slotName])
       },
       { timeout: 10_000, interval: 5 }
     )
-    await vi.waitFor(() => expect(log.slotLosses).toEqual([`replication slot "${settings.slotName}" does not exist`]), { timeout: 10_000 })
+    await vi.waitFor(() => expect(log.slotLosses).toEqual([`replication slot "${settings.slotName}" does not exist`]), {
+      timeout: 10_000
+    })
     await vi.waitFor(() => expect(statuses.at(-1)).toBe('streaming'), { timeout: 10_000 })
     expect(stream.lastLsn).toBe(0n)
     await insertOneByOne('slot_gone', [2])
@@ -449,12 +501,17 @@ describe('acknowledgement and recovery', () => {
       onSlotLost: async () => undefined,
       onStatus: (status) => statuses.push(status.state)
     })
-    await pool.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active', [settings.slotName])
+    await pool.query(
+      'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
+      [settings.slotName]
+    )
     await vi.waitFor(() => expect(statuses).toContain('reconnecting'))
     await reconnecting.stop()
 
     await vi.waitFor(async () => {
-      const { rows } = await pool.query(`SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`)
+      const { rows } = await pool.query(
+        `SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`
+      )
       expect(rows).toEqual([])
     })
     expect(timers()).toBeLessThanOrEqual(timersBefore)
@@ -479,7 +536,9 @@ describe('setup errors', () => {
 
     await expect(start()).rejects.toThrow(/role "plain" may not create the publication .*GRANT CREATE ON DATABASE/)
     await pool.query('GRANT CREATE ON DATABASE postgres TO plain')
-    await expect(start()).rejects.toThrow('role "plain" lacks the REPLICATION attribute that logical replication needs: run ALTER ROLE "plain" WITH REPLICATION')
+    await expect(start()).rejects.toThrow(
+      'role "plain" lacks the REPLICATION attribute that logical replication needs: run ALTER ROLE "plain" WITH REPLICATION'
+    )
     await pool.query('ALTER ROLE plain WITH REPLICATION')
     const stream = await start()
     await expect(stream.ensureTable('public', 'owned_by_postgres')).rejects.toThrow(

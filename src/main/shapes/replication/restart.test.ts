@@ -3,7 +3,15 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { EmbeddedPostgresHandle } from '../../db/embedded'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, insertedIds, restartPostgres, startReplacementCluster, startWithoutLogicalWal, TransactionLog } from '../../../../test/support/replication'
+import {
+  expectCommitOrder,
+  idRange,
+  insertedIds,
+  restartPostgres,
+  startReplacementCluster,
+  startWithoutLogicalWal,
+  TransactionLog
+} from '../../../../test/support/replication'
 import { type ReplicationStream, startReplication } from '.'
 
 let server: TestPostgres
@@ -40,7 +48,11 @@ async function insertOneByOne(table: string, from: number, to: number): Promise<
 }
 
 /** A consumer slower than the writer, so changes are in flight when Postgres goes away. */
-async function followSlowly(table: string, slotName: string, statuses: string[]): Promise<{ log: TransactionLog; stream: ReplicationStream }> {
+async function followSlowly(
+  table: string,
+  slotName: string,
+  statuses: string[]
+): Promise<{ log: TransactionLog; stream: ReplicationStream }> {
   const log = new TransactionLog()
   const stream = await startReplication({
     connectionString: server.url,
@@ -91,7 +103,9 @@ describe('following Postgres across restarts', () => {
       await pool.query('CHECKPOINT')
       await insertOneByOne('across_crash', 1, 40)
       await log.waitFor((txs) => expect(txs.length).toBeGreaterThanOrEqual(20))
-      const { rows } = await pool.query<{ pid: number }>(`SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = 'crash_slot'`)
+      const { rows } = await pool.query<{ pid: number }>(
+        `SELECT active_pid AS pid FROM pg_replication_slots WHERE slot_name = 'crash_slot'`
+      )
       // A killed backend makes the postmaster restart every process and recover; the slot falls back to its checkpointed position.
       process.kill(rows[0]!.pid, 'SIGKILL')
       await insertOneByOne('across_crash', 41, 80)
@@ -119,7 +133,9 @@ describe('following Postgres across restarts', () => {
         await pool.query('SELECT pg_switch_wal()')
       }
       await pool.query('CHECKPOINT')
-      const { rows } = await pool.query(`SELECT wal_status FROM pg_replication_slots WHERE slot_name = 'invalidated_slot'`)
+      const { rows } = await pool.query(
+        `SELECT wal_status FROM pg_replication_slots WHERE slot_name = 'invalidated_slot'`
+      )
       expect(rows).toEqual([{ wal_status: 'lost' }])
 
       const again = new TransactionLog()
@@ -132,7 +148,9 @@ describe('following Postgres across restarts', () => {
         onSlotLost: again.onSlotLost
       })
       try {
-        expect(again.slotLosses).toEqual([expect.stringMatching(/^replication slot "invalidated_slot" was invalidated \(wal_removed\)$/)])
+        expect(again.slotLosses).toEqual([
+          expect.stringMatching(/^replication slot "invalidated_slot" was invalidated \(wal_removed\)$/)
+        ])
         await insertOneByOne('across_invalidation', 2, 2)
         await again.waitFor((txs) => expect(insertedIds(txs)).toEqual(['2']))
       } finally {
@@ -155,7 +173,9 @@ describe('following Postgres across restarts', () => {
       const oldLsn = stream.lastLsn
       await current.stop()
       current = await startReplacementCluster(current, join(dirname(server.dataDir), 'replacement'))
-      await vi.waitFor(() => expect(log.slotLosses).toEqual(['replication slot "replaced_slot" does not exist']), { timeout: 20_000 })
+      await vi.waitFor(() => expect(log.slotLosses).toEqual(['replication slot "replaced_slot" does not exist']), {
+        timeout: 20_000
+      })
       await vi.waitFor(() => expect(statuses.at(-1)).toBe('streaming'), { timeout: 10_000 })
 
       await pool.query('CREATE TABLE replaced (id int PRIMARY KEY)')

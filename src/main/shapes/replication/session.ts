@@ -8,7 +8,10 @@ import { decodeWalSenderMessage, standbyStatusUpdate, type WalSenderMessage } fr
  * The same output settings as the snapshot connection, so live values are formatted like snapshot values (spaces
  * dropped: `options` separates its `-c` settings by spaces).
  */
-const SESSION_SETTINGS = [...DISPLAY_SETTINGS.map(([name, value]) => `${name}=${value.replaceAll(' ', '')}`), 'client_encoding=UTF8']
+const SESSION_SETTINGS = [
+  ...DISPLAY_SETTINGS.map(([name, value]) => `${name}=${value.replaceAll(' ', '')}`),
+  'client_encoding=UTF8'
+]
 
 /** Appends the session settings to the URL's `options`, after any the URL already has, so ours win. */
 export function withSessionSettings(connectionString: string): string {
@@ -91,7 +94,9 @@ export async function openReplicationSession(options: SessionOptions): Promise<R
         reject(error)
         end(error)
       }
-      client.query(startReplicationCommand(options)).then(() => settled(new Error('the replication stream ended')), settled)
+      client
+        .query(startReplicationCommand(options))
+        .then(() => settled(new Error('the replication stream ended')), settled)
     })
   } catch (error) {
     closing = true

@@ -53,7 +53,9 @@ export class TransactionAssembler {
     this.open.changes.push(change)
   }
 
-  private change(message: Exclude<PgoutputMessage, { tag: 'begin' | 'commit' | 'relation' | 'ignored' }>): ReplicatedChange {
+  private change(
+    message: Exclude<PgoutputMessage, { tag: 'begin' | 'commit' | 'relation' | 'ignored' }>
+  ): ReplicatedChange {
     switch (message.tag) {
       case 'insert': {
         const relation = this.relation(message.relationOid)
@@ -85,7 +87,12 @@ function oldRow(relation: RelationInfo, old: OldTuple): Row {
   return toRow(relation, old.values, {}, (index) => !old.keyOnly || relation.columns[index]?.isKey === true)
 }
 
-function toRow(relation: RelationInfo, values: TupleValue[], unchangedFrom: Row, present = (_index: number) => true): Row {
+function toRow(
+  relation: RelationInfo,
+  values: TupleValue[],
+  unchangedFrom: Row,
+  present = (_index: number) => true
+): Row {
   const row: Row = {}
   relation.columns.forEach((column, index) => {
     const value = values[index]

@@ -3,7 +3,15 @@ import type pg from 'pg'
 import { syncPath, writeDurably } from '../../fs/atomic-write'
 import type { Shape } from '../storage/shape'
 import type { SubqueryRuntime } from '../subquery/runtime'
-import { type HeldChunk, type ReadRowsArgs, type SnapshotInfo, SnapshotCancelledError, TableChangedError, chunkPath, runSnapshot } from './snapshot'
+import {
+  type HeldChunk,
+  type ReadRowsArgs,
+  type SnapshotInfo,
+  SnapshotCancelledError,
+  TableChangedError,
+  chunkPath,
+  runSnapshot
+} from './snapshot'
 
 export interface SnapshotBuilderOptions {
   pool: pg.Pool
@@ -36,7 +44,11 @@ export class SnapshotBuilder {
   start(shape: Shape, runtime: SubqueryRuntime | undefined): void {
     const abort = new AbortController()
     const withRows = shape.definition.log === 'full'
-    const query = { definition: shape.definition, withRows, read: runtime && ((...args: ReadRowsArgs) => runtime.readSnapshot(args[0], args[1], withRows, args[2])) }
+    const query = {
+      definition: shape.definition,
+      withRows,
+      read: runtime && ((...args: ReadRowsArgs) => runtime.readSnapshot(args[0], args[1], withRows, args[2]))
+    }
     const progress = {
       onSnapshot: (info: SnapshotInfo) => shape.snapshotTaken(info),
       onChunk: (chunk: number, last: boolean, body: HeldChunk) => {
@@ -80,7 +92,10 @@ export class SnapshotBuilder {
 
   private recordComplete(shape: Shape): void {
     const saving = this.saveMeta(shape).catch((error: unknown) => {
-      if (!shape.invalidated) this.options.log(`shape ${shape.handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`)
+      if (!shape.invalidated)
+        this.options.log(
+          `shape ${shape.handle} will not survive a restart: its meta.json could not be written (${(error as Error).message})`
+        )
     })
     this.metaWrites.add(saving)
     void saving.finally(() => this.metaWrites.delete(saving))

@@ -25,7 +25,8 @@ interface EncoderModule {
 }
 
 let compiled: WebAssembly.Module | null = null
-const encoderModule = (): WebAssembly.Module => (compiled ??= new WebAssembly.Module(Buffer.from(COPY_ENCODER_WASM, 'base64')))
+const encoderModule = (): WebAssembly.Module =>
+  (compiled ??= new WebAssembly.Module(Buffer.from(COPY_ENCODER_WASM, 'base64')))
 
 /**
  * Turns COPY text output into insert messages (one JSON line each) byte for byte, without decoding to strings: COPY's
@@ -70,12 +71,27 @@ export class CopyEncoder {
 
     const memory = Buffer.from(this.wasm.memory.buffer)
     const words = new Int32Array(this.wasm.memory.buffer)
-    const addresses = pieces.map((piece, index) => pieces.slice(0, index).reduce((at, before) => at + before.length, LAYOUT_START))
+    const addresses = pieces.map((piece, index) =>
+      pieces.slice(0, index).reduce((at, before) => at + before.length, LAYOUT_START)
+    )
     pieces.forEach((piece, index) => memory.set(piece, addresses[index]))
     names.forEach((name, index) => words.set([addresses[index + 2] as number, name.length], namesTable / 4 + 2 * index))
     words.set(isBool.map(Number), boolsTable / 4)
     words.set(keyIndexes, keysTable / 4)
-    this.wasm.configure(this.fieldCount, names.length, keyIndexes.length, addresses[0] as number, head.length, addresses[1] as number, valueHead.length, namesTable, boolsTable, keysTable, starts, ends)
+    this.wasm.configure(
+      this.fieldCount,
+      names.length,
+      keyIndexes.length,
+      addresses[0] as number,
+      head.length,
+      addresses[1] as number,
+      valueHead.length,
+      namesTable,
+      boolsTable,
+      keysTable,
+      starts,
+      ends
+    )
   }
 
   /** The columns the COPY must select, in order. */
@@ -98,7 +114,8 @@ export class CopyEncoder {
     const output = align(inputEnd, 8)
     // every line holds fieldCount - 1 tabs and a newline: that bounds the rows, and so the output
     const maxRows = Math.floor(data.length / this.fieldCount) + 1
-    const room = (outputEnd: number, position: number) => align(outputEnd + 4 * (inputEnd - position) + maxRows * this.rowOverhead, 8)
+    const room = (outputEnd: number, position: number) =>
+      align(outputEnd + 4 * (inputEnd - position) + maxRows * this.rowOverhead, 8)
     let rowEndsAt = room(output, input)
     this.ensureMemory(rowEndsAt + 4 * maxRows)
     new Uint8Array(this.wasm.memory.buffer, input, data.length).set(data)
@@ -120,7 +137,10 @@ export class CopyEncoder {
       rows += 1
       position = lineEnd + 1
     }
-    return { data: Buffer.from(this.wasm.memory.buffer, output, outputEnd - output), rowEnds: new Int32Array(this.wasm.memory.buffer, rowEndsAt, rows) }
+    return {
+      data: Buffer.from(this.wasm.memory.buffer, output, outputEnd - output),
+      rowEnds: new Int32Array(this.wasm.memory.buffer, rowEndsAt, rows)
+    }
   }
 
   private moveRowEnds(from: number, to: number, rows: number, maxRows: number): number {

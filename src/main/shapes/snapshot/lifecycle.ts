@@ -11,7 +11,11 @@ export type SnapshotState =
   | { readonly phase: 'building'; readonly info: SnapshotInfo; readonly chunks: number }
   | { readonly phase: 'ready'; readonly info: SnapshotInfo; readonly chunks: number }
   | { readonly phase: 'failed'; readonly error: Error; readonly from: Progress }
-  | { readonly phase: 'dropped'; readonly from: Exclude<SnapshotState, { phase: 'dropped' }>; readonly failure: Error | null }
+  | {
+      readonly phase: 'dropped'
+      readonly from: Exclude<SnapshotState, { phase: 'dropped' }>
+      readonly failure: Error | null
+    }
 
 type Progress = Extract<SnapshotState, { phase: 'pending' | 'building' | 'ready' }>
 
@@ -42,7 +46,11 @@ type Transition<P extends SnapshotPhase, K extends SnapshotEvent['kind']> = (
 
 type Table = { [P in SnapshotPhase]: { [K in SnapshotEvent['kind']]?: Transition<P, K> } }
 
-const chunkDone = (info: SnapshotInfo, chunk: number, last: boolean): SnapshotState => ({ phase: last ? 'ready' : 'building', info, chunks: chunk + 1 })
+const chunkDone = (info: SnapshotInfo, chunk: number, last: boolean): SnapshotState => ({
+  phase: last ? 'ready' : 'building',
+  info,
+  chunks: chunk + 1
+})
 
 /** Every allowed transition; a missing entry is a SnapshotTransitionError. */
 export const SNAPSHOT_TRANSITIONS: Table = {
@@ -76,7 +84,9 @@ export const SNAPSHOT_TRANSITIONS: Table = {
 }
 
 export function nextSnapshotState(state: SnapshotState, event: SnapshotEvent): SnapshotState {
-  const transition = (SNAPSHOT_TRANSITIONS[state.phase] as Record<string, Transition<SnapshotPhase, SnapshotEvent['kind']> | undefined>)[event.kind]
+  const transition = (
+    SNAPSHOT_TRANSITIONS[state.phase] as Record<string, Transition<SnapshotPhase, SnapshotEvent['kind']> | undefined>
+  )[event.kind]
   if (!transition) throw new SnapshotTransitionError(state.phase, event.kind)
   return transition(state as never, event as never)
 }

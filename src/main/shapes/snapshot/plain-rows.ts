@@ -14,7 +14,11 @@ const TEXT_VALUES = { getTypeParser: () => (value: string) => value }
  * encoder): an ordinary query whose rows pg parses, each encoded by the general encoder. Slower; the fast path must
  * write the same bytes (test/shapes/fast-path-seams.test.ts).
  */
-export async function plainRows(client: pg.PoolClient, definition: ResolvedShape, add: (rows: EncodedRows) => Promise<void>): Promise<void> {
+export async function plainRows(
+  client: pg.PoolClient,
+  definition: ResolvedShape,
+  add: (rows: EncodedRows) => Promise<void>
+): Promise<void> {
   const encoder = new InsertEncoder(definition)
   const text = selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)
   const { rows } = await client.query<Array<string | null>>({ text, rowMode: 'array', types: TEXT_VALUES })

@@ -53,18 +53,25 @@ export function lsnToDecimal(lsn: string): string {
 }
 
 export function snapshotEndMessage(info: SnapshotInfo): string {
-  return JSON.stringify({ headers: { control: CONTROL.snapshotEnd, xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList } })
+  return JSON.stringify({
+    headers: { control: CONTROL.snapshotEnd, xmin: info.xmin, xmax: info.xmax, xip_list: info.xipList }
+  })
 }
 
 /**
  * Opens a REPEATABLE READ transaction with the display settings and reads its snapshot; `prepare` runs before the
  * snapshot is taken (SET and LOCK take none), so the snapshot sees everything committed before it returned.
  */
-async function beginSnapshot(client: pg.PoolClient, prepare?: (client: pg.PoolClient) => Promise<void>): Promise<SnapshotInfo> {
+async function beginSnapshot(
+  client: pg.PoolClient,
+  prepare?: (client: pg.PoolClient) => Promise<void>
+): Promise<SnapshotInfo> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
   await client.query(setDisplaySettingsSql())
   await prepare?.(client)
-  const { rows } = await client.query<{ snapshot: string; lsn: string }>('SELECT pg_current_snapshot()::text AS snapshot, pg_current_wal_lsn()::text AS lsn')
+  const { rows } = await client.query<{ snapshot: string; lsn: string }>(
+    'SELECT pg_current_snapshot()::text AS snapshot, pg_current_wal_lsn()::text AS lsn'
+  )
   const row = rows[0]
   if (!row) throw new Error('pg_current_snapshot() returned nothing')
   return parseSnapshot(row.snapshot, row.lsn)
@@ -234,9 +241,16 @@ const CLOSE_ARRAY = 93
 const OPEN_ARRAY_BYTES = Buffer.from('[')
 
 /** Streams the shape's rows with COPY (Postgres's fastest path) and encodes them, a socket read at a time. */
-async function copyRows(client: pg.PoolClient, definition: ResolvedShape, writer: ChunkWriter, signal: AbortSignal | undefined): Promise<void> {
+async function copyRows(
+  client: pg.PoolClient,
+  definition: ResolvedShape,
+  writer: ChunkWriter,
+  signal: AbortSignal | undefined
+): Promise<void> {
   const encoder = new CopyEncoder(definition)
-  const copy = client.query(new CopyOut(`COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`))
+  const copy = client.query(
+    new CopyOut(`COPY (${selectRowsSql(definition.table, encoder.columns, definition.where?.sql ?? null)}) TO STDOUT`)
+  )
   for await (const lines of copy.batches()) {
     if (signal?.aborted) throw new SnapshotCancelledError()
     await writer.add(encoder.encode(lines))
@@ -261,11 +275,13 @@ async function lockSameTable(client: pg.PoolClient, definition: ResolvedShape): 
   try {
     await client.query(`LOCK TABLE ${qualifiedName(table)} IN ACCESS SHARE MODE`)
   } catch (error) {
-    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) throw new TableChangedError(`${qualifiedName(table)} was dropped`)
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE)
+      throw new TableChangedError(`${qualifiedName(table)} was dropped`)
     throw error
   }
   const now = await tableIdentity(client, table.schema, table.name)
-  if (now?.oid !== table.oid || now.fingerprint !== table.fingerprint) throw new TableChangedError(`${qualifiedName(table)} changed`)
+  if (now?.oid !== table.oid || now.fingerprint !== table.fingerprint)
+    throw new TableChangedError(`${qualifiedName(table)} changed`)
 }
 
 /** A snapshot stopped by its AbortSignal (its shape was dropped, or the server stops). */
@@ -301,7 +317,10 @@ export async function inSnapshot<T>(
     cancelled = true
     void cancelBackend(client)
     // a cancel Postgres did not act on (unreachable, or the backend past its query) must not hold the snapshot open
-    unanswered = setTimeout(() => (client as unknown as { connection: { stream: Duplex } }).connection.stream.destroy(), CANCEL_GRACE_MS)
+    unanswered = setTimeout(
+      () => (client as unknown as { connection: { stream: Duplex } }).connection.stream.destroy(),
+      CANCEL_GRACE_MS
+    )
   }
   signal?.addEventListener('abort', cancel, { once: true })
   try {
@@ -343,7 +362,8 @@ export async function runSnapshot(
       async (client, info) => {
         progress.onSnapshot(info)
         if (query.read) await query.read(client, info, (rows) => writer.add(rows))
-        else if (query.withRows && query.rowPath === 'plain') await plainRows(client, query.definition, (rows) => writer.add(rows))
+        else if (query.withRows && query.rowPath === 'plain')
+          await plainRows(client, query.definition, (rows) => writer.add(rows))
         else if (query.withRows) await copyRows(client, query.definition, writer, signal)
         await writer.finish(snapshotEndMessage(info))
         return info

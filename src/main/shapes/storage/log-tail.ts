@@ -35,7 +35,11 @@ export class LogTail {
 
   private makeRoom(incoming: number): void {
     const capacity = Math.min(this.maxBytes, Math.max(FIRST_CAPACITY, 2 ** Math.ceil(Math.log2(this.used + incoming))))
-    const keep = Math.min(this.used, Math.max(0, capacity - incoming), capacity >= this.maxBytes ? this.maxBytes / 2 : capacity)
+    const keep = Math.min(
+      this.used,
+      Math.max(0, capacity - incoming),
+      capacity >= this.maxBytes ? this.maxBytes / 2 : capacity
+    )
     const next = Buffer.allocUnsafe(capacity)
     this.buffer.copy(next, 0, this.used - keep, this.used)
     this.first += this.used - keep

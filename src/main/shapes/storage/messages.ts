@@ -5,9 +5,7 @@ export type Row = Readonly<Record<string, string | null>>
 
 /** One row operation of a committed transaction, as the router sees it. */
 export type RowChange =
-  | { kind: 'insert'; new: Row }
-  | { kind: 'update'; old: Row; new: Row }
-  | { kind: 'delete'; old: Row }
+  { kind: 'insert'; new: Row } | { kind: 'update'; old: Row; new: Row } | { kind: 'delete'; old: Row }
 
 export interface TransactionContext {
   xid: number
@@ -16,7 +14,12 @@ export interface TransactionContext {
 
 export interface ShapeMessage {
   op: number
-  message: { headers: Record<string, unknown>; key: string; value: Record<string, string | null>; old_value?: Record<string, string | null> }
+  message: {
+    headers: Record<string, unknown>
+    key: string
+    value: Record<string, string | null>
+    old_value?: Record<string, string | null>
+  }
 }
 
 /** `"schema"."table"` as it starts every row key: `/` doubled and `.` doubled in the names. */
@@ -25,7 +28,8 @@ export function keyPrefix(table: Pick<TableInfo, 'schema' | 'name'>): string {
   return `"${escape(table.schema)}"."${escape(table.name)}"`
 }
 
-const keyPart = (value: string | null | undefined): string => (value === null || value === undefined ? '_' : `"${value.replaceAll('/', '//')}"`)
+const keyPart = (value: string | null | undefined): string =>
+  value === null || value === undefined ? '_' : `"${value.replaceAll('/', '//')}"`
 
 /** `"schema"."table"/"pk1"/"pk2"`: `/` in values doubled, NULL (tables without a key) as a bare `_`. */
 export function rowKey(table: TableInfo, row: Row): string {
@@ -42,11 +46,16 @@ function wireValue(isBool: boolean, value: string | null): string | null {
 }
 
 /** Booleans are the one type whose text the protocol rewrites (`t`/`f` → `true`/`false`); arrays of them are not. */
-export const isBoolColumn = (table: TableInfo, name: string): boolean => table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
+export const isBoolColumn = (table: TableInfo, name: string): boolean =>
+  table.columns.some((column) => column.name === name && column.type === 'bool' && !column.isArray)
 
 function pick(definition: ResolvedShape, row: Row, names: readonly string[]): Record<string, string | null> {
   const value: Record<string, string | null> = {}
-  for (const name of names) Object.defineProperty(value, name, { value: wireValue(isBoolColumn(definition.table, name), row[name] ?? null), enumerable: true })
+  for (const name of names)
+    Object.defineProperty(value, name, {
+      value: wireValue(isBoolColumn(definition.table, name), row[name] ?? null),
+      enumerable: true
+    })
   return value
 }
 
@@ -69,7 +78,11 @@ export class InsertEncoder {
     this.columns = [...definition.columns, ...table.keyColumns.filter((name) => !definition.columns.includes(name))]
     const headers = { operation: 'insert', relation: [table.schema, table.name], ...extraHeaders }
     this.prefix = `{"headers":${JSON.stringify(headers)},"key":`
-    this.fields = definition.columns.map((name, index) => ({ name: JSON.stringify(name), index, isBool: isBoolColumn(table, name) }))
+    this.fields = definition.columns.map((name, index) => ({
+      name: JSON.stringify(name),
+      index,
+      isBool: isBoolColumn(table, name)
+    }))
     this.keyIndexes = table.keyColumns.map((name) => this.columns.indexOf(name))
     this.keyStart = `${keyPrefix(table)}/`
   }
@@ -85,8 +98,19 @@ export class InsertEncoder {
   }
 }
 
-function headers(definition: ResolvedShape, operation: string, tx: TransactionContext, op: number): Record<string, unknown> {
-  return { operation, relation: [definition.table.schema, definition.table.name], txids: [tx.xid], lsn: tx.lsn.toString(), op_position: op }
+function headers(
+  definition: ResolvedShape,
+  operation: string,
+  tx: TransactionContext,
+  op: number
+): Record<string, unknown> {
+  return {
+    operation,
+    relation: [definition.table.schema, definition.table.name],
+    txids: [tx.xid],
+    lsn: tx.lsn.toString(),
+    op_position: op
+  }
 }
 
 function keyColumnsOf(definition: ResolvedShape): string[] {
@@ -94,15 +118,34 @@ function keyColumnsOf(definition: ResolvedShape): string[] {
 }
 
 function insertMessage(definition: ResolvedShape, row: Row, tx: TransactionContext, op: number): ShapeMessage {
-  return { op, message: { headers: headers(definition, 'insert', tx, op), key: rowKey(definition.table, row), value: pick(definition, row, definition.columns) } }
+  return {
+    op,
+    message: {
+      headers: headers(definition, 'insert', tx, op),
+      key: rowKey(definition.table, row),
+      value: pick(definition, row, definition.columns)
+    }
+  }
 }
 
 function deleteMessage(definition: ResolvedShape, row: Row, tx: TransactionContext, op: number): ShapeMessage {
   const columns = definition.replica === 'full' ? definition.columns : keyColumnsOf(definition)
-  return { op, message: { headers: headers(definition, 'delete', tx, op), key: rowKey(definition.table, row), value: pick(definition, row, columns) } }
+  return {
+    op,
+    message: {
+      headers: headers(definition, 'delete', tx, op),
+      key: rowKey(definition.table, row),
+      value: pick(definition, row, columns)
+    }
+  }
 }
 
-function updateMessages(definition: ResolvedShape, change: { old: Row; new: Row }, tx: TransactionContext, op: number): ShapeMessage[] {
+function updateMessages(
+  definition: ResolvedShape,
+  change: { old: Row; new: Row },
+  tx: TransactionContext,
+  op: number
+): ShapeMessage[] {
   const oldKey = rowKey(definition.table, change.old)
   const newKey = rowKey(definition.table, change.new)
   if (oldKey !== newKey) {
@@ -115,8 +158,14 @@ function updateMessages(definition: ResolvedShape, change: { old: Row; new: Row 
   const changed = definition.columns.filter((name) => change.old[name] !== change.new[name])
   if (changed.length === 0) return []
   const full = definition.replica === 'full'
-  const columns = full ? definition.columns : [...keyColumnsOf(definition).filter((name) => !changed.includes(name)), ...changed]
-  const message: ShapeMessage['message'] = { headers: headers(definition, 'update', tx, op), key: newKey, value: pick(definition, change.new, columns) }
+  const columns = full
+    ? definition.columns
+    : [...keyColumnsOf(definition).filter((name) => !changed.includes(name)), ...changed]
+  const message: ShapeMessage['message'] = {
+    headers: headers(definition, 'update', tx, op),
+    key: newKey,
+    value: pick(definition, change.new, columns)
+  }
   if (full) message.old_value = pick(definition, change.old, changed)
   return [{ op, message }]
 }
@@ -125,7 +174,13 @@ function updateMessages(definition: ResolvedShape, change: { old: Row; new: Row 
  * What one row change means for one shape, given whether the old and new row versions match its where:
  * moves into the where become inserts, moves out deletes, PK changes a delete + insert pair.
  */
-export function messagesFor(definition: ResolvedShape, change: RowChange, matches: { old: boolean; new: boolean }, tx: TransactionContext, op: number): ShapeMessage[] {
+export function messagesFor(
+  definition: ResolvedShape,
+  change: RowChange,
+  matches: { old: boolean; new: boolean },
+  tx: TransactionContext,
+  op: number
+): ShapeMessage[] {
   switch (change.kind) {
     case 'insert':
       return matches.new ? [insertMessage(definition, change.new, tx, op)] : []

@@ -16,6 +16,7 @@ export function compareOffsets(a: LogOffset, b: LogOffset): number {
  * from (`<global_last_seen_lsn>_0` of the last up-to-date), and no answer ends right after op 0 of a transaction with
  * more changes for the shape (see ShapeLog), so a position of that form is never the middle of a transaction.
  */
-export const readPosition = (offset: LogOffset): LogOffset => (offset.op === 0 && offset.tx > 0n ? { tx: offset.tx, op: Infinity } : offset)
+export const readPosition = (offset: LogOffset): LogOffset =>
+  offset.op === 0 && offset.tx > 0n ? { tx: offset.tx, op: Infinity } : offset
 
 export const isSnapshotOffset = (offset: LogOffset): boolean => offset.tx === 0n && offset.op !== Infinity

@@ -150,7 +150,8 @@ export class ShapeLog {
       // Lines beyond what the index holds are a torn append, unless one of them was made durable.
       const next = lines.lineAt(end, logSize)
       const nextLsn = next === null ? null : lsnOfLine(next)
-      if (nextLsn !== null && nextLsn <= durableLsn) throw this.damaged(`log.jsonl holds entries (lsn ${nextLsn}) that log.idx lost`)
+      if (nextLsn !== null && nextLsn <= durableLsn)
+        throw this.damaged(`log.jsonl holds entries (lsn ${nextLsn}) that log.idx lost`)
       ftruncateSync(indexFd, valid * RECORD_BYTES)
       ftruncateSync(logFd, end)
     })
@@ -261,7 +262,14 @@ export class ShapeLog {
   /** Where the next read after `offset` lies in `log.jsonl` (its messages without the last newline), and where it ends. */
   rangeAfter(offset: LogOffset): { start: number; length: number; end: LogOffset; inMemory: boolean } | null {
     const slice = this.sliceAfter(offset)
-    return slice && { start: slice.start, length: slice.length, end: this.offsetAt(slice.last), inMemory: slice.start >= this.tail.start }
+    return (
+      slice && {
+        start: slice.start,
+        length: slice.length,
+        end: this.offsetAt(slice.last),
+        inMemory: slice.start >= this.tail.start
+      }
+    )
   }
 
   /** What readAfter gives, when the in-memory tail holds it; undefined when it takes a read from disk. */
@@ -285,7 +293,8 @@ export class ShapeLog {
     const file = await open(this.logPath, 'r')
     try {
       const { bytesRead } = await file.read(lines, 0, length + 1, start)
-      if (bytesRead < length + 1) throw this.damaged(`log.jsonl ends at ${start + bytesRead}, before ${start + length + 1}`)
+      if (bytesRead < length + 1)
+        throw this.damaged(`log.jsonl ends at ${start + bytesRead}, before ${start + length + 1}`)
     } finally {
       await file.close()
     }
@@ -300,7 +309,8 @@ export class ShapeLog {
   checkRange(offset: LogOffset, lines: Buffer): void {
     const slice = this.sliceAfter(offset)
     if (!slice) return
-    if (lines.length !== slice.length) throw this.damaged(`log.jsonl ends at ${slice.start + lines.length}, before ${slice.start + slice.length}`)
+    if (lines.length !== slice.length)
+      throw this.damaged(`log.jsonl ends at ${slice.start + lines.length}, before ${slice.start + slice.length}`)
     this.check(this.firstAfter(offset), slice.last, lines, slice.start)
   }
 
@@ -310,13 +320,14 @@ export class ShapeLog {
     if (!slice) return
     const file = await open(this.logPath, 'r')
     try {
-      for (let first = this.firstAfter(offset); first <= slice.last; ) {
+      for (let first = this.firstAfter(offset); first <= slice.last;) {
         let last = first
         while (last < slice.last && this.byteEnd(last + 1) - this.byteEnd(first - 1) <= VERIFY_BLOCK_BYTES) last += 1
         const start = this.byteEnd(first - 1)
         const lines = Buffer.alloc(this.byteEnd(last) - start)
         const { bytesRead } = await file.read(lines, 0, lines.length, start)
-        if (bytesRead < lines.length) throw this.damaged(`log.jsonl ends at ${start + bytesRead}, before ${start + lines.length}`)
+        if (bytesRead < lines.length)
+          throw this.damaged(`log.jsonl ends at ${start + bytesRead}, before ${start + lines.length}`)
         this.check(first, last, lines, start)
         first = last + 1
       }
@@ -338,13 +349,15 @@ export class ShapeLog {
       const lineEnd = this.byteEnd(index) - start
       const line = lines.subarray(this.byteEnd(index - 1) - start, lineEnd)
       const checksum = lineEnd > lines.length ? crc32(NEWLINE, entryChecksum(head, line)) : entryChecksum(head, line)
-      if (checksum !== this.checksums.get(index)) throw this.damaged(`entry ${index} of log.jsonl does not match its checksum`)
+      if (checksum !== this.checksums.get(index))
+        throw this.damaged(`entry ${index} of log.jsonl does not match its checksum`)
     }
   }
 }
 
 function writeFully(fd: number, data: Buffer, position: number): void {
-  for (let written = 0; written < data.length; ) written += writeSync(fd, data, written, data.length - written, position + written)
+  for (let written = 0; written < data.length;)
+    written += writeSync(fd, data, written, data.length - written, position + written)
 }
 
 /** The `lsn` header of a log line, or null when the line is not a whole message. */

@@ -10,7 +10,16 @@ import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
 import { type HeldChunk, type SnapshotInfo, chunkPath } from '../snapshot/snapshot'
-import { PENDING, type SnapshotEvent, type SnapshotState, failureOf, nextSnapshotState, readyChunksOf, snapshotChunksOf, snapshotInfoOf } from '../snapshot/lifecycle'
+import {
+  PENDING,
+  type SnapshotEvent,
+  type SnapshotState,
+  failureOf,
+  nextSnapshotState,
+  readyChunksOf,
+  snapshotChunksOf,
+  snapshotInfoOf
+} from '../snapshot/lifecycle'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 3
@@ -87,10 +96,20 @@ export class Shape {
   ) {}
 
   /** The shape of a folder written before; throws ShapeDamagedError when its files do not hold what they promise. */
-  static restore(meta: ShapeMeta, definition: ResolvedShape, dir: string, chunkBytes: number, durableLsn: bigint): Shape {
+  static restore(
+    meta: ShapeMeta,
+    definition: ResolvedShape,
+    dir: string,
+    chunkBytes: number,
+    durableLsn: bigint
+  ): Shape {
     meta.chunks.forEach((check, chunk) => {
       const size = statSync(chunkPath(dir, chunk), { throwIfNoEntry: false })?.size
-      if (size !== check.bytes) throw new ShapeDamagedError(meta.handle, `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`)
+      if (size !== check.bytes)
+        throw new ShapeDamagedError(
+          meta.handle,
+          `snapshot-${chunk}.jsonl has ${size ?? 'no'} bytes, not ${check.bytes}`
+        )
     })
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
     shape.chunkChecks.push(...meta.chunks)
@@ -237,7 +256,9 @@ export class Shape {
     const path = chunkPath(this.dir, chunk)
     let length = 0
     const size = async () => (length = (await stat(path)).size)
-    const shared = await this.chunks.acquire(snapshotKey(chunk), size, async () => this.checkedChunk(chunk, await readFile(path)))
+    const shared = await this.chunks.acquire(snapshotKey(chunk), size, async () =>
+      this.checkedChunk(chunk, await readFile(path))
+    )
     if (shared) return shared
     this.checkedChunk(chunk, null, await fileChecksum(path))
     return { path, start: 0, length, prefix: null, newlinesToCommas: false }
@@ -245,7 +266,11 @@ export class Shape {
 
   private checkedChunk(chunk: number, bytes: Buffer, found?: { bytes: number; crc: number }): Buffer
   private checkedChunk(chunk: number, bytes: null, found: { bytes: number; crc: number }): null
-  private checkedChunk(chunk: number, bytes: Buffer | null, found = bytes && { bytes: bytes.length, crc: crc32(bytes) }): Buffer | null {
+  private checkedChunk(
+    chunk: number,
+    bytes: Buffer | null,
+    found = bytes && { bytes: bytes.length, crc: crc32(bytes) }
+  ): Buffer | null {
     const check = this.chunkChecks[chunk]
     if (check && found && found.bytes === check.bytes && found.crc === check.crc) return bytes
     throw new ShapeDamagedError(this.handle, `snapshot-${chunk}.jsonl does not match its length and checksum`)
@@ -273,7 +298,9 @@ export class Shape {
   }
 
   readLogAfter(offset: LogOffset): Promise<LogSlice | null> {
-    return compareOffsets(offset, this.log.lastOffset) >= 0 ? Promise.resolve(null) : this.whileValid(this.log.readAfter(offset))
+    return compareOffsets(offset, this.log.lastOffset) >= 0
+      ? Promise.resolve(null)
+      : this.whileValid(this.log.readAfter(offset))
   }
 
   /** A read of this shape's files, whose failure after the shape was dropped (its files removed) is a ShapeGoneError. */
@@ -310,7 +337,12 @@ async function fileChecksum(path: string): Promise<{ bytes: number; crc: number 
  * `[` and the log's bytes [start, start + length) with every newline turned into a comma; `check` sees the lines as
  * read (newlines kept) before they are changed.
  */
-async function readArrayStart(path: string, start: number, length: number, check: (lines: Buffer) => void): Promise<Buffer> {
+async function readArrayStart(
+  path: string,
+  start: number,
+  length: number,
+  check: (lines: Buffer) => void
+): Promise<Buffer> {
   const bytes = Buffer.allocUnsafe(length + 1)
   bytes[0] = OPEN_ARRAY[0] as number
   const file = await open(path, 'r')

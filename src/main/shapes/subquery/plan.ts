@@ -85,11 +85,23 @@ class Compiler {
   ) {}
 
   fail(message: string, location: number | undefined): never {
-    throw new WhereError(message, 'where', location !== undefined && location >= 0 ? location - WHERE_PREFIX.length + 1 : undefined)
+    throw new WhereError(
+      message,
+      'where',
+      location !== undefined && location >= 0 ? location - WHERE_PREFIX.length + 1 : undefined
+    )
   }
 
   context(table: TableInfo, allowed: readonly string[] | null, referenced: Set<string>): CompileContext {
-    return { columns: table.columnTypes, allowed: allowed ? new Set(allowed) : undefined, params: this.params, usedParams: this.usedParams, referenced, offset: WHERE_PREFIX.length, depth: 0 }
+    return {
+      columns: table.columnTypes,
+      allowed: allowed ? new Set(allowed) : undefined,
+      params: this.params,
+      usedParams: this.usedParams,
+      referenced,
+      offset: WHERE_PREFIX.length,
+      depth: 0
+    }
   }
 
   async plan(node: Node | undefined, table: TableInfo, allowed: readonly string[] | null): Promise<WherePlan> {
@@ -105,10 +117,26 @@ class Compiler {
     }
     const dnf = async (expr: Node, negated: boolean): Promise<number[][]> => {
       if (!hasSublink(expr)) {
-        const condition = compileCondition(this.context(table, allowed, referenced), negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [expr] } } : expr)
+        const condition = compileCondition(
+          this.context(table, allowed, referenced),
+          negated ? { BoolExpr: { boolop: 'NOT_EXPR', args: [expr] } } : expr
+        )
         const sql = deparseExpression(condition.ast)
-        if (sql === undefined) this.fail('where could not be rebuilt as equivalent SQL; add parentheses around the operands of IS and comparison operators', locationOf(expr))
-        return [[position({ kind: 'plain', sql: `(${sql})`, evaluate: condition.evaluate, probes: conditionProbes(condition) ?? null })]]
+        if (sql === undefined)
+          this.fail(
+            'where could not be rebuilt as equivalent SQL; add parentheses around the operands of IS and comparison operators',
+            locationOf(expr)
+          )
+        return [
+          [
+            position({
+              kind: 'plain',
+              sql: `(${sql})`,
+              evaluate: condition.evaluate,
+              probes: conditionProbes(condition) ?? null
+            })
+          ]
+        ]
       }
       if ('BoolExpr' in expr) {
         const { boolop, args = [] } = expr.BoolExpr
@@ -121,30 +149,55 @@ class Compiler {
         let product: number[][] = [[]]
         for (const part of parts) {
           product = product.flatMap((left) => part.map((right) => [...new Set([...left, ...right])]))
-          if (product.length > MAX_DISJUNCTS) this.fail(`where has more than ${MAX_DISJUNCTS} OR arms once its subqueries are spread out: simplify it`, locationOf(expr))
+          if (product.length > MAX_DISJUNCTS)
+            this.fail(
+              `where has more than ${MAX_DISJUNCTS} OR arms once its subqueries are spread out: simplify it`,
+              locationOf(expr)
+            )
         }
         return product
       }
       if ('SubLink' in expr) return [[position(await this.sublink(expr.SubLink, negated, table, allowed, referenced))]]
       const other = otherSublink(expr)
       if (other) this.fail(UNSUPPORTED_SUBLINK, other.location)
-      return this.fail('`IN (SELECT ...)` may only be combined with AND, OR and NOT, not used inside other expressions', locationOf(expr))
+      return this.fail(
+        '`IN (SELECT ...)` may only be combined with AND, OR and NOT, not used inside other expressions',
+        locationOf(expr)
+      )
     }
     const disjuncts = node ? await dnf(node, false) : [[]]
-    if (disjuncts.length > MAX_DISJUNCTS) this.fail(`where has more than ${MAX_DISJUNCTS} OR arms once its subqueries are spread out: simplify it`, locationOf(node))
-    const sql = disjuncts.map((conjuncts) => (conjuncts.length === 0 ? 'true' : conjuncts.map((index) => positions[index]?.sql).join(' AND '))).join(' OR ')
+    if (disjuncts.length > MAX_DISJUNCTS)
+      this.fail(
+        `where has more than ${MAX_DISJUNCTS} OR arms once its subqueries are spread out: simplify it`,
+        locationOf(node)
+      )
+    const sql = disjuncts
+      .map((conjuncts) =>
+        conjuncts.length === 0 ? 'true' : conjuncts.map((index) => positions[index]?.sql).join(' AND ')
+      )
+      .join(' OR ')
     return { positions, disjuncts, sql: `(${sql})`, referenced: [...referenced].sort() }
   }
 
-  private lhsColumns(testexpr: Node | undefined, table: TableInfo, allowed: readonly string[] | null, location: number | undefined): string[] {
+  private lhsColumns(
+    testexpr: Node | undefined,
+    table: TableInfo,
+    allowed: readonly string[] | null,
+    location: number | undefined
+  ): string[] {
     const refs = testexpr && 'RowExpr' in testexpr ? (testexpr.RowExpr.args ?? []) : testexpr ? [testexpr] : []
     if (refs.length === 0) this.fail(UNSUPPORTED_SUBLINK, location)
     return refs.map((ref) => {
       const fields = 'ColumnRef' in ref ? (ref.ColumnRef.fields ?? []) : []
       const field = fields[0]
-      if (fields.length !== 1 || !field || !('String' in field)) this.fail('the left side of `IN (SELECT ...)` must be a column of the shape table or a row of them, as `(a, b)`', locationOf(ref))
+      if (fields.length !== 1 || !field || !('String' in field))
+        this.fail(
+          'the left side of `IN (SELECT ...)` must be a column of the shape table or a row of them, as `(a, b)`',
+          locationOf(ref)
+        )
       const name = field.String.sval ?? ''
-      if (!lookupColumn(table.columnTypes, name) || (allowed && !allowed.includes(name))) this.fail(`unknown column "${name}"`, locationOf(ref))
+      if (!lookupColumn(table.columnTypes, name) || (allowed && !allowed.includes(name)))
+        this.fail(`unknown column "${name}"`, locationOf(ref))
       return name
     })
   }
@@ -163,24 +216,34 @@ class Compiler {
     if (!select) this.fail(UNSUPPORTED_SUBLINK, location)
     const { targetList = [], fromClause = [], whereClause, op, limitOption, ...clauses } = select
     const extra = Object.entries(clauses).filter(([, value]) => value !== undefined && value !== false)
-    if (extra.length > 0 || op !== 'SETOP_NONE' || (limitOption !== undefined && limitOption !== 'LIMIT_OPTION_DEFAULT')) this.fail('SELECT statement must not contain any clauses', location)
-    const range = fromClause.length === 1 && fromClause[0] && 'RangeVar' in fromClause[0] ? fromClause[0].RangeVar : undefined
+    if (
+      extra.length > 0 ||
+      op !== 'SETOP_NONE' ||
+      (limitOption !== undefined && limitOption !== 'LIMIT_OPTION_DEFAULT')
+    )
+      this.fail('SELECT statement must not contain any clauses', location)
+    const range =
+      fromClause.length === 1 && fromClause[0] && 'RangeVar' in fromClause[0] ? fromClause[0].RangeVar : undefined
     if (!range || range.inh === false) this.fail('Expected a single table reference', location)
     const inner = await this.table(range.schemaname ?? 'public', range.relname ?? '', range.location)
     const columns = targetList.map((target) => {
       const res = 'ResTarget' in target ? target.ResTarget : undefined
       const fields = res?.val && 'ColumnRef' in res.val ? (res.val.ColumnRef.fields ?? []) : []
       const field = fields[0]
-      if (!res || res.name || fields.length !== 1 || !field || !('String' in field)) this.fail('Expected a plain column reference', locationOf(res?.val) ?? location)
+      if (!res || res.name || fields.length !== 1 || !field || !('String' in field))
+        this.fail('Expected a plain column reference', locationOf(res?.val) ?? location)
       const name = field.String.sval ?? ''
-      if (!lookupColumn(inner.columnTypes, name)) this.fail(`unknown column "${name}" in table ${qualifiedName(inner)}`, locationOf(res.val))
+      if (!lookupColumn(inner.columnTypes, name))
+        this.fail(`unknown column "${name}" in table ${qualifiedName(inner)}`, locationOf(res.val))
       return name
     })
-    if (columns.length !== lhs.length) this.fail(`subquery has ${columns.length > lhs.length ? 'too many' : 'too few'} columns`, location)
+    if (columns.length !== lhs.length)
+      this.fail(`subquery has ${columns.length > lhs.length ? 'too many' : 'too few'} columns`, location)
     lhs.forEach((name, index) => {
       const left = lookupColumn(table.columnTypes, name)?.type
       const right = lookupColumn(inner.columnTypes, columns[index] ?? '')?.type
-      if (left !== right) this.fail(`left side of \`IN (SELECT ...)\` has type ${left} but subquery returns ${right}`, location)
+      if (left !== right)
+        this.fail(`left side of \`IN (SELECT ...)\` has type ${left} but subquery returns ${right}`, location)
       referenced.add(name)
     })
     const plan = await this.plan(whereClause, inner, null)
@@ -210,18 +273,30 @@ class Compiler {
  * Compiles a where that holds `IN (SELECT …)`; null when it holds none (the ordinary compiler takes it). Throws
  * WhereError naming what the reference does not allow.
  */
-export async function compileSubqueryWhere(input: { where: string; params: Readonly<Record<string, string>>; table: TableInfo; allowed: readonly string[] | null; lookup: Lookup }): Promise<SubqueryPlan | null> {
+export async function compileSubqueryWhere(input: {
+  where: string
+  params: Readonly<Record<string, string>>
+  table: TableInfo
+  allowed: readonly string[] | null
+  lookup: Lookup
+}): Promise<SubqueryPlan | null> {
   const select = parseSelect(WHERE_PREFIX, input.where, 'where')
   if (!hasSublink(select.whereClause)) return null
   const { whereClause, targetList, fromClause, op, ...rest } = select
-  const extra = Object.entries(rest).filter(([key, value]) => key !== 'limitOption' && value !== undefined && value !== false)
+  const extra = Object.entries(rest).filter(
+    ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
+  )
   if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
-    throw new WhereError('where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)', 'where')
+    throw new WhereError(
+      'where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)',
+      'where'
+    )
   }
   const compiler = new Compiler(input.params, input.lookup)
   const plan = await compiler.plan(whereClause, input.table, input.allowed)
   for (const key of Object.keys(input.params)) {
-    if (!compiler.usedParams.has(Number(key))) throw new WhereError(`params[${key}] is not used: where has no $${key}`, 'params')
+    if (!compiler.usedParams.has(Number(key)))
+      throw new WhereError(`params[${key}] is not used: where has no $${key}`, 'params')
   }
   return { ...plan, dependencies: compiler.dependencies, canonical: plan.sql }
 }
@@ -237,16 +312,20 @@ export function dependencyWhere(dependency: Dependency): CompiledWhere | null {
     const position = positions[index]
     return position?.kind === 'plain' ? position : undefined
   }
-  const matchesValues = (row: RowValues): boolean => disjuncts.some((conjuncts) => conjuncts.every((index) => {
-    const position = plain(index)
-    return position !== undefined && plainHolds(position, row)
-  }))
+  const matchesValues = (row: RowValues): boolean =>
+    disjuncts.some((conjuncts) =>
+      conjuncts.every((index) => {
+        const position = plain(index)
+        return position !== undefined && plainHolds(position, row)
+      })
+    )
   return {
     sql,
     matches: (row) => matchesValues(new RowValues(row)),
     matchesValues,
     referencedColumns: referenced,
-    probes: anyOf(disjuncts.map((conjuncts) => allOf(conjuncts.map((index) => plain(index)?.probes ?? undefined)))) ?? null,
+    probes:
+      anyOf(disjuncts.map((conjuncts) => allOf(conjuncts.map((index) => plain(index)?.probes ?? undefined)))) ?? null,
     canonical: sql
   }
 }

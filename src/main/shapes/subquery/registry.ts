@@ -67,7 +67,9 @@ export class SubqueryRegistry {
     const routes = this.routesOf(tableKey(shape.definition.table))
     // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
     routes.fallback.add(runtime)
-    runtime.plan.dependencies.forEach((dependency, index) => this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime))
+    runtime.plan.dependencies.forEach((dependency, index) =>
+      this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime)
+    )
     return runtime
   }
 
@@ -188,8 +190,11 @@ export class SubqueryRegistry {
       const old = change.kind === 'insert' ? null : change.old
       const next = change.kind === 'delete' ? null : change.new
       const routes = this.outer.get(key)
-      if (routes) for (const runtime of this.candidates(routes, [old, next])) partOf(runtime).outer.push({ change, op } satisfies OuterChange)
-      const readers = this.inner.size === 0 ? [] : new Set(this.inner.routeChange(key, old, next).map((routed) => routed.value))
+      if (routes)
+        for (const runtime of this.candidates(routes, [old, next]))
+          partOf(runtime).outer.push({ change, op } satisfies OuterChange)
+      const readers =
+        this.inner.size === 0 ? [] : new Set(this.inner.routeChange(key, old, next).map((routed) => routed.value))
       for (const runtime of readers) partOf(runtime).inner.push({ table: key, old, new: next } satisfies InnerChange)
       op += 2
     }

@@ -2,7 +2,15 @@ import type pg from 'pg'
 import type { QueryArrayConfig } from 'pg'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { EncodedRows } from '../snapshot/copy-encoder'
-import { InsertEncoder, type Row, type RowChange, type ShapeMessage, type TransactionContext, messagesFor, rowKey } from '../storage/messages'
+import {
+  InsertEncoder,
+  type Row,
+  type RowChange,
+  type ShapeMessage,
+  type TransactionContext,
+  messagesFor,
+  rowKey
+} from '../storage/messages'
 import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import type { LogEntry } from '../storage/shape-log'
@@ -115,7 +123,9 @@ export class SubqueryRuntime {
     this.encoder = new InsertEncoder(shape.definition)
     this.extraColumns = plan.referenced.filter((name) => !this.encoder.columns.includes(name))
     const only = plan.disjuncts.length === 1 ? plan.disjuncts[0] : undefined
-    const atom = only?.map((index) => plan.positions[index]).find((position) => position?.kind === 'sublink' && !position.negated && position.lhs.length === 1)
+    const atom = only
+      ?.map((index) => plan.positions[index])
+      .find((position) => position?.kind === 'sublink' && !position.negated && position.lhs.length === 1)
     this.indexed = atom?.kind === 'sublink' ? { dependency: atom.dependency, column: atom.lhs[0] ?? '' } : null
   }
 
@@ -134,12 +144,20 @@ export class SubqueryRuntime {
    * Reads the dependencies and (unless `withRows` is false) the shape's rows in the snapshot transaction, so that
    * views and rows agree; transactions the stream delivered meanwhile are applied afterwards, those in the snapshot skipped.
    */
-  async readSnapshot(client: pg.PoolClient, info: SnapshotInfo, withRows: boolean, add: (rows: EncodedRows) => Promise<void>): Promise<void> {
+  async readSnapshot(
+    client: pg.PoolClient,
+    info: SnapshotInfo,
+    withRows: boolean,
+    add: (rows: EncodedRows) => Promise<void>
+  ): Promise<void> {
     this.visibility = xidSnapshot(info.xmin, info.xmax, info.xipList)
     for (const [index, dependency] of this.plan.dependencies.entries()) {
       const columns = dependencyColumns(dependency)
       const where = dependency.nested ? '' : ` WHERE ${dependency.plan.sql}`
-      const { rows } = await client.query<Row>({ text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)}${where}`, types: textRows })
+      const { rows } = await client.query<Row>({
+        text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)}${where}`,
+        types: textRows
+      })
       this.views.load(index, rows)
     }
     for (const value of this.indexValues()) this.hooks.indexMoved(this, [value], true)
@@ -148,9 +166,15 @@ export class SubqueryRuntime {
     this.pump()
     if (withRows) {
       const columns = [...this.encoder.columns, ...this.extraColumns]
-      await client.query(`DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`)
+      await client.query(
+        `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
+      )
       for (;;) {
-        const query: QueryArrayConfig = { text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`, rowMode: 'array', types: textRows }
+        const query: QueryArrayConfig = {
+          text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`,
+          rowMode: 'array',
+          types: textRows
+        }
         const { rows } = await client.query<Array<string | null>>(query)
         if (rows.length === 0) break
         await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
@@ -159,11 +183,21 @@ export class SubqueryRuntime {
   }
 
   /** An insert line for a row read from Postgres (snapshot, subset or move-in), with its tags and active_conditions. */
-  insertLine(values: ReadonlyArray<string | null>, columns: readonly string[], headers: Record<string, unknown>, conditions?: boolean[]): string {
+  insertLine(
+    values: ReadonlyArray<string | null>,
+    columns: readonly string[],
+    headers: Record<string, unknown>,
+    conditions?: boolean[]
+  ): string {
     const row: Record<string, string | null> = {}
     columns.forEach((name, index) => (row[name] = values[index] ?? null))
     const line = this.encoder.encode(values)
-    const all = { operation: 'insert', relation: [this.definition.table.schema, this.definition.table.name], ...headers, ...this.tagHeaders(row, conditions) }
+    const all = {
+      operation: 'insert',
+      relation: [this.definition.table.schema, this.definition.table.name],
+      ...headers,
+      ...this.tagHeaders(row, conditions)
+    }
     return `{"headers":${JSON.stringify(all)},"key":${line.slice(this.encoder.prefix.length)}`
   }
 
@@ -171,7 +205,12 @@ export class SubqueryRuntime {
    * A subset of this shape (its where ANDed with the subset's, ordered and paged): each row's active_conditions are
    * computed by Postgres in the subset's own snapshot, like its rows.
    */
-  subsetQuery(subset: { whereSql: string | null; orderBySql: string | null; limit: number | null; offset: number | null }): { text: string; line(values: ReadonlyArray<string | null>, headers: Record<string, unknown>): string } {
+  subsetQuery(subset: {
+    whereSql: string | null
+    orderBySql: string | null
+    limit: number | null
+    offset: number | null
+  }): { text: string; line(values: ReadonlyArray<string | null>, headers: Record<string, unknown>): string } {
     const columns = [...this.encoder.columns, ...this.extraColumns]
     const conditions = this.plan.positions.map((position) => `coalesce(${position.sql}, false)`)
     let text = `SELECT ${[...columns.map(quoteIdent), ...conditions].join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
@@ -181,7 +220,13 @@ export class SubqueryRuntime {
     if (subset.offset !== null) text += ` OFFSET ${subset.offset}`
     return {
       text,
-      line: (values, headers) => this.insertLine(values.slice(0, columns.length), columns, headers, values.slice(columns.length).map((value) => value === 't' || value === 'true'))
+      line: (values, headers) =>
+        this.insertLine(
+          values.slice(0, columns.length),
+          columns,
+          headers,
+          values.slice(columns.length).map((value) => value === 't' || value === 'true')
+        )
     }
   }
 
@@ -194,13 +239,21 @@ export class SubqueryRuntime {
         .map((position, index) => {
           if (!conjuncts.includes(index)) return ''
           if (position.kind === 'plain') return '1'
-          return slotHash(this.stack, this.shape.handle, position.lhs, position.lhs.map((name) => row[name] ?? null))
+          return slotHash(
+            this.stack,
+            this.shape.handle,
+            position.lhs,
+            position.lhs.map((name) => row[name] ?? null)
+          )
         })
         .join('/')
     )
   }
 
-  private tagHeaders(row: Row, conditions = this.views.conditions(this.plan, row)): { tags: string[]; active_conditions: boolean[] } {
+  private tagHeaders(
+    row: Row,
+    conditions = this.views.conditions(this.plan, row)
+  ): { tags: string[]; active_conditions: boolean[] } {
     return { tags: this.tags(row), active_conditions: conditions }
   }
 
@@ -277,7 +330,10 @@ export class SubqueryRuntime {
     for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
-    const entries: LogEntry[] = messages.map((entry) => ({ offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }))
+    const entries: LogEntry[] = messages.map((entry) => ({
+      offset: { tx: part.lsn, op: entry.op },
+      line: JSON.stringify(entry.message)
+    }))
     this.cursor = { tx: part.lsn, op: part.ops }
     const moveIns: Move[] = []
     const moves = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
@@ -286,14 +342,25 @@ export class SubqueryRuntime {
         if (entered.length > 0) this.hooks.indexMoved(this, entered, true)
         if (left.length > 0) this.hooks.indexMoved(this, left, false)
       }
-      for (const move of [{ values: entered, entered: true }, { values: left, entered: false }]) {
+      for (const move of [
+        { values: entered, entered: true },
+        { values: left, entered: false }
+      ]) {
         // a value that moves back before its move-in is written was never moved for the client
         const values = unsent ? cancelled(unsent, dependency, move.values, move.entered) : move.values
         if (values.length === 0) continue
         const positions = this.positionsOf(dependency)
         const outward = positions.filter((position) => position.negated === move.entered)
-        if (outward.length > 0) entries.push(this.next(JSON.stringify({ headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [part.xid] } })))
-        if (positions.some((position) => position.negated !== move.entered)) moveIns.push({ dependency, values, entered: move.entered, xid: part.xid })
+        if (outward.length > 0)
+          entries.push(
+            this.next(
+              JSON.stringify({
+                headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [part.xid] }
+              })
+            )
+          )
+        if (positions.some((position) => position.negated !== move.entered))
+          moveIns.push({ dependency, values, entered: move.entered, xid: part.xid })
       }
     }
     this.unwritten.push({ xid: part.xid, entries })
@@ -340,7 +407,8 @@ export class SubqueryRuntime {
     const read = pending.read
     if (!read) return false
     let seen = 0
-    while (seen < this.incoming.length && visibleIn(read.visibility, (this.incoming[seen] as TransactionPart).xid)) seen += 1
+    while (seen < this.incoming.length && visibleIn(read.visibility, (this.incoming[seen] as TransactionPart).xid))
+      seen += 1
     if (seen === this.incoming.length && this.hooks.streamPosition() < read.lsn) return false
     // the move-ins of the transactions it saw are written after it, by a move-in of their own
     const unsent = [...pending.moves]
@@ -350,7 +418,13 @@ export class SubqueryRuntime {
     for (const move of pending.moves) {
       if (move.values.length === 0) continue
       const positions = this.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
-      entries.push(this.next(JSON.stringify({ headers: { event: 'move-in', patterns: this.patterns(positions, move.values), txids: [move.xid] } })))
+      entries.push(
+        this.next(
+          JSON.stringify({
+            headers: { event: 'move-in', patterns: this.patterns(positions, move.values), txids: [move.xid] }
+          })
+        )
+      )
     }
     const known = overridesOf(later)
     const before = overridesOf(unsent)
@@ -360,7 +434,11 @@ export class SubqueryRuntime {
       read.columns.forEach((name, index) => (row[name] = values[index] ?? null))
       const now = this.views.conditions(this.plan, row, known)
       // rows already in (through another disjunct) get no insert: the event turns their condition on
-      if (!this.views.included(this.plan, now) || this.views.included(this.plan, this.views.conditions(this.plan, row, before))) continue
+      if (
+        !this.views.included(this.plan, now) ||
+        this.views.included(this.plan, this.views.conditions(this.plan, row, before))
+      )
+        continue
       entries.push(this.next(this.insertLine(values, read.columns, { is_move_in: true }, now)))
       rows += 1
     }
@@ -377,11 +455,23 @@ export class SubqueryRuntime {
   }
 
   private positionsOf(dependency: number): Array<{ index: number; lhs: string[]; negated: boolean }> {
-    return this.plan.positions.flatMap((position, index) => (position.kind === 'sublink' && position.dependency === dependency ? [{ index, lhs: position.lhs, negated: position.negated }] : []))
+    return this.plan.positions.flatMap((position, index) =>
+      position.kind === 'sublink' && position.dependency === dependency
+        ? [{ index, lhs: position.lhs, negated: position.negated }]
+        : []
+    )
   }
 
-  private patterns(positions: ReadonlyArray<{ index: number; lhs: string[] }>, values: readonly string[]): Array<{ pos: number; value: string }> {
-    return positions.flatMap((position) => values.map((value) => ({ pos: position.index, value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length)) })))
+  private patterns(
+    positions: ReadonlyArray<{ index: number; lhs: string[] }>,
+    values: readonly string[]
+  ): Array<{ pos: number; value: string }> {
+    return positions.flatMap((position) =>
+      values.map((value) => ({
+        pos: position.index,
+        value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length))
+      }))
+    )
   }
 
   /**
@@ -394,7 +484,11 @@ export class SubqueryRuntime {
     const tests = moves.flatMap((move) =>
       this.positionsOf(move.dependency).map(({ lhs }) => {
         const arrays = lhs.map((name, column) => {
-          params.push(move.values.map((value) => textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')))
+          params.push(
+            move.values.map((value) =>
+              textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')
+            )
+          )
           return `$${params.length}::text[]`
         })
         if (lhs.length === 1) return `${quoteIdent(lhs[0] ?? '')}::text = ANY(${arrays[0]})`
@@ -404,40 +498,82 @@ export class SubqueryRuntime {
     const columns = [...this.encoder.columns, ...this.extraColumns]
     const table = qualifiedName(this.definition.table)
     const text = `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${table} WHERE ${tests.join(' OR ')}`
-    const lock = async (client: pg.PoolClient): Promise<void> => void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
+    const lock = async (client: pg.PoolClient): Promise<void> =>
+      void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
     return inSnapshot(
       this.pool,
       async (client, snapshot) => {
-        const { rows } = await client.query<Array<string | null>>({ text, values: params, rowMode: 'array', types: textRows })
-        return { columns, rows, snapshot, visibility: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList), lsn: BigInt(snapshot.databaseLsn) }
+        const { rows } = await client.query<Array<string | null>>({
+          text,
+          values: params,
+          rowMode: 'array',
+          types: textRows
+        })
+        return {
+          columns,
+          rows,
+          snapshot,
+          visibility: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList),
+          lsn: BigInt(snapshot.databaseLsn)
+        }
       },
       { prepare: lock }
     )
   }
 
   /** A row change of the shape's table as messages, judged with the views before this transaction's moves. */
-  private convert(change: RowChange, context: TransactionContext, op: number, overrides: Overrides | undefined): ShapeMessage[] {
+  private convert(
+    change: RowChange,
+    context: TransactionContext,
+    op: number,
+    overrides: Overrides | undefined
+  ): ShapeMessage[] {
     const { plan, views } = this
     const oldRow = change.kind === 'insert' ? null : change.old
     const newRow = change.kind === 'delete' ? null : change.new
     const oldConditions = oldRow && views.conditions(plan, oldRow, overrides)
     const newConditions = newRow && views.conditions(plan, newRow, overrides)
-    const matches = { old: !!oldConditions && views.included(plan, oldConditions), new: !!newConditions && views.included(plan, newConditions) }
+    const matches = {
+      old: !!oldConditions && views.included(plan, oldConditions),
+      new: !!newConditions && views.included(plan, newConditions)
+    }
     const messages = messagesFor(this.definition, change, matches, context, op)
     const oldTags = oldRow ? this.tags(oldRow) : []
     const newTags = newRow ? this.tags(newRow) : []
     const removed = oldTags.filter((tag) => !newTags.includes(tag))
-    if (messages.length === 0 && matches.old && matches.new && oldRow && newRow && (removed.length > 0 || JSON.stringify(oldConditions) !== JSON.stringify(newConditions))) {
+    if (
+      messages.length === 0 &&
+      matches.old &&
+      matches.new &&
+      oldRow &&
+      newRow &&
+      (removed.length > 0 || JSON.stringify(oldConditions) !== JSON.stringify(newConditions))
+    ) {
       // no selected column changed, but what keeps the row in the shape did: the client needs the new tags
       const { table } = this.definition
       const value = Object.fromEntries(table.keyColumns.map((name) => [name, newRow[name] ?? null]))
-      messages.push({ op, message: { headers: { operation: 'update', relation: [table.schema, table.name], txids: [context.xid], lsn: context.lsn.toString(), op_position: op }, key: rowKey(table, newRow), value } })
+      messages.push({
+        op,
+        message: {
+          headers: {
+            operation: 'update',
+            relation: [table.schema, table.name],
+            txids: [context.xid],
+            lsn: context.lsn.toString(),
+            op_position: op
+          },
+          key: rowKey(table, newRow),
+          value
+        }
+      })
     }
     for (const { message } of messages) {
       const operation = message.headers.operation
       if (operation === 'insert') Object.assign(message.headers, { tags: newTags, active_conditions: newConditions })
-      else if (operation === 'update') Object.assign(message.headers, { tags: newTags, removed_tags: removed, active_conditions: newConditions })
-      else if (message.headers.key_change_to !== undefined) Object.assign(message.headers, { tags: [...newTags, ...removed], active_conditions: oldConditions })
+      else if (operation === 'update')
+        Object.assign(message.headers, { tags: newTags, removed_tags: removed, active_conditions: newConditions })
+      else if (message.headers.key_change_to !== undefined)
+        Object.assign(message.headers, { tags: [...newTags, ...removed], active_conditions: oldConditions })
       else Object.assign(message.headers, { tags: oldTags, active_conditions: oldConditions })
     }
     return messages
@@ -468,7 +604,11 @@ function cancelled(unsent: readonly Move[], dependency: number, values: readonly
 /** What a dependency's query selects: its key, its selected columns and (for a nested one) what its where reads. */
 function dependencyColumns(dependency: Dependency): string[] {
   const { table } = dependency
-  const wanted = new Set([...table.keyColumns, ...dependency.columns, ...(dependency.nested ? dependency.plan.referenced : [])])
+  const wanted = new Set([
+    ...table.keyColumns,
+    ...dependency.columns,
+    ...(dependency.nested ? dependency.plan.referenced : [])
+  ])
   return table.columns.map((column) => column.name).filter((name) => wanted.has(name))
 }
 

@@ -22,9 +22,17 @@ const ns = (value: string | null): string => (value === null ? 'NULL' : `v:${val
  * A tag slot: md5(stack ‖ shape handle ‖ ns(value)), as the reference hashes it; a row test `(a, b) IN …` hashes
  * `a:ns(a)b:ns(b)`. The handle is part of it, so tags change when a shape is rebuilt.
  */
-export function slotHash(stack: string, handle: string, lhs: readonly string[], values: ReadonlyArray<string | null>): string {
-  const text = lhs.length === 1 ? ns(values[0] ?? null) : lhs.map((name, index) => `${name}:${ns(values[index] ?? null)}`).join('')
-  return createHash('md5').update(stack + handle + text).digest('hex')
+export function slotHash(
+  stack: string,
+  handle: string,
+  lhs: readonly string[],
+  values: ReadonlyArray<string | null>
+): string {
+  const text =
+    lhs.length === 1 ? ns(values[0] ?? null) : lhs.map((name, index) => `${name}:${ns(values[index] ?? null)}`).join('')
+  return createHash('md5')
+    .update(stack + handle + text)
+    .digest('hex')
 }
 
 /** One subquery's result as of the shape's position in the replication stream: how many included rows hold each value. */
@@ -129,7 +137,10 @@ export class Views {
    * Applies a transaction's changes to the dependencies, deepest first, and returns each dependency's net moves.
    * A nested dependency judges its rows again when a dependency it uses moved.
    */
-  apply(changes: ReadonlyArray<{ table: string; old: Row | null; new: Row | null }>, tableKey: (dependency: Dependency) => string): Array<{ entered: string[]; left: string[] }> {
+  apply(
+    changes: ReadonlyArray<{ table: string; old: Row | null; new: Row | null }>,
+    tableKey: (dependency: Dependency) => string
+  ): Array<{ entered: string[]; left: string[] }> {
     const moves: Array<{ entered: string[]; left: string[] }> = []
     this.states.forEach((state, index) => {
       const { dependency } = state
@@ -148,7 +159,12 @@ export class Views {
         }
       }
       if (state.rows) {
-        const usedMoved = dependency.plan.positions.some((position) => position.kind === 'sublink' && ((moves[position.dependency]?.entered.length ?? 0) > 0 || (moves[position.dependency]?.left.length ?? 0) > 0))
+        const usedMoved = dependency.plan.positions.some(
+          (position) =>
+            position.kind === 'sublink' &&
+            ((moves[position.dependency]?.entered.length ?? 0) > 0 ||
+              (moves[position.dependency]?.left.length ?? 0) > 0)
+        )
         if (usedMoved) {
           for (const [key, row] of state.rows) {
             if (this.included(dependency.plan, this.conditions(dependency.plan, row))) state.add(key, row)

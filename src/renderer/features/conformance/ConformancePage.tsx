@@ -14,7 +14,9 @@ function pairs(text: string, separator: ':' | '='): Record<string, string> {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.includes(separator))
-    .map((line) => [line.slice(0, line.indexOf(separator)).trim(), line.slice(line.indexOf(separator) + 1).trim()] as const)
+    .map(
+      (line) => [line.slice(0, line.indexOf(separator)).trim(), line.slice(line.indexOf(separator) + 1).trim()] as const
+    )
   return Object.fromEntries(entries.filter(([name]) => name !== ''))
 }
 
@@ -30,7 +32,11 @@ function EvidenceView({ evidence }: { evidence: Evidence }) {
         {response
           ? `< ${response.status}  (head ${response.headMs} ms${response.endMs === null ? ', still open' : `, end ${response.endMs} ms`})\n${response.headers.map(([name, value]) => `< ${name}: ${value}\n`).join('')}`
           : ''}
-        {evidence.frames ? evidence.frames.map((frame) => `< [${frame.atMs} ms] ${frame.raw}\n`).join('') : response?.body ? `< ${response.body.slice(0, 1_000)}${response.truncated || response.body.length > 1_000 ? '…' : ''}\n` : ''}
+        {evidence.frames
+          ? evidence.frames.map((frame) => `< [${frame.atMs} ms] ${frame.raw}\n`).join('')
+          : response?.body
+            ? `< ${response.body.slice(0, 1_000)}${response.truncated || response.body.length > 1_000 ? '…' : ''}\n`
+            : ''}
         {evidence.error ? `! ${evidence.error}\n` : ''}
       </pre>
     </div>
@@ -39,9 +45,15 @@ function EvidenceView({ evidence }: { evidence: Evidence }) {
 
 export function FindingView({ finding }: { finding: Finding }) {
   return (
-    <details className={`finding ${finding.severity}`} data-testid={`finding-${finding.id}`} open={finding.severity === 'error'}>
+    <details
+      className={`finding ${finding.severity}`}
+      data-testid={`finding-${finding.id}`}
+      open={finding.severity === 'error'}
+    >
       <summary>
-        <code>{finding.id}</code> <span className={`badge ${finding.severity === 'error' ? 'error' : 'warn'}`}>{finding.severity}</span> {finding.message}
+        <code>{finding.id}</code>{' '}
+        <span className={`badge ${finding.severity === 'error' ? 'error' : 'warn'}`}>{finding.severity}</span>{' '}
+        {finding.message}
       </summary>
       <p>
         <strong>Rule:</strong> {finding.rule.text} <code>{finding.rule.doc}</code>
@@ -63,8 +75,9 @@ function ReportView({ report }: { report: ConformanceReport }) {
   return (
     <section className="panel" aria-label="Conformance report">
       <p data-testid="conformance-summary">
-        <code>{report.url}</code> · <code>{report.headerBrand}-*</code> · {report.checks.length} checks: {pass} passed, {fail} failed, {warn} with warnings, {skip} skipped in{' '}
-        {(report.ms / 1000).toFixed(1)} s{report.writeTable ? ` · live changes in ${report.writeTable} (dropped)` : ''}
+        <code>{report.url}</code> · <code>{report.headerBrand}-*</code> · {report.checks.length} checks: {pass} passed,{' '}
+        {fail} failed, {warn} with warnings, {skip} skipped in {(report.ms / 1000).toFixed(1)} s
+        {report.writeTable ? ` · live changes in ${report.writeTable} (dropped)` : ''}
       </p>
       <table className="grid checks">
         <tbody>
@@ -130,14 +143,19 @@ export function ConformancePage() {
     <div className="page conformance-page">
       <h1>Conformance</h1>
       <p className="muted">
-        The checks of <code>syncscope check</code>: initial sync and chunks, offsets and handles, live long-poll and SSE, must-refetch, cache-control, etags, CORS and
-        what a proxy or CDN in front does to them. Each finding shows the exchange, the rule and, for known proxy mistakes, the fix.
+        The checks of <code>syncscope check</code>: initial sync and chunks, offsets and handles, live long-poll and
+        SSE, must-refetch, cache-control, etags, CORS and what a proxy or CDN in front does to them. Each finding shows
+        the exchange, the rule and, for known proxy mistakes, the fix.
       </p>
       <ErrorBox error={defaults.error} />
       <form className="panel inline-form conformance-form" onSubmit={onSubmit}>
         <label>
           Endpoint
-          <select value={target} onChange={(event) => setTarget(event.target.value as 'app' | 'other')} aria-label="Endpoint">
+          <select
+            value={target}
+            onChange={(event) => setTarget(event.target.value as 'app' | 'other')}
+            aria-label="Endpoint"
+          >
             <option value="app">this app: {defaults.data?.url ?? '…'}</option>
             <option value="other">another shape endpoint</option>
           </select>
@@ -145,37 +163,76 @@ export function ConformancePage() {
         {target === 'other' && (
           <label>
             URL
-            <input value={url} onChange={(event) => setUrl(event.target.value)} placeholder="https://…/v1/shape" aria-label="URL" required />
+            <input
+              value={url}
+              onChange={(event) => setUrl(event.target.value)}
+              placeholder="https://…/v1/shape"
+              aria-label="URL"
+              required
+            />
           </label>
         )}
         <label>
           Header brand
-          <select value={brand} onChange={(event) => setBrand(event.target.value as '' | HeaderBrand)} aria-label="Header brand">
-            <option value="">{target === 'app' ? `this app's (${defaults.data?.headerBrand ?? '…'})` : 'service'}</option>
+          <select
+            value={brand}
+            onChange={(event) => setBrand(event.target.value as '' | HeaderBrand)}
+            aria-label="Header brand"
+          >
+            <option value="">
+              {target === 'app' ? `this app's (${defaults.data?.headerBrand ?? '…'})` : 'service'}
+            </option>
             <option value="service">service</option>
             <option value="electric">electric</option>
           </select>
         </label>
         <label>
           Table
-          <input value={tableValue} onChange={(event) => setTable(event.target.value)} placeholder="empty: the endpoint fixes the shape" aria-label="Table" />
+          <input
+            value={tableValue}
+            onChange={(event) => setTable(event.target.value)}
+            placeholder="empty: the endpoint fixes the shape"
+            aria-label="Table"
+          />
         </label>
         <label>
           Headers (K: V per line)
-          <textarea rows={2} value={headers} onChange={(event) => setHeaders(event.target.value)} aria-label="Headers" />
+          <textarea
+            rows={2}
+            value={headers}
+            onChange={(event) => setHeaders(event.target.value)}
+            aria-label="Headers"
+          />
         </label>
         <label>
           Parameters (k=v per line)
-          <textarea rows={2} value={params} onChange={(event) => setParams(event.target.value)} aria-label="Parameters" />
+          <textarea
+            rows={2}
+            value={params}
+            onChange={(event) => setParams(event.target.value)}
+            aria-label="Parameters"
+          />
         </label>
         <label>
           Max wait (s)
-          <input type="number" min={1} max={120} value={maxWait} onChange={(event) => setMaxWait(Number(event.target.value))} aria-label="Max wait" />
+          <input
+            type="number"
+            min={1}
+            max={120}
+            value={maxWait}
+            onChange={(event) => setMaxWait(Number(event.target.value))}
+            aria-label="Max wait"
+          />
         </label>
         {target === 'app' && (
           <label className="checkbox">
-            <input type="checkbox" checked={writes} onChange={(event) => setWrites(event.target.checked)} aria-label="Live changes" /> live checks change a table of their own
-            (created and dropped) in this app's database
+            <input
+              type="checkbox"
+              checked={writes}
+              onChange={(event) => setWrites(event.target.checked)}
+              aria-label="Live changes"
+            />{' '}
+            live checks change a table of their own (created and dropped) in this app's database
           </label>
         )}
         <button type="submit" disabled={run.isPending}>

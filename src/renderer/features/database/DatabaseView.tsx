@@ -97,7 +97,12 @@ function TableCard({ table }: { table: TableInfo }) {
             <tr key={column.name}>
               <td>
                 {column.name}
-                {column.isPrimaryKey && <span className="pk" title="primary key"> PK</span>}
+                {column.isPrimaryKey && (
+                  <span className="pk" title="primary key">
+                    {' '}
+                    PK
+                  </span>
+                )}
               </td>
               <td>
                 <code>{column.type}</code>
@@ -125,7 +130,11 @@ export function DatabaseView() {
         <h2>Tables {tables.data && <small>({tables.data.length})</small>}</h2>
         <ErrorBox error={tables.error} />
         {tables.isPending && <p>Loading tables…</p>}
-        <div className="table-cards">{tables.data?.map((table) => <TableCard key={table.qualifiedName} table={table} />)}</div>
+        <div className="table-cards">
+          {tables.data?.map((table) => (
+            <TableCard key={table.qualifiedName} table={table} />
+          ))}
+        </div>
       </section>
     </div>
   )

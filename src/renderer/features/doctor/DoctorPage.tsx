@@ -23,7 +23,8 @@ function download(name: string, text: string): void {
 }
 
 const short = (value: string | null) => (value === null ? '' : value.length > 18 ? `${value.slice(0, 15)}…` : value)
-const ms = (value: number | null) => (value === null ? '–' : value >= 1_000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`)
+const ms = (value: number | null) =>
+  value === null ? '–' : value >= 1_000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`
 
 function TimelineRow({ entry }: { entry: TimelineEntry }) {
   const { request, response } = entry
@@ -32,15 +33,27 @@ function TimelineRow({ entry }: { entry: TimelineEntry }) {
       <td>#{entry.n}</td>
       <td className="timing">+{(entry.atMs / 1000).toFixed(1)} s</td>
       <td>
-        <code>{request.offset}</code> {request.handle && <code title={request.handle}>{short(request.handle)}</code>} {request.cursor && <span className="muted">cursor {request.cursor}</span>}{' '}
-        {request.live !== 'off' && <span className="badge">{request.live}</span>} {request.cacheBuster && <span className="muted">cache-buster</span>}
+        <code>{request.offset}</code> {request.handle && <code title={request.handle}>{short(request.handle)}</code>}{' '}
+        {request.cursor && <span className="muted">cursor {request.cursor}</span>}{' '}
+        {request.live !== 'off' && <span className="badge">{request.live}</span>}{' '}
+        {request.cacheBuster && <span className="muted">cache-buster</span>}
       </td>
       <td>{entry.status ?? <span className="badge error">{entry.error ?? 'no response'}</span>}</td>
       <td>
-        {response.handle && <code title={response.handle}>{short(response.handle)}</code>} {response.offset && <code>{response.offset}</code>} {response.cursor && <span className="muted">cursor {response.cursor}</span>}{' '}
-        {response.changes > 0 && <span>{response.changes} changes</span>} {response.upToDate && <span className="badge ok">up-to-date</span>} {response.mustRefetch && <span className="badge error">must-refetch</span>}
+        {response.handle && <code title={response.handle}>{short(response.handle)}</code>}{' '}
+        {response.offset && <code>{response.offset}</code>}{' '}
+        {response.cursor && <span className="muted">cursor {response.cursor}</span>}{' '}
+        {response.changes > 0 && <span>{response.changes} changes</span>}{' '}
+        {response.upToDate && <span className="badge ok">up-to-date</span>}{' '}
+        {response.mustRefetch && <span className="badge error">must-refetch</span>}
       </td>
-      <td>{entry.cache.status !== 'unknown' && <span className={`badge ${entry.cache.status === 'miss' ? '' : 'warn'}`} title={entry.cache.evidence ?? ''}>{entry.cache.status}</span>}</td>
+      <td>
+        {entry.cache.status !== 'unknown' && (
+          <span className={`badge ${entry.cache.status === 'miss' ? '' : 'warn'}`} title={entry.cache.evidence ?? ''}>
+            {entry.cache.status}
+          </span>
+        )}
+      </td>
       <td className="timing">{ms(entry.endMs)}</td>
     </tr>
   )
@@ -54,7 +67,8 @@ function ReportView({ report }: { report: DoctorReport }) {
         <p data-testid="doctor-summary">
           <code>{report.source.name}</code> ({report.source.kind === 'har' ? 'HAR' : 'Syncscope recording'}
           {report.source.creator ? ` from ${report.source.creator}` : ''}) · {report.timeline.length} shape requests
-          {report.ignored > 0 ? `, ${report.ignored} other requests left out` : ''} · {report.findings.length === 0 ? 'no problem found' : `${report.findings.length} diagnoses (${errors} errors)`}
+          {report.ignored > 0 ? `, ${report.ignored} other requests left out` : ''} ·{' '}
+          {report.findings.length === 0 ? 'no problem found' : `${report.findings.length} diagnoses (${errors} errors)`}
         </p>
         {report.findings.map((finding, index) => (
           <FindingView key={`${finding.id}-${index}`} finding={finding} />
@@ -109,7 +123,10 @@ export function DoctorPage() {
   const openFile = (file: File | undefined) => {
     if (!file) return
     setReadError(null)
-    file.text().then((text) => open({ name: file.name, text }), (error: Error) => setReadError(new Error(`cannot read ${file.name}: ${error.message}`)))
+    file.text().then(
+      (text) => open({ name: file.name, text }),
+      (error: Error) => setReadError(new Error(`cannot read ${file.name}: ${error.message}`))
+    )
   }
   const onDrop = (event: DragEvent) => {
     event.preventDefault()
@@ -125,8 +142,10 @@ export function DoctorPage() {
     <div className="page doctor-page">
       <h1>Sync doctor</h1>
       <p className="muted">
-        Why does a sync misbehave? Drop a HAR file (DevTools → Network → “Save all as HAR”, or <code>syncscope tap</code>) or pick a session of the shape workbench: the doctor
-        lays out the requests, handles, offsets, cursors and cache answers, and names what went wrong — with the requests that show it, the rule and the fix.
+        Why does a sync misbehave? Drop a HAR file (DevTools → Network → “Save all as HAR”, or{' '}
+        <code>syncscope tap</code>) or pick a session of the shape workbench: the doctor lays out the requests, handles,
+        offsets, cursors and cache answers, and names what went wrong — with the requests that show it, the rule and the
+        fix.
       </p>
       <div className="panel doctor-inputs">
         <div
@@ -142,7 +161,12 @@ export function DoctorPage() {
           Drop a <code>.har</code> file or a Syncscope recording here, or{' '}
           <label className="file-pick">
             choose a file
-            <input type="file" accept=".har,.json,application/json" aria-label="HAR file or recording" onChange={(event) => openFile(event.target.files?.[0])} />
+            <input
+              type="file"
+              accept=".har,.json,application/json"
+              aria-label="HAR file or recording"
+              onChange={(event) => openFile(event.target.files?.[0])}
+            />
           </label>
         </div>
         <div className="workbench-sessions" aria-label="Workbench sessions">
@@ -152,12 +176,27 @@ export function DoctorPage() {
             sessions.map((session) => (
               <div key={session.id} className="toolbar">
                 <span>
-                  Workbench: <code>{session.label}</code> at {new Date(session.startedAt).toLocaleTimeString()} ({session.recorders.reduce((sum, recorder) => sum + recorder.exchanges.length, 0)} requests)
+                  Workbench: <code>{session.label}</code> at {new Date(session.startedAt).toLocaleTimeString()} (
+                  {session.recorders.reduce((sum, recorder) => sum + recorder.exchanges.length, 0)} requests)
                 </span>
-                <button type="button" onClick={() => open({ name: `workbench-${session.label}.json`, text: JSON.stringify(toRecording(session.recorders)) })}>
+                <button
+                  type="button"
+                  onClick={() =>
+                    open({
+                      name: `workbench-${session.label}.json`,
+                      text: JSON.stringify(toRecording(session.recorders))
+                    })
+                  }
+                >
                   Diagnose
                 </button>
-                <button type="button" className="secondary" onClick={() => download(`workbench-${session.label}.json`, JSON.stringify(toRecording(session.recorders), null, 1))}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() =>
+                    download(`workbench-${session.label}.json`, JSON.stringify(toRecording(session.recorders), null, 1))
+                  }
+                >
                   Save recording
                 </button>
               </div>

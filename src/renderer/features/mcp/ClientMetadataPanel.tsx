@@ -17,10 +17,13 @@ export function ClientMetadataPanel({ setting }: { setting: ClientMetadataSettin
       <p className="hint">
         {setting.url ? (
           <>
-            In use: <code data-testid="mcp-client-metadata-current">{setting.url}</code> ({fromFlag ? 'from --client-metadata-url, which wins over settings.json' : 'settings.json'}).
+            In use: <code data-testid="mcp-client-metadata-current">{setting.url}</code> (
+            {fromFlag ? 'from --client-metadata-url, which wins over settings.json' : 'settings.json'}).
           </>
         ) : (
-          <span data-testid="mcp-client-metadata-current">None: every authorisation server gets a dynamic registration (or the server&apos;s configured client).</span>
+          <span data-testid="mcp-client-metadata-current">
+            None: every authorisation server gets a dynamic registration (or the server&apos;s configured client).
+          </span>
         )}
       </p>
       <form
@@ -30,7 +33,13 @@ export function ClientMetadataPanel({ setting }: { setting: ClientMetadataSettin
           save.mutate({ url: url.trim() === '' ? null : url.trim() })
         }}
       >
-        <input placeholder="https://example.com/oauth/client-metadata.json" value={url} onChange={(event) => setUrl(event.target.value)} disabled={fromFlag} data-testid="mcp-client-metadata-url" />
+        <input
+          placeholder="https://example.com/oauth/client-metadata.json"
+          value={url}
+          onChange={(event) => setUrl(event.target.value)}
+          disabled={fromFlag}
+          data-testid="mcp-client-metadata-url"
+        />
         <button type="submit" disabled={fromFlag || save.isPending} data-testid="mcp-client-metadata-save">
           {url.trim() === '' ? 'Remove' : 'Save'}
         </button>

@@ -22,7 +22,7 @@ function answerOf(property: Property, text: string): Answer | undefined {
 
 function ElicitationForm({ elicitation }: { elicitation: McpElicitation }) {
   const answer = useCallMutation('mcp.answerElicitation', ['mcp.elicitations'])
-  const properties = ((elicitation.requestedSchema?.properties ?? {}) as Record<string, Property>)
+  const properties = (elicitation.requestedSchema?.properties ?? {}) as Record<string, Property>
   const required = new Set((elicitation.requestedSchema?.required as string[] | undefined) ?? [])
   const [values, setValues] = useState<Record<string, string>>({})
   const accept = (event: FormEvent) => {
@@ -56,14 +56,23 @@ function ElicitationForm({ elicitation }: { elicitation: McpElicitation }) {
               {required.has(key) ? ' *' : ''} <small>{property.type ?? 'string'}</small>
             </span>
             {options ? (
-              <select data-testid={`mcp-elicit-${key}`} value={values[key] ?? ''} onChange={(event) => set(event.target.value)}>
+              <select
+                data-testid={`mcp-elicit-${key}`}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              >
                 <option value="">—</option>
                 {options.map((option) => (
                   <option key={option}>{option}</option>
                 ))}
               </select>
             ) : (
-              <input data-testid={`mcp-elicit-${key}`} type={property.type === 'number' || property.type === 'integer' ? 'number' : 'text'} value={values[key] ?? ''} onChange={(event) => set(event.target.value)} />
+              <input
+                data-testid={`mcp-elicit-${key}`}
+                type={property.type === 'number' || property.type === 'integer' ? 'number' : 'text'}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              />
             )}
             {property.description && <small>{property.description}</small>}
           </label>
@@ -73,10 +82,18 @@ function ElicitationForm({ elicitation }: { elicitation: McpElicitation }) {
       <button type="submit" disabled={answer.isPending} data-testid="mcp-elicit-accept">
         Answer
       </button>{' '}
-      <button type="button" disabled={answer.isPending} onClick={() => answer.mutate({ id: elicitation.id, action: 'decline' })}>
+      <button
+        type="button"
+        disabled={answer.isPending}
+        onClick={() => answer.mutate({ id: elicitation.id, action: 'decline' })}
+      >
         Decline
       </button>{' '}
-      <button type="button" disabled={answer.isPending} onClick={() => answer.mutate({ id: elicitation.id, action: 'cancel' })}>
+      <button
+        type="button"
+        disabled={answer.isPending}
+        onClick={() => answer.mutate({ id: elicitation.id, action: 'cancel' })}
+      >
         Cancel
       </button>
     </form>

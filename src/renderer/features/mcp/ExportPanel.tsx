@@ -11,13 +11,21 @@ const HOST_LABELS: Record<HostExport['host'], string> = {
 
 function HostFile({ file }: { file: HostExport }) {
   const apply = useCallMutation('mcp.exportToHost', ['mcp.hostExports'])
-  const changes = [...file.added.map((name) => `+${name}`), ...file.updated.map((name) => `~${name}`), ...file.removed.map((name) => `-${name}`)]
+  const changes = [
+    ...file.added.map((name) => `+${name}`),
+    ...file.updated.map((name) => `~${name}`),
+    ...file.removed.map((name) => `-${name}`)
+  ]
   return (
     <li data-testid={`mcp-export-${file.host}`}>
       <strong>{HOST_LABELS[file.host]}</strong> <code>{file.path}</code> {file.exists ? '' : '(not created yet)'}
       <div className="hint">In it now: {file.servers.length ? file.servers.join(', ') : 'no servers'}</div>
       {file.error && <div className="error-box">{file.error}</div>}
-      {file.conflicts.length > 0 && <div className="hint">Left alone (the host&apos;s own entries of the same name): {file.conflicts.join(', ')}</div>}
+      {file.conflicts.length > 0 && (
+        <div className="hint">
+          Left alone (the host&apos;s own entries of the same name): {file.conflicts.join(', ')}
+        </div>
+      )}
       {file.diff.length === 0 && !file.error ? (
         <div className="hint">Up to date: an export would change nothing.</div>
       ) : (
@@ -27,7 +35,12 @@ function HostFile({ file }: { file: HostExport }) {
             <pre className="mcp-diff" data-testid={`mcp-export-diff-${file.host}`}>
               {file.diff.join('\n')}
             </pre>
-            <button type="button" onClick={() => apply.mutate({ host: file.host, beforeDigest: file.beforeDigest })} disabled={apply.isPending} data-testid={`mcp-export-apply-${file.host}`}>
+            <button
+              type="button"
+              onClick={() => apply.mutate({ host: file.host, beforeDigest: file.beforeDigest })}
+              disabled={apply.isPending}
+              data-testid={`mcp-export-apply-${file.host}`}
+            >
               Write to {HOST_LABELS[file.host]}
             </button>
           </details>
@@ -48,9 +61,16 @@ export function ExportPanel() {
   return (
     <div className="mcp-export" data-testid="mcp-export">
       <h3>Use these servers in other apps</h3>
-      <p className="hint">Each app&apos;s entry runs <code>syncscope mcp run &lt;server&gt;</code>, which brings the secrets and fresh tokens; none is written into the app&apos;s file.</p>
+      <p className="hint">
+        Each app&apos;s entry runs <code>syncscope mcp run &lt;server&gt;</code>, which brings the secrets and fresh
+        tokens; none is written into the app&apos;s file.
+      </p>
       <ErrorBox error={exports.error} />
-      <ul>{exports.data?.map((file) => <HostFile key={file.host} file={file} />)}</ul>
+      <ul>
+        {exports.data?.map((file) => (
+          <HostFile key={file.host} file={file} />
+        ))}
+      </ul>
     </div>
   )
 }

@@ -32,7 +32,13 @@ function InputValue({ id }: { id: string }) {
         setInput.mutate({ id, value })
       }}
     >
-      <input type="password" placeholder={`value of input ${id}`} value={value} onChange={(event) => setValue(event.target.value)} data-testid={`mcp-input-${id}`} />
+      <input
+        type="password"
+        placeholder={`value of input ${id}`}
+        value={value}
+        onChange={(event) => setValue(event.target.value)}
+        data-testid={`mcp-input-${id}`}
+      />
       <button type="submit" disabled={!value || setInput.isPending}>
         Store
       </button>
@@ -67,7 +73,12 @@ function ImportPanel() {
           run(path)
         }}
       >
-        <input placeholder="path of a Claude, Cursor, VS Code or Inspector config" value={path} onChange={(event) => setPath(event.target.value)} data-testid="mcp-import-path" />
+        <input
+          placeholder="path of a Claude, Cursor, VS Code or Inspector config"
+          value={path}
+          onChange={(event) => setPath(event.target.value)}
+          data-testid="mcp-import-path"
+        />
         <button type="submit" disabled={!path || importFile.isPending} data-testid="mcp-import-run">
           Import file
         </button>
@@ -83,7 +94,17 @@ function ImportPanel() {
   )
 }
 
-function EntryRow({ entry, selected, onSelect, onEdit }: { entry: McpEntry; selected: boolean; onSelect: () => void; onEdit: () => void }) {
+function EntryRow({
+  entry,
+  selected,
+  onSelect,
+  onEdit
+}: {
+  entry: McpEntry
+  selected: boolean
+  onSelect: () => void
+  onEdit: () => void
+}) {
   const reconnect = useCallMutation('mcp.reconnect', ['mcp.list'])
   const remove = useCallMutation('mcp.remove', ['mcp.list'])
   const editable = entry.source === 'settings' || entry.source === 'workspace'
@@ -115,7 +136,9 @@ function EntryRow({ entry, selected, onSelect, onEdit }: { entry: McpEntry; sele
         {entry.error && (
           <div className="mcp-error" data-testid={`mcp-error-${entry.name}`}>
             <strong>{entry.error.code}</strong>: {entry.error.message}
-            {entry.error.stderr && entry.error.stderr.length > 0 && <pre>{entry.error.stderr.slice(-8).join('\n')}</pre>}
+            {entry.error.stderr && entry.error.stderr.length > 0 && (
+              <pre>{entry.error.stderr.slice(-8).join('\n')}</pre>
+            )}
             {[...entry.error.message.matchAll(/\$\{input:([^}]+)\}/g)].map((match) => (
               <InputValue key={match[1]} id={match[1] ?? ''} />
             ))}
@@ -143,11 +166,21 @@ function EntryRow({ entry, selected, onSelect, onEdit }: { entry: McpEntry; sele
             Edit
           </button>
         )}
-        <button type="button" onClick={() => reconnect.mutate({ name: entry.name })} disabled={reconnect.isPending || entry.state === 'error' && entry.error?.code === 'invalid_config'}>
+        <button
+          type="button"
+          onClick={() => reconnect.mutate({ name: entry.name })}
+          disabled={reconnect.isPending || (entry.state === 'error' && entry.error?.code === 'invalid_config')}
+        >
           Reconnect
         </button>
         {editable && (
-          <button type="button" onClick={() => window.confirm(`Remove ${entry.name} and its stored secrets?`) && remove.mutate({ name: entry.name, target: entry.source === 'workspace' ? 'workspace' : 'settings' })}>
+          <button
+            type="button"
+            onClick={() =>
+              window.confirm(`Remove ${entry.name} and its stored secrets?`) &&
+              remove.mutate({ name: entry.name, target: entry.source === 'workspace' ? 'workspace' : 'settings' })
+            }
+          >
             Remove
           </button>
         )}
@@ -165,7 +198,10 @@ export function McpPage() {
   const [editing, setEditing] = useState<EditTarget | null>(null)
   // A login started elsewhere (a script on the contract, another window): offer the link; opening it is a person's click.
   const [authorize, setAuthorize] = useState<{ name: string; url: string } | null>(null)
-  useEvent('mcp.authorize', useCallback((payload: { name: string; url: string }) => setAuthorize(payload), []))
+  useEvent(
+    'mcp.authorize',
+    useCallback((payload: { name: string; url: string }) => setAuthorize(payload), [])
+  )
   const entries = list.data?.entries ?? []
   const current = entries.find((entry) => entry.name === selected) ?? null
   return (
@@ -193,7 +229,8 @@ export function McpPage() {
             ))}
           </ul>
           <p className="hint">
-            The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name. Secrets: {list.data.secretStore}.
+            The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name.
+            Secrets: {list.data.secretStore}.
           </p>
           <ClientMetadataPanel key={list.data.clientMetadata.url ?? ''} setting={list.data.clientMetadata} />
           <ImportPanel />
@@ -226,7 +263,14 @@ export function McpPage() {
                   entry={entry}
                   selected={entry.name === selected}
                   onSelect={() => setSelected(entry.name)}
-                  onEdit={() => setEditing({ name: entry.name, entry: entry.config ?? {}, target: entry.source === 'workspace' ? 'workspace' : 'settings', isNew: false })}
+                  onEdit={() =>
+                    setEditing({
+                      name: entry.name,
+                      entry: entry.config ?? {},
+                      target: entry.source === 'workspace' ? 'workspace' : 'settings',
+                      isNew: false
+                    })
+                  }
                 />
               ))}
             </tbody>
@@ -245,7 +289,9 @@ export function McpPage() {
       )}
       <Elicitations />
       {current && current.authMode === 'authorizationCode' && <OAuthPanel entry={current} />}
-      {current && current.state !== 'error' && current.state !== 'disabled' && current.state !== 'needs-login' && <ToolExplorer key={current.name} server={current.name} />}
+      {current && current.state !== 'error' && current.state !== 'disabled' && current.state !== 'needs-login' && (
+        <ToolExplorer key={current.name} server={current.name} />
+      )}
     </div>
   )
 }

@@ -2,7 +2,10 @@ import type { McpEntry } from '../../../shared/contract/mcp'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation } from '../../hooks'
 
-const formatExpiry = (expiresAt: number | null) => (expiresAt === null ? 'unknown' : `${new Date(expiresAt * 1000).toLocaleString()}${expiresAt * 1000 < Date.now() ? ' (expired)' : ''}`)
+const formatExpiry = (expiresAt: number | null) =>
+  expiresAt === null
+    ? 'unknown'
+    : `${new Date(expiresAt * 1000).toLocaleString()}${expiresAt * 1000 < Date.now() ? ' (expired)' : ''}`
 
 /** Token status, Log in / Log out, and each step of the OAuth flows with its HTTP exchange. */
 export function OAuthPanel({ entry }: { entry: McpEntry }) {
@@ -41,7 +44,12 @@ export function OAuthPanel({ entry }: { entry: McpEntry }) {
         <button type="button" onClick={startLogin} disabled={login.isPending} data-testid="mcp-login">
           {login.isPending ? 'Starting…' : 'Log in'}
         </button>
-        <button type="button" onClick={() => logout.mutate({ name: entry.name })} disabled={!tokens?.hasAccessToken} data-testid="mcp-logout">
+        <button
+          type="button"
+          onClick={() => logout.mutate({ name: entry.name })}
+          disabled={!tokens?.hasAccessToken}
+          data-testid="mcp-logout"
+        >
           Log out
         </button>
         {login.data?.authorizeUrl && (
@@ -55,7 +63,9 @@ export function OAuthPanel({ entry }: { entry: McpEntry }) {
       <ol className="mcp-steps" data-testid="mcp-oauth-steps">
         {log.data?.map((exchange, index) => (
           <li key={index} className={exchange.status !== null && exchange.status >= 400 ? 'warn' : ''}>
-            <span className="badge">{exchange.step}</span> <code>{exchange.method}</code> <code className="mcp-url">{exchange.url}</code> {exchange.status !== null && <strong>{exchange.status}</strong>}
+            <span className="badge">{exchange.step}</span> <code>{exchange.method}</code>{' '}
+            <code className="mcp-url">{exchange.url}</code>{' '}
+            {exchange.status !== null && <strong>{exchange.status}</strong>}
             {exchange.note && <small> — {exchange.note}</small>}
             {exchange.claims && (
               <details>

@@ -34,9 +34,19 @@ export function SchemaFields({ fields, value, onChange, issues, prefix = '' }: S
               {field.kind === 'pairs' && <small> NAME=value per line</small>}
             </span>
             {field.kind === 'boolean' ? (
-              <input type="checkbox" data-testid={id} checked={value[field.key] === true} onChange={(event) => set(field, event.target.checked)} />
+              <input
+                type="checkbox"
+                data-testid={id}
+                checked={value[field.key] === true}
+                onChange={(event) => set(field, event.target.checked)}
+              />
             ) : multiline ? (
-              <textarea data-testid={id} rows={3} value={displayValue(field, value[field.key])} onChange={(event) => set(field, event.target.value)} />
+              <textarea
+                data-testid={id}
+                rows={3}
+                value={displayValue(field, value[field.key])}
+                onChange={(event) => set(field, event.target.value)}
+              />
             ) : (
               <input
                 data-testid={id}

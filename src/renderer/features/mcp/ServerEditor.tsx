@@ -13,14 +13,24 @@ export interface EditTarget {
   isNew: boolean
 }
 
-export const NEW_SERVER: EditTarget = { name: '', entry: { transport: 'stdio', command: '' }, target: 'settings', isNew: true }
+export const NEW_SERVER: EditTarget = {
+  name: '',
+  entry: { transport: 'stdio', command: '' },
+  target: 'settings',
+  isNew: true
+}
 
 /** `["mcp","servers","x","auth","key"]` from the server → `auth.key`, the form's own path. */
 function formPathOf(error: ApiError | null, name: string): string | null {
   const path = (error as (ApiError & { details?: { path?: unknown[] } }) | null)?.details?.path
   if (!Array.isArray(path)) return null
   const at = path.indexOf(name)
-  return path.slice(at + 1).map(String).join('.') || null
+  return (
+    path
+      .slice(at + 1)
+      .map(String)
+      .join('.') || null
+  )
 }
 
 function withTransport(entry: Record<string, unknown>, transport: string): Record<string, unknown> {
@@ -59,7 +69,8 @@ export function ServerEditor({ initial, onDone }: { initial: EditTarget; onDone:
     save.reset()
     try {
       const parsed: unknown = JSON.parse(text)
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('the entry must be a JSON object')
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('the entry must be a JSON object')
       setEntry(parsed as Record<string, unknown>)
       setJsonError(null)
     } catch (error) {
@@ -82,12 +93,21 @@ export function ServerEditor({ initial, onDone }: { initial: EditTarget; onDone:
         <button type="button" className={mode === 'form' ? 'active' : ''} onClick={() => setMode('form')}>
           Form
         </button>
-        <button type="button" className={mode === 'json' ? 'active' : ''} data-testid="mcp-json-tab" onClick={() => setMode('json')}>
+        <button
+          type="button"
+          className={mode === 'json' ? 'active' : ''}
+          data-testid="mcp-json-tab"
+          onClick={() => setMode('json')}
+        >
           Raw JSON
         </button>
         <label>
           save to{' '}
-          <select value={target} onChange={(event) => setTarget(event.target.value as 'settings' | 'workspace')} data-testid="mcp-target">
+          <select
+            value={target}
+            onChange={(event) => setTarget(event.target.value as 'settings' | 'workspace')}
+            data-testid="mcp-target"
+          >
             <option value="settings">settings.json</option>
             <option value="workspace">workspace mcp.json</option>
           </select>
@@ -95,14 +115,23 @@ export function ServerEditor({ initial, onDone }: { initial: EditTarget; onDone:
       </div>
       <label className="mcp-field">
         <span>name *</span>
-        <input data-testid="mcp-field-name" value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" />
+        <input
+          data-testid="mcp-field-name"
+          value={name}
+          onChange={(event) => setName(event.target.value)}
+          autoComplete="off"
+        />
         {nameIssue && name !== '' && <em className="mcp-issue">{nameIssue}</em>}
       </label>
       {mode === 'form' ? (
         <>
           <label className="mcp-field">
             <span>transport *</span>
-            <select data-testid="mcp-field-transport" value={transport} onChange={(event) => update(withTransport(entry, event.target.value))}>
+            <select
+              data-testid="mcp-field-transport"
+              value={transport}
+              onChange={(event) => update(withTransport(entry, event.target.value))}
+            >
               <option value="stdio">stdio</option>
               <option value="http">http</option>
             </select>
@@ -114,21 +143,40 @@ export function ServerEditor({ initial, onDone }: { initial: EditTarget; onDone:
               <legend>auth</legend>
               <label className="mcp-field">
                 <span>mode</span>
-                <select data-testid="mcp-field-auth.mode" value={authMode} onChange={(event) => update({ ...entry, auth: { mode: event.target.value } })}>
+                <select
+                  data-testid="mcp-field-auth.mode"
+                  value={authMode}
+                  onChange={(event) => update({ ...entry, auth: { mode: event.target.value } })}
+                >
                   {AUTH_MODES.map((candidate) => (
                     <option key={candidate}>{candidate}</option>
                   ))}
                 </select>
               </label>
-              <SchemaFields fields={authFields(authMode)} value={auth} onChange={(next) => update({ ...entry, auth: next })} issues={issues} prefix="auth." />
-              <p className="hint">Secrets you type here go to the secret store; the file gets a <code>{'${keychain:…}'}</code> placeholder. <code>{'${VAR}'}</code> reads the environment.</p>
+              <SchemaFields
+                fields={authFields(authMode)}
+                value={auth}
+                onChange={(next) => update({ ...entry, auth: next })}
+                issues={issues}
+                prefix="auth."
+              />
+              <p className="hint">
+                Secrets you type here go to the secret store; the file gets a <code>{'${keychain:…}'}</code>{' '}
+                placeholder. <code>{'${VAR}'}</code> reads the environment.
+              </p>
             </fieldset>
           )}
         </>
       ) : (
         <label className="mcp-field">
           <span>entry (JSON)</span>
-          <textarea data-testid="mcp-json" rows={14} spellCheck={false} value={jsonText} onChange={(event) => onJson(event.target.value)} />
+          <textarea
+            data-testid="mcp-json"
+            rows={14}
+            spellCheck={false}
+            value={jsonText}
+            onChange={(event) => onJson(event.target.value)}
+          />
           {jsonError && (
             <em className="mcp-issue" role="alert" data-testid="mcp-json-error">
               not valid JSON: {jsonError}

@@ -10,10 +10,19 @@ interface JsonSchemaProperty {
   default?: unknown
 }
 
-const typeOf = (property: JsonSchemaProperty) => (Array.isArray(property.type) ? property.type.find((t) => t !== 'null') : property.type) ?? 'json'
+const typeOf = (property: JsonSchemaProperty) =>
+  (Array.isArray(property.type) ? property.type.find((t) => t !== 'null') : property.type) ?? 'json'
 
 /** A form generated from a tool's JSON input schema: typed inputs for scalars, JSON for the rest. */
-function ArgumentsForm({ tool, onCall, pending }: { tool: McpToolInfo; onCall: (args: Record<string, unknown>, timeoutMs?: number) => void; pending: boolean }) {
+function ArgumentsForm({
+  tool,
+  onCall,
+  pending
+}: {
+  tool: McpToolInfo
+  onCall: (args: Record<string, unknown>, timeoutMs?: number) => void
+  pending: boolean
+}) {
   const properties = (tool.inputSchema.properties ?? {}) as Record<string, JsonSchemaProperty>
   const required = new Set((tool.inputSchema.required as string[] | undefined) ?? [])
   const [values, setValues] = useState<Record<string, string>>({})
@@ -27,7 +36,14 @@ function ArgumentsForm({ tool, onCall, pending }: { tool: McpToolInfo; onCall: (
         const text = values[key] ?? ''
         if (text === '') continue
         const type = typeOf(property)
-        args[key] = type === 'string' ? text : type === 'number' || type === 'integer' ? Number(text) : type === 'boolean' ? text === 'true' : JSON.parse(text)
+        args[key] =
+          type === 'string'
+            ? text
+            : type === 'number' || type === 'integer'
+              ? Number(text)
+              : type === 'boolean'
+                ? text === 'true'
+                : JSON.parse(text)
       }
     } catch (parseError) {
       return setError(`not valid JSON: ${(parseError as Error).message}`)
@@ -47,22 +63,40 @@ function ArgumentsForm({ tool, onCall, pending }: { tool: McpToolInfo; onCall: (
               {required.has(key) ? ' *' : ''} <small>{type}</small>
             </span>
             {property.enum ? (
-              <select data-testid={`mcp-arg-${key}`} value={values[key] ?? ''} onChange={(event) => set(event.target.value)}>
+              <select
+                data-testid={`mcp-arg-${key}`}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              >
                 <option value="">—</option>
                 {property.enum.map((option) => (
                   <option key={String(option)}>{String(option)}</option>
                 ))}
               </select>
             ) : type === 'boolean' ? (
-              <select data-testid={`mcp-arg-${key}`} value={values[key] ?? ''} onChange={(event) => set(event.target.value)}>
+              <select
+                data-testid={`mcp-arg-${key}`}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              >
                 <option value="">—</option>
                 <option>true</option>
                 <option>false</option>
               </select>
             ) : type === 'object' || type === 'array' || type === 'json' ? (
-              <textarea data-testid={`mcp-arg-${key}`} rows={3} value={values[key] ?? ''} onChange={(event) => set(event.target.value)} />
+              <textarea
+                data-testid={`mcp-arg-${key}`}
+                rows={3}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              />
             ) : (
-              <input data-testid={`mcp-arg-${key}`} type={type === 'string' ? 'text' : 'number'} value={values[key] ?? ''} onChange={(event) => set(event.target.value)} />
+              <input
+                data-testid={`mcp-arg-${key}`}
+                type={type === 'string' ? 'text' : 'number'}
+                value={values[key] ?? ''}
+                onChange={(event) => set(event.target.value)}
+              />
             )}
             {property.description && <small>{property.description}</small>}
           </label>
@@ -81,7 +115,9 @@ function ArgumentsForm({ tool, onCall, pending }: { tool: McpToolInfo; onCall: (
 }
 
 function CallResultView({ result }: { result: McpCallResult }) {
-  const content = ((result.result as { content?: Array<{ type: string; text?: string }> } | undefined)?.content ?? []).filter((part) => part.type === 'text')
+  const content = (
+    (result.result as { content?: Array<{ type: string; text?: string }> } | undefined)?.content ?? []
+  ).filter((part) => part.type === 'text')
   return (
     <div className={`mcp-result ${result.ok ? 'ok' : 'failed'}`} data-testid="mcp-call-result">
       <p className="timing">
@@ -186,7 +222,14 @@ export function ToolExplorer({ server }: { server: string }) {
       </ul>
       {tool && (
         <>
-          <ArgumentsForm key={tool.name} tool={tool} pending={call.isPending} onCall={(args, timeoutMs) => call.mutate({ name: server, tool: tool.tool, args, ...(timeoutMs ? { timeoutMs } : {}) })} />
+          <ArgumentsForm
+            key={tool.name}
+            tool={tool}
+            pending={call.isPending}
+            onCall={(args, timeoutMs) =>
+              call.mutate({ name: server, tool: tool.tool, args, ...(timeoutMs ? { timeoutMs } : {}) })
+            }
+          />
           <ErrorBox error={call.error} />
           {call.data && <CallResultView result={call.data} />}
         </>

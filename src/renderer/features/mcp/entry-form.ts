@@ -66,7 +66,10 @@ export const AUTH_MODES = ['none', 'apiKey', 'clientCredentials', 'authorization
 export function displayValue(field: FieldSpec, value: unknown): string {
   if (value === undefined || value === null) return ''
   if (field.kind === 'lines' && Array.isArray(value)) return value.join('\n')
-  if (field.kind === 'pairs' && typeof value === 'object') return Object.entries(value as Record<string, string>).map(([k, v]) => `${k}=${v}`).join('\n')
+  if (field.kind === 'pairs' && typeof value === 'object')
+    return Object.entries(value as Record<string, string>)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n')
   return String(value)
 }
 

@@ -14,7 +14,14 @@ export function ConfigEditor() {
     <section className="panel" aria-label="Config">
       <h2>Config {config.data && <code>{config.data.path}</code>}</h2>
       <ErrorBox error={config.error} />
-      <textarea className="sql-input config-text" rows={18} value={text} onChange={(event) => setText(event.target.value)} spellCheck={false} aria-label="Proxy config" />
+      <textarea
+        className="sql-input config-text"
+        rows={18}
+        value={text}
+        onChange={(event) => setText(event.target.value)}
+        spellCheck={false}
+        aria-label="Proxy config"
+      />
       <div className="toolbar">
         <button onClick={() => save.mutate({ text })} disabled={save.isPending}>
           Save config

@@ -32,7 +32,9 @@ export function ExchangeList() {
                 </td>
                 <td>{exchange.status}</td>
                 <td>{exchange.subject ?? '—'}</td>
-                <td>{exchange.code ? `${exchange.code}: ${exchange.message ?? ''}` : exchange.upstream ? 'forwarded' : ''}</td>
+                <td>
+                  {exchange.code ? `${exchange.code}: ${exchange.message ?? ''}` : exchange.upstream ? 'forwarded' : ''}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -20,7 +20,8 @@ function StatusPanel({ status }: { status: Running }) {
         </dd>
         <dt>Upstream</dt>
         <dd>
-          <code>{status.upstream.url ?? 'the local shape server (address unknown: set upstream.url)'}</code> · headers <code>{status.upstream.headerBrand}-*</code>
+          <code>{status.upstream.url ?? 'the local shape server (address unknown: set upstream.url)'}</code> · headers{' '}
+          <code>{status.upstream.headerBrand}-*</code>
           {status.upstream.hasSecret && ' · secret set by the proxy'}
         </dd>
         <dt>Config</dt>
@@ -49,7 +50,8 @@ function TryPanel({ status }: { status: Running }) {
   const callB = useCallMutation('proxy.try', ['proxy.exchanges'])
   const onSubmit = (event: FormEvent) => {
     event.preventDefault()
-    const target = kind === 'shape' ? { kind, name } : { kind, table, request: where.trim() ? { where: where.trim() } : {} }
+    const target =
+      kind === 'shape' ? { kind, name } : { kind, table, request: where.trim() ? { where: where.trim() } : {} }
     callA.mutate({ userId: userA || null, target })
     callB.mutate({ userId: userB || null, target })
   }
@@ -76,7 +78,11 @@ function TryPanel({ status }: { status: Running }) {
       <form className="inline-form try-form" onSubmit={onSubmit}>
         <label>
           Pattern
-          <select value={kind} onChange={(event) => setKind(event.target.value as 'shape' | 'gatekeeper')} aria-label="Pattern">
+          <select
+            value={kind}
+            onChange={(event) => setKind(event.target.value as 'shape' | 'gatekeeper')}
+            aria-label="Pattern"
+          >
             <option value="shape">proxy auth: a named shape</option>
             <option value="gatekeeper">gatekeeper → token-checking proxy</option>
           </select>
@@ -105,7 +111,12 @@ function TryPanel({ status }: { status: Running }) {
             </label>
             <label>
               Where (asked by the client)
-              <input value={where} onChange={(event) => setWhere(event.target.value)} placeholder="optional, e.g. priority > 2" aria-label="Where" />
+              <input
+                value={where}
+                onChange={(event) => setWhere(event.target.value)}
+                placeholder="optional, e.g. priority > 2"
+                aria-label="Where"
+              />
             </label>
           </>
         )}
@@ -116,7 +127,8 @@ function TryPanel({ status }: { status: Running }) {
         </button>
       </form>
       <p className="muted">
-        Both responses come from the same URL; the proxy answers <code>Vary: Authorization</code>, so a shared cache keeps them apart.
+        Both responses come from the same URL; the proxy answers <code>Vary: Authorization</code>, so a shared cache
+        keeps them apart.
       </p>
       <div className="side-by-side">
         {results.map(([label, userId, call]) => (

@@ -5,7 +5,8 @@ import { UpstreamRequestView } from './UpstreamRequestView'
 
 type HttpCall = NonNullable<ProxyTryResult['shape']>
 
-const SHOWN_HEADERS = /^(vary|cache-control|content-type|etag|(service|electric)-|access-control-|x-accel-buffering|www-authenticate)/
+const SHOWN_HEADERS =
+  /^(vary|cache-control|content-type|etag|(service|electric)-|access-control-|x-accel-buffering|www-authenticate)/
 
 function Claims({ title, claims }: { title: string; claims: Record<string, unknown> | null }) {
   if (!claims) return null
@@ -22,7 +23,10 @@ function CallView({ title, call }: { title: string; call: HttpCall }) {
   return (
     <section className="proxy-call">
       <h3>
-        {title} <span className={`badge ${status}`} data-testid="status">{call.status}</span>
+        {title}{' '}
+        <span className={`badge ${status}`} data-testid="status">
+          {call.status}
+        </span>
       </h3>
       <code className="call-url">
         {call.method} {call.url}
@@ -38,7 +42,9 @@ function CallView({ title, call }: { title: string; call: HttpCall }) {
       <h4>Response headers</h4>
       <PairsTable
         testId="response-headers"
-        pairs={call.headers.filter(([name]) => SHOWN_HEADERS.test(name)).map(([name, value]) => ({ name, value, className: name === 'vary' ? 'highlight' : undefined }))}
+        pairs={call.headers
+          .filter(([name]) => SHOWN_HEADERS.test(name))
+          .map(([name, value]) => ({ name, value, className: name === 'vary' ? 'highlight' : undefined }))}
       />
     </section>
   )
@@ -54,7 +60,10 @@ function RowsTable({ rows }: { rows: Array<Record<string, unknown>> }) {
       <div className="scroll">
         <ValueTable
           columns={columns.map((name) => ({ name }))}
-          rows={rows.map((row, index) => ({ key: index, cells: columns.map((column) => (column in row ? row[column] : '')) }))}
+          rows={rows.map((row, index) => ({
+            key: index,
+            cells: columns.map((column) => (column in row ? row[column] : ''))
+          }))}
           limit={200}
           testId="rows"
         />

@@ -19,7 +19,8 @@ function kindOf(message: Message): Kind {
 }
 
 /** A subquery shape's move: its event, or a row its move-in query read. */
-const isMove = (message: Message): boolean => (isChangeMessage(message) ? message.headers.is_move_in === true : isEventMessage(message))
+const isMove = (message: Message): boolean =>
+  isChangeMessage(message) ? message.headers.is_move_in === true : isEventMessage(message)
 
 function matches(entry: Shown, filter: Filter): boolean {
   if (filter === 'all') return true
@@ -29,16 +30,29 @@ function matches(entry: Shown, filter: Filter): boolean {
   return kind === filter || (filter === 'control' && kind === 'event')
 }
 
-function MoveDetail({ message, session }: { message: Extract<Message, { headers: { event: string } }>; session: WorkbenchSession }) {
+function MoveDetail({
+  message,
+  session
+}: {
+  message: Extract<Message, { headers: { event: string } }>
+  session: WorkbenchSession
+}) {
   const { event, patterns = [], txids, ...rest } = message.headers
   const removed = session.movedOut.get(message)
   return (
     <>
       <strong>{event}</strong> {patterns.length} pattern{patterns.length === 1 ? '' : 's'}
       {txids && ` · transaction ${txids.join(', ')}`}
-      {event === 'move-out' && <span data-testid="moved-out"> · removed {removed?.length ?? 0} row{removed?.length === 1 ? '' : 's'} here (no delete is sent)</span>}
+      {event === 'move-out' && (
+        <span data-testid="moved-out">
+          {' '}
+          · removed {removed?.length ?? 0} row{removed?.length === 1 ? '' : 's'} here (no delete is sent)
+        </span>
+      )}
       {event === 'move-in' && ' · the rows that enter follow, marked move-in'}{' '}
-      <code title={JSON.stringify(patterns)}>{patterns.map((pattern) => `${pattern.pos}:${pattern.value.slice(0, 8)}`).join(' ')}</code>
+      <code title={JSON.stringify(patterns)}>
+        {patterns.map((pattern) => `${pattern.pos}:${pattern.value.slice(0, 8)}`).join(' ')}
+      </code>
       {Object.keys(rest).length > 0 && <code> {JSON.stringify(rest)}</code>}
     </>
   )
@@ -50,7 +64,8 @@ function Detail({ message, session }: { message: Message; session: WorkbenchSess
     const { control, event, ...rest } = message.headers as Record<string, unknown>
     return (
       <>
-        <strong>{String(control ?? event)}</strong> {Object.keys(rest).length > 0 && <code>{JSON.stringify(rest)}</code>}
+        <strong>{String(control ?? event)}</strong>{' '}
+        {Object.keys(rest).length > 0 && <code>{JSON.stringify(rest)}</code>}
       </>
     )
   }
@@ -74,13 +89,21 @@ function Detail({ message, session }: { message: Message; session: WorkbenchSess
 /** The shape log as received: change and control messages in order, with notes (retries, fallbacks) between them. */
 export function LogView({ session }: { session: WorkbenchSession }) {
   const [filter, setFilter] = useState<Filter>('all')
-  const entries = session.recorder.entries.filter((entry): entry is Shown => entry.type === 'message' || entry.type === 'note')
+  const entries = session.recorder.entries.filter(
+    (entry): entry is Shown => entry.type === 'message' || entry.type === 'note'
+  )
   const shown = entries.filter((entry) => matches(entry, filter)).slice(-SHOWN)
   return (
     <div className="log-view">
       <div className="toolbar" role="group" aria-label="Filter by operation">
         {FILTERS.map((candidate) => (
-          <button key={candidate} type="button" className={candidate === filter ? '' : 'secondary'} aria-pressed={candidate === filter} onClick={() => setFilter(candidate)}>
+          <button
+            key={candidate}
+            type="button"
+            className={candidate === filter ? '' : 'secondary'}
+            aria-pressed={candidate === filter}
+            onClick={() => setFilter(candidate)}
+          >
             {candidate}
           </button>
         ))}
@@ -105,12 +128,19 @@ export function LogView({ session }: { session: WorkbenchSession }) {
                   <td colSpan={4}>{entry.text}</td>
                 </tr>
               ) : (
-                <tr key={index} className={`op-${kindOf(entry.message)}`} data-op={kindOf(entry.message)} data-move={isMove(entry.message) || undefined}>
+                <tr
+                  key={index}
+                  className={`op-${kindOf(entry.message)}`}
+                  data-op={kindOf(entry.message)}
+                  data-move={isMove(entry.message) || undefined}
+                >
                   <td>{clockTime(entry.at)}</td>
                   <td className="mono">{entry.offset ?? ''}</td>
                   <td>
                     {kindOf(entry.message)}
-                    {isChangeMessage(entry.message) && entry.message.headers.is_move_in && <span className="badge move">move-in</span>}
+                    {isChangeMessage(entry.message) && entry.message.headers.is_move_in && (
+                      <span className="badge move">move-in</span>
+                    )}
                   </td>
                   <td className="mono">{isChangeMessage(entry.message) ? entry.message.key : ''}</td>
                   <td>

@@ -1,11 +1,19 @@
 import { useState } from 'react'
 import { isProtocolHeader } from '../../../shared/protocol'
-import { cacheVerdict, parseCacheControl, simulateSharedCache, type Exchange, type HeaderList, type SimulatedRequest } from '../../../shared/shape-client'
+import {
+  cacheVerdict,
+  parseCacheControl,
+  simulateSharedCache,
+  type Exchange,
+  type HeaderList,
+  type SimulatedRequest
+} from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
 
 const SHOWN = 500
 
-const headerValue = (headers: HeaderList | undefined, name: string) => headers?.find(([header]) => header.toLowerCase() === name)?.[1] ?? null
+const headerValue = (headers: HeaderList | undefined, name: string) =>
+  headers?.find(([header]) => header.toLowerCase() === name)?.[1] ?? null
 
 function pathAndQuery(url: string): string {
   const parsed = new URL(url)
@@ -79,12 +87,19 @@ function ExchangeDetail({ exchange, simulated }: { exchange: Exchange; simulated
       </p>
       {exchange.failure && <div className="error-box">{exchange.failure.message}</div>}
       {new URL(exchange.request.url).origin !== window.location.origin && (
-        <p className="muted">Cross-origin request: the browser shows only the response headers the server exposes (CORS).</p>
+        <p className="muted">
+          Cross-origin request: the browser shows only the response headers the server exposes (CORS).
+        </p>
       )}
       {exchange.response && <CachePanel exchange={exchange} simulated={simulated} />}
       <div className="detail-columns">
         <Headers title="Request headers" headers={exchange.request.headers} />
-        {exchange.response && <Headers title={`Response headers (${exchange.response.status} ${exchange.response.statusText})`} headers={exchange.response.headers} />}
+        {exchange.response && (
+          <Headers
+            title={`Response headers (${exchange.response.status} ${exchange.response.statusText})`}
+            headers={exchange.response.headers}
+          />
+        )}
       </div>
       {exchange.body && (
         <>
@@ -108,7 +123,12 @@ interface Row {
 function rowsOf(session: WorkbenchSession): Row[] {
   const many = session.recorders.length > 1
   return session.recorders
-    .flatMap((recorder, client) => recorder.exchanges.map((exchange) => ({ label: `${many ? `${client + 1}·` : ''}#${exchange.request.id}`, exchange })))
+    .flatMap((recorder, client) =>
+      recorder.exchanges.map((exchange) => ({
+        label: `${many ? `${client + 1}·` : ''}#${exchange.request.id}`,
+        exchange
+      }))
+    )
     .sort((a, b) => a.exchange.request.at - b.exchange.request.at)
     .slice(-SHOWN)
 }
@@ -134,7 +154,10 @@ export function RequestsView({ session }: { session: WorkbenchSession }) {
   return (
     <div className="requests-view">
       {rows.length > 0 && session.recorders.length > 1 && (
-        <p className="muted">{session.recorders.length} identical clients: the shared-cache column shows what a CDN in front of the server would answer each of them.</p>
+        <p className="muted">
+          {session.recorders.length} identical clients: the shared-cache column shows what a CDN in front of the server
+          would answer each of them.
+        </p>
       )}
       <div className="scroll">
         <table className="grid compact" data-testid="requests">
@@ -154,12 +177,20 @@ export function RequestsView({ session }: { session: WorkbenchSession }) {
               const { request, response, body, failure } = exchange
               const done = body?.at ?? failure?.at
               return (
-                <tr key={label} className={index === chosen ? 'selected' : ''} onClick={() => setSelected(exchange)} data-request={label}>
+                <tr
+                  key={label}
+                  className={index === chosen ? 'selected' : ''}
+                  onClick={() => setSelected(exchange)}
+                  data-request={label}
+                >
                   <td>{label}</td>
-                  <td className={response && response.status >= 400 ? 'warn' : ''}>{response?.status ?? (failure ? 'failed' : '…')}</td>
+                  <td className={response && response.status >= 400 ? 'warn' : ''}>
+                    {response?.status ?? (failure ? 'failed' : '…')}
+                  </td>
                   <td>{request.live === 'off' ? 'sync' : request.live}</td>
                   <td>
-                    <span className={`badge cache-${simulation[index]?.outcome}`}>{simulation[index]?.outcome}</span> <CollapseNote rows={rows} simulated={simulation[index]} />
+                    <span className={`badge cache-${simulation[index]?.outcome}`}>{simulation[index]?.outcome}</span>{' '}
+                    <CollapseNote rows={rows} simulated={simulation[index]} />
                   </td>
                   <td className="num">{done ? `${Math.round(done - request.at)} ms` : '…'}</td>
                   <td className="num">{body ? body.size : ''}</td>

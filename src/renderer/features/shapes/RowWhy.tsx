@@ -7,7 +7,12 @@ import { disjunctsOf, shortHash } from './membership-view'
 import type { WorkbenchSession } from './session'
 
 function Admission({ admission }: { admission: SubqueryAdmission }) {
-  const values = admission.columns.map((column) => `${column.name} = ${column.value ?? 'NULL'}${column.inShape ? '' : ' (not among the shape’s columns)'}`).join(', ')
+  const values = admission.columns
+    .map(
+      (column) =>
+        `${column.name} = ${column.value ?? 'NULL'}${column.inShape ? '' : ' (not among the shape’s columns)'}`
+    )
+    .join(', ')
   const found = admission.innerRows.length > 0
   const verdict = admission.negated
     ? found
@@ -24,7 +29,10 @@ function Admission({ admission }: { admission: SubqueryAdmission }) {
       {found && (
         <ValueTable
           columns={columns.map((name) => ({ name }))}
-          rows={admission.innerRows.map((row, index) => ({ key: index, cells: columns.map((name) => row[name] ?? null) }))}
+          rows={admission.innerRows.map((row, index) => ({
+            key: index,
+            cells: columns.map((name) => row[name] ?? null)
+          }))}
           label="Admitting rows"
           testId="admitting-rows"
         />
@@ -86,8 +94,13 @@ export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession
                 <td>#{disjunct.number}</td>
                 <td>
                   {disjunct.slots.map((slot) => (
-                    <span key={slot.pos} className={`slot ${slot.active ? 'ok' : 'off'}`} title={slot.hash ?? 'a condition without subquery'}>
-                      {slot.pos}: {slot.kind === 'plain' ? 'plain condition' : shortHash(slot.hash ?? '')} → {String(slot.active)}{' '}
+                    <span
+                      key={slot.pos}
+                      className={`slot ${slot.active ? 'ok' : 'off'}`}
+                      title={slot.hash ?? 'a condition without subquery'}
+                    >
+                      {slot.pos}: {slot.kind === 'plain' ? 'plain condition' : shortHash(slot.hash ?? '')} →{' '}
+                      {String(slot.active)}{' '}
                     </span>
                   ))}
                 </td>
@@ -98,7 +111,9 @@ export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession
         </table>
       )}
       {present && membership && session.config.appDatabase && <AdmittedBy session={session} rowKey={rowKey} />}
-      {present && membership && !session.config.appDatabase && <p className="muted">The inner rows are read from the app’s own Postgres: not for a custom URL target.</p>}
+      {present && membership && !session.config.appDatabase && (
+        <p className="muted">The inner rows are read from the app’s own Postgres: not for a custom URL target.</p>
+      )}
     </section>
   )
 }

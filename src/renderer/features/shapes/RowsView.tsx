@@ -19,7 +19,12 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
   const schema = session.shape.stream.current.schema
   const columns = schema ? Object.keys(schema) : [...new Set(rows.slice(0, 50).flatMap(([, row]) => Object.keys(row)))]
   const tagged = rows.slice(0, 50).some(([key]) => session.shape.membership(key) !== null)
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 20 })
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 20
+  })
   const now = performance.now()
   // One fixed width for every column: header and each absolutely placed row then line up whatever their contents.
   const template = `${tagged ? `${TAGS_WIDTH}px ` : ''}repeat(${Math.max(columns.length, 1)}, ${COLUMN_WIDTH}px)`
@@ -38,7 +43,10 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
       <div className="virtual-grid" ref={scroller} role="table" aria-label="Shape rows">
         <div className="virtual-head" role="row" style={{ gridTemplateColumns: template }}>
           {tagged && (
-            <div role="columnheader" title="The disjuncts of the where (OR arms) that hold the row, from its tags and active_conditions">
+            <div
+              role="columnheader"
+              title="The disjuncts of the where (OR arms) that hold the row, from its tags and active_conditions"
+            >
               in by
             </div>
           )}
@@ -64,12 +72,25 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
                 onClick={() => setSelected(key)}
               >
                 {tagged && (
-                  <div role="cell" className="in-by" data-testid="in-by" title={session.shape.membership(key)?.tags.map((slots) => slots.join('/')).join('\n')}>
+                  <div
+                    role="cell"
+                    className="in-by"
+                    data-testid="in-by"
+                    title={session.shape
+                      .membership(key)
+                      ?.tags.map((slots) => slots.join('/'))
+                      .join('\n')}
+                  >
                     {inBySummary(session.shape.membership(key))}
                   </div>
                 )}
                 {columns.map((column) => (
-                  <div key={column} role="cell" className={row[column] === null ? 'null' : ''} title={row[column] ?? undefined}>
+                  <div
+                    key={column}
+                    role="cell"
+                    className={row[column] === null ? 'null' : ''}
+                    title={row[column] ?? undefined}
+                  >
                     {row[column] ?? 'NULL'}
                   </div>
                 ))}

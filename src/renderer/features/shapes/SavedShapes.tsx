@@ -4,7 +4,13 @@ import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation } from '../../hooks'
 
 /** Saved shapes: save the composed one under a name, load or delete saved ones. */
-export function SavedShapes({ settings, onLoad }: { settings: WorkbenchSettings; onLoad(settings: WorkbenchSettings): void }) {
+export function SavedShapes({
+  settings,
+  onLoad
+}: {
+  settings: WorkbenchSettings
+  onLoad(settings: WorkbenchSettings): void
+}) {
   const saved = useCall('shapesWorkbench.saved', {})
   const save = useCallMutation('shapesWorkbench.save', ['shapesWorkbench.saved'])
   const remove = useCallMutation('shapesWorkbench.delete', ['shapesWorkbench.saved'])
@@ -32,14 +38,24 @@ export function SavedShapes({ settings, onLoad }: { settings: WorkbenchSettings;
       <ul>
         {saved.data?.map((shape) => (
           <li key={shape.id}>
-            <button type="button" className="link" onClick={() => {
+            <button
+              type="button"
+              className="link"
+              onClick={() => {
                 onLoad({ definition: shape.definition, live: shape.live, offset: shape.offset, target: shape.target })
                 setName(shape.name)
-              }} title="Load into Compose">
+              }}
+              title="Load into Compose"
+            >
               {shape.name}
             </button>{' '}
             <code>{shape.definition.table}</code> {shape.definition.where && <code>{shape.definition.where}</code>}
-            <button type="button" className="secondary small" aria-label={`Delete ${shape.name}`} onClick={() => remove.mutate({ id: shape.id })}>
+            <button
+              type="button"
+              className="secondary small"
+              aria-label={`Delete ${shape.name}`}
+              onClick={() => remove.mutate({ id: shape.id })}
+            >
               Delete
             </button>
           </li>

@@ -1,6 +1,12 @@
 import { useEffect, useState, useSyncExternalStore } from 'react'
 import type { LocalShapeServer, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
-import { curlCommand, electricClientCode, ShapeRecorder, shapeParams, type ShapeRequestTarget } from '../../../shared/shape-client'
+import {
+  curlCommand,
+  electricClientCode,
+  ShapeRecorder,
+  shapeParams,
+  type ShapeRequestTarget
+} from '../../../shared/shape-client'
 import { api } from '../../api'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useInvalidateOn } from '../../hooks'
@@ -39,18 +45,28 @@ type Tab = (typeof TABS)[number][0]
 type DirectTarget = Exclude<WorkbenchSettings['target'], { kind: 'proxy' }>
 
 /** Where requests go: the app's own shape server (its URL, or this UI's origin) or a URL with its headers and params. */
-function requestTarget(target: DirectTarget, local: LocalShapeServer | undefined, localSecret: string): ShapeRequestTarget {
+function requestTarget(
+  target: DirectTarget,
+  local: LocalShapeServer | undefined,
+  localSecret: string
+): ShapeRequestTarget {
   if (target.kind === 'local') {
-    return { url: `${local?.url ?? window.location.origin}/v1/shape`, headers: {}, params: local?.secretRequired && localSecret ? { secret: localSecret } : {} }
+    return {
+      url: `${local?.url ?? window.location.origin}/v1/shape`,
+      headers: {},
+      params: local?.secretRequired && localSecret ? { secret: localSecret } : {}
+    }
   }
-  const entries = (list: typeof target.headers) => Object.fromEntries(list.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value]))
+  const entries = (list: typeof target.headers) =>
+    Object.fromEntries(list.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value]))
   return { url: target.url, headers: entries(target.headers), params: entries(target.params) }
 }
 
 /** Module-level so the event subscription is not renewed on every render. */
 const TABLE_QUERIES = ['db.tables'] as const
 const PROXY_QUERIES = ['proxy.status'] as const
-const COPY_NEEDS_DIRECT_TARGET = 'A proxy call needs a token asked for per run: copy from the local server or a custom URL target'
+const COPY_NEEDS_DIRECT_TARGET =
+  'A proxy call needs a token asked for per run: copy from the local server or a custom URL target'
 const noSession = () => () => undefined
 const zero = () => 0
 
@@ -75,8 +91,15 @@ export function ShapeWorkbench() {
 
   /** Null for the proxy target: its requests need a token asked for per run, so it has no fixed curl or client code. */
   const target = settings.target.kind === 'proxy' ? null : requestTarget(settings.target, local.data, localSecret)
-  const notRunnable = settings.target.kind === 'proxy' ? proxyTargetProblem(settings.target, settings.definition, proxy.data) : settings.definition.table ? null : 'pick a table'
-  const streamOptions = async (recorder: ShapeRecorder): Promise<Pick<SessionConfig, 'url' | 'headers' | 'params' | 'onError'>> => {
+  const notRunnable =
+    settings.target.kind === 'proxy'
+      ? proxyTargetProblem(settings.target, settings.definition, proxy.data)
+      : settings.definition.table
+        ? null
+        : 'pick a table'
+  const streamOptions = async (
+    recorder: ShapeRecorder
+  ): Promise<Pick<SessionConfig, 'url' | 'headers' | 'params' | 'onError'>> => {
     if (settings.target.kind === 'proxy') {
       if (!proxy.data?.running) throw new Error('the proxy is not running')
       return proxyStreamTarget(proxy.data, settings.target, settings.definition, {
@@ -85,7 +108,11 @@ export function ShapeWorkbench() {
       })
     }
     const direct = requestTarget(settings.target, local.data, localSecret)
-    return { url: direct.url, headers: direct.headers, params: { ...shapeParams(settings.definition), ...direct.params } }
+    return {
+      url: direct.url,
+      headers: direct.headers,
+      params: { ...shapeParams(settings.definition), ...direct.params }
+    }
   }
   const run = async () => {
     setStartError(null)
@@ -93,7 +120,14 @@ export function ShapeWorkbench() {
       const recorder = new ShapeRecorder()
       const options = await streamOptions(recorder)
       const next = new WorkbenchSession(
-        { ...options, definition: settings.definition, live: settings.live, offset: settings.offset, clients, appDatabase: settings.target.kind !== 'custom' },
+        {
+          ...options,
+          definition: settings.definition,
+          live: settings.live,
+          offset: settings.offset,
+          clients,
+          appDatabase: settings.target.kind !== 'custom'
+        },
         recorder
       )
       setSession(next)
@@ -122,7 +156,10 @@ export function ShapeWorkbench() {
   }
   const exportClientCode = (direct: ShapeRequestTarget) => {
     const headerBrand = settings.target.kind === 'local' ? local.data?.headerBrand : undefined
-    exportAs('@electric-sql/client', electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand }))
+    exportAs(
+      '@electric-sql/client',
+      electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand })
+    )
   }
   const state = session?.shape.stream.current
   const whereError = session && state ? whereErrorOf(state.error, session.config.definition.where) : null
@@ -147,12 +184,30 @@ export function ShapeWorkbench() {
           <div className="toolbar">
             <label title="Identical clients of this shape, to see what a shared cache would serve and collapse">
               clients{' '}
-              <input aria-label="clients" type="number" className="narrow" min={1} max={10} value={clients} onChange={(event) => setClients(Math.min(10, Math.max(1, Number(event.target.value) || 1)))} />
+              <input
+                aria-label="clients"
+                type="number"
+                className="narrow"
+                min={1}
+                max={10}
+                value={clients}
+                onChange={(event) => setClients(Math.min(10, Math.max(1, Number(event.target.value) || 1)))}
+              />
             </label>
-            <button type="button" onClick={() => void run()} disabled={notRunnable !== null} title={notRunnable ?? undefined}>
+            <button
+              type="button"
+              onClick={() => void run()}
+              disabled={notRunnable !== null}
+              title={notRunnable ?? undefined}
+            >
               {session ? 'Restart' : 'Start'}
             </button>
-            <button type="button" className="secondary" onClick={() => session?.stop()} disabled={!session || state?.phase === 'stopped'}>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => session?.stop()}
+              disabled={!session || state?.phase === 'stopped'}
+            >
               Stop
             </button>
             <button
@@ -160,7 +215,11 @@ export function ShapeWorkbench() {
               className="secondary"
               onClick={() => void drop()}
               disabled={!session || !target || dropping || state?.phase === 'stopped'}
-              title={target ? 'DELETE the shape on its server: every client of it gets 409 must-refetch and starts again' : 'A proxy target cannot drop shapes'}
+              title={
+                target
+                  ? 'DELETE the shape on its server: every client of it gets 409 must-refetch and starts again'
+                  : 'A proxy target cannot drop shapes'
+              }
             >
               Drop shape
             </button>
@@ -194,7 +253,11 @@ export function ShapeWorkbench() {
           <SavedShapes settings={settings} onLoad={setSettings} />
         </section>
         <section className="panel stream-panel" aria-label="Stream">
-          {session && state ? <StreamStatus state={state} /> : <p className="muted">Compose a shape and press Start.</p>}
+          {session && state ? (
+            <StreamStatus state={state} />
+          ) : (
+            <p className="muted">Compose a shape and press Start.</p>
+          )}
           {state?.error && !whereError && (
             <div className="error-box" role="alert" data-testid="stream-error">
               {state.error.message}
@@ -202,7 +265,14 @@ export function ShapeWorkbench() {
           )}
           <div className="tabs" role="tablist">
             {TABS.map(([id, title]) => (
-              <button key={id} type="button" role="tab" aria-selected={tab === id} className={tab === id ? '' : 'secondary'} onClick={() => setTab(id)}>
+              <button
+                key={id}
+                type="button"
+                role="tab"
+                aria-selected={tab === id}
+                className={tab === id ? '' : 'secondary'}
+                onClick={() => setTab(id)}
+              >
                 {title}
               </button>
             ))}

@@ -10,7 +10,8 @@ export function SseFramesView({ session }: { session: WorkbenchSession }) {
   const frames = session.recorder.entries.filter((entry): entry is FrameEntry => entry.type === 'sse-frame')
   const shown = frames.slice(-SHOWN)
   const offset = frames.length - shown.length
-  if (frames.length === 0) return <p className="muted">No SSE frames yet{session.config.live === 'sse' ? '' : ': choose live mode SSE'}.</p>
+  if (frames.length === 0)
+    return <p className="muted">No SSE frames yet{session.config.live === 'sse' ? '' : ': choose live mode SSE'}.</p>
   return (
     <div className="scroll">
       <table className="grid compact" data-testid="sse-frames">

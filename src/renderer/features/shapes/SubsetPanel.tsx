@@ -1,7 +1,17 @@
 import { useState } from 'react'
 import { maskUrl, type AppliedSnapshot, type SubsetMethod } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
-import { EMPTY_SUBSET_FORM, MAX_URL_LENGTH, parseSubsetForm, previewSubsetRequest, subsetFailureOf, subsetOf, type FieldErrors, type SubsetFailure, type SubsetForm } from './subset-form'
+import {
+  EMPTY_SUBSET_FORM,
+  MAX_URL_LENGTH,
+  parseSubsetForm,
+  previewSubsetRequest,
+  subsetFailureOf,
+  subsetOf,
+  type FieldErrors,
+  type SubsetFailure,
+  type SubsetForm
+} from './subset-form'
 import { ValueTable } from '../../components/ValueTable'
 
 const ROWS_SHOWN = 500
@@ -16,39 +26,85 @@ function FieldError({ field, errors }: { field: keyof FieldErrors; errors: Field
   )
 }
 
-function ParamRows({ params, onChange }: { params: SubsetForm['params']; onChange(params: SubsetForm['params']): void }) {
-  const update = (index: number, patch: Partial<SubsetForm['params'][number]>) => onChange(params.map((param, at) => (at === index ? { ...param, ...patch } : param)))
+function ParamRows({
+  params,
+  onChange
+}: {
+  params: SubsetForm['params']
+  onChange(params: SubsetForm['params']): void
+}) {
+  const update = (index: number, patch: Partial<SubsetForm['params'][number]>) =>
+    onChange(params.map((param, at) => (at === index ? { ...param, ...patch } : param)))
   return (
     <fieldset className="name-values">
       <legend>params</legend>
       {params.map((param, index) => (
         <div key={index} className="name-value">
-          <input aria-label={`subset param key ${index + 1}`} className="narrow" value={param.key} onChange={(event) => update(index, { key: event.target.value })} />
-          <input aria-label={`subset param value ${index + 1}`} value={param.value} onChange={(event) => update(index, { value: event.target.value })} />
-          <button type="button" className="secondary" aria-label={`Remove subset param ${index + 1}`} onClick={() => onChange(params.filter((_param, at) => at !== index))}>
+          <input
+            aria-label={`subset param key ${index + 1}`}
+            className="narrow"
+            value={param.key}
+            onChange={(event) => update(index, { key: event.target.value })}
+          />
+          <input
+            aria-label={`subset param value ${index + 1}`}
+            value={param.value}
+            onChange={(event) => update(index, { value: event.target.value })}
+          />
+          <button
+            type="button"
+            className="secondary"
+            aria-label={`Remove subset param ${index + 1}`}
+            onClick={() => onChange(params.filter((_param, at) => at !== index))}
+          >
             ×
           </button>
         </div>
       ))}
-      <button type="button" className="secondary" onClick={() => onChange([...params, { key: String(params.length + 1), value: '' }])}>
+      <button
+        type="button"
+        className="secondary"
+        onClick={() => onChange([...params, { key: String(params.length + 1), value: '' }])}
+      >
         Add subset param
       </button>
     </fieldset>
   )
 }
 
-function BodyEditor({ form, errors, onChange }: { form: SubsetForm; errors: FieldErrors; onChange(form: SubsetForm): void }) {
+function BodyEditor({
+  form,
+  errors,
+  onChange
+}: {
+  form: SubsetForm
+  errors: FieldErrors
+  onChange(form: SubsetForm): void
+}) {
   const text = (field: 'orderBy' | 'limit' | 'offset', label: string, placeholder: string) => (
     <label className="field">
       <span>{label}</span>
-      <input aria-label={`subset ${label}`} value={form[field]} placeholder={placeholder} onChange={(event) => onChange({ ...form, [field]: event.target.value })} />
+      <input
+        aria-label={`subset ${label}`}
+        value={form[field]}
+        placeholder={placeholder}
+        onChange={(event) => onChange({ ...form, [field]: event.target.value })}
+      />
     </label>
   )
   return (
     <div className="compose">
       <label className="field">
         <span>where (narrows the shape&apos;s own where)</span>
-        <textarea aria-label="subset where" className="mono" rows={2} spellCheck={false} value={form.where} placeholder="e.g. priority <= $1 (empty: the whole shape)" onChange={(event) => onChange({ ...form, where: event.target.value })} />
+        <textarea
+          aria-label="subset where"
+          className="mono"
+          rows={2}
+          spellCheck={false}
+          value={form.where}
+          placeholder="e.g. priority <= $1 (empty: the whole shape)"
+          onChange={(event) => onChange({ ...form, where: event.target.value })}
+        />
       </label>
       <FieldError field="where" errors={errors} />
       <ParamRows params={form.params} onChange={(params) => onChange({ ...form, params })} />
@@ -113,9 +169,15 @@ function MetadataExplained({ snapshot }: { snapshot: AppliedSnapshot }) {
   return (
     <dl className="snapshot-metadata" data-testid="subset-metadata">
       <dt>xmin {xmin}</dt>
-      <dd>Every transaction numbered below {xmin} had finished when the snapshot was taken: the rows include what they committed.</dd>
+      <dd>
+        Every transaction numbered below {xmin} had finished when the snapshot was taken: the rows include what they
+        committed.
+      </dd>
       <dt>xmax {xmax}</dt>
-      <dd>Transactions numbered {xmax} and above had not started: the rows do not include them, the stream brings their changes.</dd>
+      <dd>
+        Transactions numbered {xmax} and above had not started: the rows do not include them, the stream brings their
+        changes.
+      </dd>
       <dt>xip_list [{running.join(', ')}]</dt>
       <dd>
         {running.length === 0
@@ -123,15 +185,24 @@ function MetadataExplained({ snapshot }: { snapshot: AppliedSnapshot }) {
           : `Still running at the snapshot, so not in its rows: ${running.join(', ')}. Their changes are applied when the stream brings them.`}
       </dd>
       <dt>database_lsn {lsn}</dt>
-      <dd>The WAL position at the snapshot. Once the stream reports a position at or past it, the snapshot has nothing left to skip and is forgotten.</dd>
+      <dd>
+        The WAL position at the snapshot. Once the stream reports a position at or past it, the snapshot has nothing
+        left to skip and is forgotten.
+      </dd>
       <dt>snapshot_mark {mark}</dt>
-      <dd>Tags this snapshot&apos;s rows (headers.snapshot_mark) and the snapshot-end message the client published after them.</dd>
+      <dd>
+        Tags this snapshot&apos;s rows (headers.snapshot_mark) and the snapshot-end message the client published after
+        them.
+      </dd>
       <dt>dropped from the stream</dt>
       <dd data-testid="subset-dropped">
         {snapshot.dropped.length === 0
           ? 'No change so far: none of the changes that followed was already in these rows.'
           : `${snapshot.dropped.length} change${snapshot.dropped.length === 1 ? '' : 's'} already in these rows (committed before the snapshot): ${snapshot.dropped
-              .map((change) => `${change.headers.operation} of ${change.key} (transaction ${String((change.headers.txids as unknown[] | undefined)?.[0] ?? '?')})`)
+              .map(
+                (change) =>
+                  `${change.headers.operation} of ${change.key} (transaction ${String((change.headers.txids as unknown[] | undefined)?.[0] ?? '?')})`
+              )
               .join('; ')}`}
       </dd>
     </dl>
@@ -143,13 +214,17 @@ function SubsetRows({ snapshot }: { snapshot: AppliedSnapshot }) {
   return (
     <div>
       <p className="count" data-testid="subset-row-count">
-        {snapshot.rows.length} row{snapshot.rows.length === 1 ? '' : 's'} by {snapshot.method}, applied to the shape as upserts
+        {snapshot.rows.length} row{snapshot.rows.length === 1 ? '' : 's'} by {snapshot.method}, applied to the shape as
+        upserts
         {snapshot.rows.length > ROWS_SHOWN && ` (first ${ROWS_SHOWN} shown)`}
       </p>
       <div className="table-scroll">
         <ValueTable
           columns={columns.map((name) => ({ name }))}
-          rows={snapshot.rows.map((row) => ({ key: row.key, cells: columns.map((column) => row.value[column] ?? null) }))}
+          rows={snapshot.rows.map((row) => ({
+            key: row.key,
+            cells: columns.map((column) => row.value[column] ?? null)
+          }))}
           limit={ROWS_SHOWN}
           label="Subset rows"
         />
@@ -185,13 +260,23 @@ export function SubsetPanel({ session }: { session: WorkbenchSession }) {
   return (
     <section className="subset-panel" aria-label="Subset">
       {session.config.definition.log === 'full' && (
-        <p className="muted">Subsets are meant for log=changes_only shapes (which start with no rows); on a full log they re-send rows the shape has.</p>
+        <p className="muted">
+          Subsets are meant for log=changes_only shapes (which start with no rows); on a full log they re-send rows the
+          shape has.
+        </p>
       )}
       <BodyEditor form={form} errors={failure?.fields ?? {}} onChange={setForm} />
       <div className="toolbar" role="radiogroup" aria-label="subset method">
         {(['POST', 'GET'] as const).map((option) => (
           <label key={option}>
-            <input type="radio" name="subset-method" value={option} checked={method === option} onChange={() => setMethod(option)} /> {option}
+            <input
+              type="radio"
+              name="subset-method"
+              value={option}
+              checked={method === option}
+              onChange={() => setMethod(option)}
+            />{' '}
+            {option}
             {option === 'GET' && <small className="muted"> (legacy subset__* parameters)</small>}
           </label>
         ))}

@@ -9,7 +9,11 @@ const KINDS: WriteKind[] = ['insert', 'update', 'delete']
 type Totals = WriteReport
 
 const add = (totals: Totals, report: WriteReport): Totals => ({
-  applied: { insert: totals.applied.insert + report.applied.insert, update: totals.applied.update + report.applied.update, delete: totals.applied.delete + report.applied.delete },
+  applied: {
+    insert: totals.applied.insert + report.applied.insert,
+    update: totals.applied.update + report.applied.update,
+    delete: totals.applied.delete + report.applied.delete
+  },
   failed: totals.failed + report.failed,
   errors: [...new Set([...report.errors, ...totals.errors])].slice(0, 3)
 })
@@ -61,22 +65,41 @@ export function WriteGenerator({ tables }: { tables: TableInfo[] }) {
         </label>
         <label className="field">
           <span>writes per second</span>
-          <input aria-label="writes per second" type="number" min={1} max={100} value={perSecond} onChange={(event) => setPerSecond(Math.min(100, Math.max(1, Number(event.target.value) || 1)))} />
+          <input
+            aria-label="writes per second"
+            type="number"
+            min={1}
+            max={100}
+            value={perSecond}
+            onChange={(event) => setPerSecond(Math.min(100, Math.max(1, Number(event.target.value) || 1)))}
+          />
         </label>
       </div>
       <div className="toolbar">
         {KINDS.map((kind) => (
           <label key={kind}>
-            <input type="checkbox" checked={kinds.includes(kind)} onChange={(event) => setKinds(event.target.checked ? [...kinds, kind] : kinds.filter((other) => other !== kind))} /> {kind}
+            <input
+              type="checkbox"
+              checked={kinds.includes(kind)}
+              onChange={(event) =>
+                setKinds(event.target.checked ? [...kinds, kind] : kinds.filter((other) => other !== kind))
+              }
+            />{' '}
+            {kind}
           </label>
         ))}
       </div>
       <div className="toolbar">
-        <button type="button" disabled={!table || kinds.length === 0} onClick={() => (setError(null), setRunning(!running))}>
+        <button
+          type="button"
+          disabled={!table || kinds.length === 0}
+          onClick={() => (setError(null), setRunning(!running))}
+        >
           {running ? 'Stop writing' : 'Start writing'}
         </button>
         <span className="count" data-testid="generator-totals">
-          {totals.applied.insert} inserted, {totals.applied.update} updated, {totals.applied.delete} deleted, {totals.failed} failed
+          {totals.applied.insert} inserted, {totals.applied.update} updated, {totals.applied.delete} deleted,{' '}
+          {totals.failed} failed
         </span>
       </div>
       {totals.errors.map((message) => (

@@ -22,7 +22,16 @@ export function disjunctsOf(membership: Membership): DisjunctView[] {
     number: index + 1,
     holds: holding.has(index),
     slots: slots.flatMap((slot, pos) =>
-      slot === '' ? [] : [{ pos, kind: slot === '1' ? ('plain' as const) : ('subquery' as const), hash: slot === '1' ? null : slot, active: membership.activeConditions[pos] === true }]
+      slot === ''
+        ? []
+        : [
+            {
+              pos,
+              kind: slot === '1' ? ('plain' as const) : ('subquery' as const),
+              hash: slot === '1' ? null : slot,
+              active: membership.activeConditions[pos] === true
+            }
+          ]
     )
   }))
 }

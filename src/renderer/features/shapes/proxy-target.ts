@@ -1,6 +1,12 @@
 import type { ProxyStatus, UserToken } from '../../../shared/contract/proxy'
 import type { ShapeTarget } from '../../../shared/contract/shapes-workbench'
-import { gatekeeperStreamOptions, quoteColumn, type ResolvableRecord, type ShapeDraft, type ShapeStreamOptions } from '../../../shared/shape-client'
+import {
+  gatekeeperStreamOptions,
+  quoteColumn,
+  type ResolvableRecord,
+  type ShapeDraft,
+  type ShapeStreamOptions
+} from '../../../shared/shape-client'
 
 type ProxyTarget = Extract<ShapeTarget, { kind: 'proxy' }>
 type RunningProxy = Pick<Extract<ProxyStatus, { running: true }>, 'url'>
@@ -25,7 +31,8 @@ export class UserTokenSource {
 
   readonly authorization = async (): Promise<string> => {
     const current = this.token === null ? null : await this.token.catch(() => null)
-    if (current === null || Date.parse(current.expiresAt) - Date.now() < RENEW_BEFORE_MS) this.token = this.fetchToken(this.userId)
+    if (current === null || Date.parse(current.expiresAt) - Date.now() < RENEW_BEFORE_MS)
+      this.token = this.fetchToken(this.userId)
     return `Bearer ${(await (this.token as Promise<UserToken>)).token}`
   }
 
@@ -43,7 +50,11 @@ export interface ProxyStreamTarget {
 }
 
 /** What keeps a proxy target from running, in words; null when it can run. */
-export function proxyTargetProblem(target: ProxyTarget, definition: ShapeDraft, proxy: ProxyStatus | undefined): string | null {
+export function proxyTargetProblem(
+  target: ProxyTarget,
+  definition: ShapeDraft,
+  proxy: ProxyStatus | undefined
+): string | null {
   if (!proxy?.running) return 'the proxy is not running'
   if (!target.userId) return 'pick a user to call the proxy as'
   if (target.route === 'shape' && !target.shapeName) return 'pick a named shape'
@@ -55,7 +66,12 @@ export function proxyTargetProblem(target: ProxyTarget, definition: ShapeDraft, 
  * A named shape: `/api/shapes/<name>` with the user's token; the proxy sets table, columns, where and params, so only
  * `replica` goes with the protocol parameters. A 401 renews the token and retries; a 403 stops (the user may not).
  */
-function namedShapeTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDraft, tokens: UserTokenSource): ProxyStreamTarget {
+function namedShapeTarget(
+  proxy: RunningProxy,
+  target: ProxyTarget,
+  definition: ShapeDraft,
+  tokens: UserTokenSource
+): ProxyStreamTarget {
   return {
     url: `${proxy.url}/api/shapes/${encodeURIComponent(target.shapeName)}`,
     params: definition.replica === 'default' ? {} : { replica: definition.replica },
@@ -72,16 +88,27 @@ function namedShapeTarget(proxy: RunningProxy, target: ProxyTarget, definition: 
  * The gatekeeper: `POST /gatekeeper/<table>` with the user's token for the composed shape, then the token-checking
  * proxy with the grant; a 401 there (the shape token expired) goes back to the gatekeeper, each grant noted.
  */
-async function gatekeeperTarget(proxy: RunningProxy, definition: ShapeDraft, tokens: UserTokenSource, note: (text: string) => void): Promise<ProxyStreamTarget> {
+async function gatekeeperTarget(
+  proxy: RunningProxy,
+  definition: ShapeDraft,
+  tokens: UserTokenSource,
+  note: (text: string) => void
+): Promise<ProxyStreamTarget> {
   const shape = {
     ...(definition.where.trim() ? { where: definition.where } : {}),
     ...(definition.columns.length > 0 ? { columns: definition.columns.map(quoteColumn) } : {}),
-    ...(definition.params.length > 0 ? { params: Object.fromEntries(definition.params.map((value, index) => [String(index + 1), value])) } : {}),
+    ...(definition.params.length > 0
+      ? { params: Object.fromEntries(definition.params.map((value, index) => [String(index + 1), value])) }
+      : {}),
     replica: definition.replica
   }
   const gatekeeperUrl = `${proxy.url}/gatekeeper/${encodeURIComponent(definition.table)}`
-  const options = await gatekeeperStreamOptions({ url: gatekeeperUrl, shape, headers: { authorization: tokens.authorization } }, (grant) =>
-    note(`the gatekeeper granted ${grant.params.table}${grant.params.where ? ` where ${grant.params.where}` : ''}; the shape token expires at ${new Date(grant.expiresAt).toLocaleTimeString()}`)
+  const options = await gatekeeperStreamOptions(
+    { url: gatekeeperUrl, shape, headers: { authorization: tokens.authorization } },
+    (grant) =>
+      note(
+        `the gatekeeper granted ${grant.params.table}${grant.params.where ? ` where ${grant.params.where}` : ''}; the shape token expires at ${new Date(grant.expiresAt).toLocaleTimeString()}`
+      )
   )
   return { url: options.url, params: options.params, headers: options.headers, onError: options.onError }
 }
@@ -93,7 +120,12 @@ export interface ProxyStreamContext {
 }
 
 /** Stream options for a proxy target, after the gatekeeper step when the target goes through it. */
-export function proxyStreamTarget(proxy: RunningProxy, target: ProxyTarget, definition: ShapeDraft, { fetchToken, note }: ProxyStreamContext): Promise<ProxyStreamTarget> {
+export function proxyStreamTarget(
+  proxy: RunningProxy,
+  target: ProxyTarget,
+  definition: ShapeDraft,
+  { fetchToken, note }: ProxyStreamContext
+): Promise<ProxyStreamTarget> {
   const tokens = new UserTokenSource(target.userId, fetchToken)
   if (target.route === 'shape') return Promise.resolve(namedShapeTarget(proxy, target, definition, tokens))
   return gatekeeperTarget(proxy, definition, tokens, note)

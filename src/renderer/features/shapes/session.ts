@@ -71,7 +71,10 @@ export class WorkbenchSession {
       offset: config.offset
     }
     this.shape = new Shape({ ...options, recorder: this.recorder })
-    this.companions = Array.from({ length: config.clients - 1 }, () => new ShapeStream({ ...options, recorder: new ShapeRecorder() }))
+    this.companions = Array.from(
+      { length: config.clients - 1 },
+      () => new ShapeStream({ ...options, recorder: new ShapeRecorder() })
+    )
     this.shape.subscribe((changes) => this.remember(changes))
     for (const recorder of this.recorders) recorder.subscribe(() => this.changed())
     this.shape.stream.onState(() => this.changed())
@@ -103,7 +106,10 @@ export class WorkbenchSession {
     if (handle) url.searchParams.set('handle', handle)
     const response = await fetch(url, { method: 'DELETE', headers: await resolveRecord(this.config.headers) })
     const body = await response.text()
-    this.recorder.note(response.ok ? 'info' : 'error', `Drop shape: DELETE ${handle ?? '(no handle yet)'} answered ${response.status}${body ? ` ${body}` : ''}`)
+    this.recorder.note(
+      response.ok ? 'info' : 'error',
+      `Drop shape: DELETE ${handle ?? '(no handle yet)'} answered ${response.status}${body ? ` ${body}` : ''}`
+    )
     if (!response.ok) throw new Error(`DELETE /v1/shape answered ${response.status}${body ? `: ${body}` : ''}`)
   }
 
@@ -122,7 +128,8 @@ export class WorkbenchSession {
       else if (change.kind === 'delete') this.flashes.delete(change.key)
       else this.flashes.set(change.key, { kind: change.kind, at })
       if (change.kind === 'update') this.before.set(change.message, change.before)
-      if (change.kind === 'delete' && isEventMessage(change.message)) this.movedOut.set(change.message, [...(this.movedOut.get(change.message) ?? []), change.key])
+      if (change.kind === 'delete' && isEventMessage(change.message))
+        this.movedOut.set(change.message, [...(this.movedOut.get(change.message) ?? []), change.key])
     }
   }
 

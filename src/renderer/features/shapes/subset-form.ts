@@ -1,5 +1,11 @@
 import { z } from 'zod'
-import { buildSubsetRequest, ShapeStreamError, SubsetSchema, type Subset, type SubsetMethod } from '../../../shared/shape-client'
+import {
+  buildSubsetRequest,
+  ShapeStreamError,
+  SubsetSchema,
+  type Subset,
+  type SubsetMethod
+} from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
 
 /** The Subset panel's fields as typed: numbers stay text until sent, so a half-typed limit is not lost. */
@@ -45,15 +51,23 @@ export function previewSubsetRequest(session: WorkbenchSession, subset: Subset):
 export type SubsetField = 'where' | 'params' | 'order_by' | 'limit' | 'offset'
 const SUBSET_FIELDS: readonly string[] = ['where', 'params', 'order_by', 'limit', 'offset']
 const isSubsetField = (name: string): name is SubsetField => SUBSET_FIELDS.includes(name)
-const fieldOfSchemaPath = (name: string): SubsetField => (name === 'orderBy' ? 'order_by' : isSubsetField(name) ? name : 'where')
+const fieldOfSchemaPath = (name: string): SubsetField =>
+  name === 'orderBy' ? 'order_by' : isSubsetField(name) ? name : 'where'
 
 export type FieldErrors = Partial<Record<SubsetField, string>>
 
 /** The subset the form describes, or what the client's schema says is wrong with it (before anything is sent). */
-export function parseSubsetForm(form: SubsetForm): { subset: Subset; fields: null } | { subset: null; fields: FieldErrors } {
+export function parseSubsetForm(
+  form: SubsetForm
+): { subset: Subset; fields: null } | { subset: null; fields: FieldErrors } {
   const parsed = SubsetSchema.safeParse(subsetOf(form))
   if (parsed.success) return { subset: parsed.data, fields: null }
-  return { subset: null, fields: Object.fromEntries(parsed.error.issues.map((issue) => [fieldOfSchemaPath(String(issue.path[0])), issue.message])) }
+  return {
+    subset: null,
+    fields: Object.fromEntries(
+      parsed.error.issues.map((issue) => [fieldOfSchemaPath(String(issue.path[0])), issue.message])
+    )
+  }
 }
 
 export interface SubsetFailure {
@@ -66,12 +80,20 @@ export interface SubsetFailure {
   tooLong: boolean
 }
 
-const ServerErrorsSchema = z.object({ errors: z.object({ subset: z.record(z.string(), z.union([z.array(z.string()), z.string()])) }) })
+const ServerErrorsSchema = z.object({
+  errors: z.object({ subset: z.record(z.string(), z.union([z.array(z.string()), z.string()])) })
+})
 
 /** What went wrong with a subset request, the server's validation errors sorted onto the form's fields. */
 export function subsetFailureOf(error: unknown, method: SubsetMethod): SubsetFailure {
-  if (!(error instanceof ShapeStreamError)) return { fields: {}, message: (error as Error).message, status: null, tooLong: false }
-  const failure: SubsetFailure = { fields: {}, message: null, status: error.status, tooLong: error.status === 414 && method === 'GET' }
+  if (!(error instanceof ShapeStreamError))
+    return { fields: {}, message: (error as Error).message, status: null, tooLong: false }
+  const failure: SubsetFailure = {
+    fields: {},
+    message: null,
+    status: error.status,
+    tooLong: error.status === 414 && method === 'GET'
+  }
   const server = ServerErrorsSchema.safeParse(error.json)
   if (!server.success) return { ...failure, message: error.message }
   for (const [field, messages] of Object.entries(server.data.errors.subset)) {

@@ -17,7 +17,11 @@ export function whereErrorOf(error: ShapeStreamError | null, where: string): Whe
   if (!error || error.status !== 400) return null
   const body = error.json as { errors?: { where?: unknown } } | null
   const messages = body?.errors?.where
-  const message = Array.isArray(messages) ? messages.find((item): item is string => typeof item === 'string') : typeof messages === 'string' ? messages : undefined
+  const message = Array.isArray(messages)
+    ? messages.find((item): item is string => typeof item === 'string')
+    : typeof messages === 'string'
+      ? messages
+      : undefined
   if (!message) return null
   const match = /^At location (\d+): /.exec(message)
   if (!match) return { message, position: null }
