@@ -65,13 +65,8 @@ export function parseSelect(
   return statement.SelectStmt
 }
 
-/** Validates a where clause and compiles it into safe SQL and an in-process evaluator (call `await loadParser()` once first). */
-export function compileWhere(input: CompileWhereInput): CompiledWhere {
-  for (const key of Object.keys(input.params)) {
-    if (!/^[1-9]\d*$/.test(key))
-      throw new WhereError(`params keys must be placeholder numbers 1, 2, …; got "${key}"`, 'params')
-  }
-  const select = parseSelect(WHERE_PREFIX, input.where, 'where')
+/** The where of a parsed `SELECT … WHERE <where>`, which must be the only clause the person wrote. */
+export function bareWhereClause(select: ReturnType<typeof parseSelect>): Node {
   const { whereClause, targetList, fromClause, op, ...rest } = select
   const extra = Object.entries(rest).filter(
     ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
@@ -82,6 +77,16 @@ export function compileWhere(input: CompileWhereInput): CompiledWhere {
       'where'
     )
   }
+  return whereClause
+}
+
+/** Validates a where clause and compiles it into safe SQL and an in-process evaluator (call `await loadParser()` once first). */
+export function compileWhere(input: CompileWhereInput): CompiledWhere {
+  for (const key of Object.keys(input.params)) {
+    if (!/^[1-9]\d*$/.test(key))
+      throw new WhereError(`params keys must be placeholder numbers 1, 2, …; got "${key}"`, 'params')
+  }
+  const whereClause = bareWhereClause(parseSelect(WHERE_PREFIX, input.where, 'where'))
   const ctx: CompileContext = {
     columns: input.columns,
     allowed: input.allowedColumns ? new Set(input.allowedColumns) : undefined,

@@ -4,6 +4,7 @@ export {
   type CompiledWhere,
   type CompileWhereInput,
   MAX_WHERE_LENGTH,
+  bareWhereClause,
   compileWhere,
   parseSelect
 } from './compile-where'

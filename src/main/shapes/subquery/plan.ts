@@ -10,6 +10,7 @@ import {
   WhereError,
   WhereRuntimeError,
   allOf,
+  bareWhereClause,
   anyOf,
   compileCondition,
   conditionProbes,
@@ -282,16 +283,7 @@ export async function compileSubqueryWhere(input: {
 }): Promise<SubqueryPlan | null> {
   const select = parseSelect(WHERE_PREFIX, input.where, 'where')
   if (!hasSublink(select.whereClause)) return null
-  const { whereClause, targetList, fromClause, op, ...rest } = select
-  const extra = Object.entries(rest).filter(
-    ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
-  )
-  if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
-    throw new WhereError(
-      'where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)',
-      'where'
-    )
-  }
+  const whereClause = bareWhereClause(select)
   const compiler = new Compiler(input.params, input.lookup)
   const plan = await compiler.plan(whereClause, input.table, input.allowed)
   for (const key of Object.keys(input.params)) {
