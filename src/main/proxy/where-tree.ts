@@ -1,5 +1,5 @@
 import type { Node } from 'libpg-query'
-import { WHERE_PREFIX, WhereError, deparseExpression, parseSelect } from '../sql'
+import { WHERE_PREFIX, WhereError, bareWhereClause, deparseExpression, parseSelect } from '../sql'
 
 /** A where clause read by the Postgres parser: its tree and the one canonical text the tree deparses to. */
 export interface WhereTree {
@@ -19,16 +19,7 @@ function rebuild(node: Node): WhereTree {
 
 /** Parses `text` as one boolean expression (no other SQL clauses); throws WhereError naming the problem. Call `await loadParser()` first. */
 export function parseWhere(text: string): WhereTree {
-  const { whereClause, targetList, fromClause, op, ...rest } = parseSelect(WHERE_PREFIX, text, 'where')
-  const extra = Object.entries(rest).filter(
-    ([key, value]) => key !== 'limitOption' && value !== undefined && value !== false
-  )
-  if (!whereClause || extra.length > 0 || op !== 'SETOP_NONE' || targetList?.length !== 1 || fromClause?.length !== 1) {
-    throw new WhereError(
-      'where must be a boolean expression only: it may not contain other SQL clauses (ORDER BY, LIMIT, GROUP BY, UNION…)',
-      'where'
-    )
-  }
+  const whereClause = bareWhereClause(parseSelect(WHERE_PREFIX, text, 'where'))
   return rebuild(whereClause)
 }
 
