@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { McpServerConfig } from '../../src/shared/contract/mcp'
 import { Registry } from '../../src/main/mcp/registry'
+import { loginPath } from '../../src/main/mcp/login-path'
 import { McpFailure } from '../../src/main/mcp/errors'
 import { isAlive, textOf, waitFor } from './support/processes'
 
@@ -97,7 +98,7 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
     await waitFor('the process to exit after removal', async () => !(await isAlive(second)))
   })
 
-  it('passes env over an inherited PATH (and nothing else of ours), expands ${workspaceRoot} in args and runs in the workspace', async () => {
+  it('passes env over the login shell’s PATH (and nothing else of ours), expands ${workspaceRoot} in args and runs in the workspace', async () => {
     process.env.SYNCSCOPE_PARENT_ONLY = 'must not leak'
     await registry.addServer({
       name: 'fx',
@@ -109,7 +110,8 @@ describe('stdio servers (server-everything and a fixture, as real subprocesses)'
     expect(textOf(await registry.callTool('fx', 'env', { name: 'ONLY_HERE' }))).toBe('yes')
     expect(textOf(await registry.callTool('fx', 'env', { name: 'SYNCSCOPE_PARENT_ONLY' }))).toBe('<unset>')
     delete process.env.SYNCSCOPE_PARENT_ONLY
-    expect(textOf(await registry.callTool('fx', 'env', { name: 'PATH' }))).toBe(process.env.PATH)
+    // the login shell's PATH (read once per process; the current one where the shell does not answer)
+    expect(textOf(await registry.callTool('fx', 'env', { name: 'PATH' }))).toBe((await loginPath()).path)
     const where = JSON.parse(textOf(await registry.callTool('fx', 'where'))) as { cwd: string; argv: string[] }
     expect(where).toEqual({ cwd: workspace, argv: [`--root=${workspace}`] })
     pidOf('fx')
