@@ -281,8 +281,8 @@ export class ReplicationConsumer implements ReplicationStream {
     const state = this.state
     if (isStopping(state)) return
     if (state.phase === 'connecting') {
-      // a failure reported while a session is opened (the previous one's last transaction could not be applied): the
-      // new session starts over after a backoff
+      // reported while connecting (the previous session's last transaction could not be applied): a session being
+      // opened is superseded (closed, and the connection backs off); one not opened yet is not affected
       this.moveTo({ ...state, generation: null })
     } else if (state.phase === 'reconnecting') {
       this.moveTo({ ...state, error: error.message })
