@@ -9,9 +9,10 @@ import {
   isInsufficientPrivilege,
   replicationPrivilegeError
 } from './catalog'
+import { type ConsumerState, generationOf, IDLE, isStopping, sessionOf, transition } from './consumer-state'
 import { decodePgoutput } from './pgoutput'
 import { publishTable } from './publish-table'
-import { openReplicationSession, type ReplicationSession } from './session'
+import { openReplicationSession } from './session'
 import { type CommittedTransaction, TransactionAssembler } from './transactions'
 import type { ReplicationOptions, ReplicationStream } from './types'
 import type { WalSenderMessage } from './walsender'
@@ -30,8 +31,9 @@ const QUEUE_LOW = 16
  */
 export class ReplicationConsumer implements ReplicationStream {
   private readonly pool: pg.Pool
-  private session: ReplicationSession | null = null
-  /** Increases with every session, so late callbacks of an ended one are recognised and ignored. */
+  /** The connection's lifecycle; every change goes through the transition table (consumer-state.ts). */
+  private state: ConsumerState = IDLE
+  /** Numbers the sessions opened, so late callbacks of an ended one are recognised and ignored. */
   private generation = 0
   private assembler = new TransactionAssembler()
   private queue: CommittedTransaction[] = []
@@ -51,15 +53,8 @@ export class ReplicationConsumer implements ReplicationStream {
   private handedLsn = 0n
   /** onSlotLost was called and the replacement slot is not created yet: a retry must not report the loss again. */
   private lossReported = false
-  private stopped = false
-  /** Failed connection attempts, and failed onTransaction calls, since the last success of each; they set the backoff. */
-  private attempts = 0
+  /** Failed onTransaction calls since the last success; with the state's failed connection attempts they set the backoff. */
   private applyFailures = 0
-  /** A reconnect is scheduled or running. */
-  private reconnecting = false
-  private reconnectTimer: NodeJS.Timeout | null = null
-  /** The walsender connection being opened, which stop() waits for so that none outlives it. */
-  private opening: Promise<unknown> | null = null
   private readonly statusTimer: NodeJS.Timeout
   private readonly publishing = new Map<string, Promise<void>>()
   /** Open control connections: pool.end() lets go of them before they have closed. */
@@ -97,9 +92,9 @@ export class ReplicationConsumer implements ReplicationStream {
     const key = JSON.stringify([schema, table])
     const pending = this.publishing.get(key)
     if (pending) return pending
-    const publishing = publishTable(this.pool, this.options.publicationName, schema, table, () => this.stopped).finally(
-      () => this.publishing.delete(key)
-    )
+    const publishing = publishTable(this.pool, this.options.publicationName, schema, table, () =>
+      isStopping(this.state)
+    ).finally(() => this.publishing.delete(key))
     this.publishing.set(key, publishing)
     return publishing
   }
@@ -124,21 +119,37 @@ export class ReplicationConsumer implements ReplicationStream {
     if (endLsn > this.confirmedLsn) this.confirmedLsn = endLsn
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true
-    clearInterval(this.statusTimer)
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer)
-    this.generation += 1
-    const session = this.session
-    this.session = null
-    await session?.close()
-    await this.opening?.catch(() => undefined)
-    await this.pool.end().catch(() => undefined)
-    await Promise.all([...this.controlClients].map((client) => new Promise((resolve) => client.once('end', resolve))))
+  private moveTo(next: ConsumerState): void {
+    this.state = transition(this.state, next)
   }
 
-  /** `hadSlot`: the caller holds state that came from the slot, so a missing slot means it was lost. */
+  async stop(): Promise<void> {
+    const from = this.state
+    if (from.phase === 'stopping') return from.done
+    if (from.phase === 'stopped') return
+    let finished = (): void => undefined
+    this.moveTo({ phase: 'stopping', done: new Promise<void>((resolve) => (finished = resolve)) })
+    try {
+      clearInterval(this.statusTimer)
+      if (from.phase === 'reconnecting') clearTimeout(from.timer)
+      await sessionOf(from)?.close()
+      // the walsender connection being opened: none may outlive stop()
+      if (from.phase === 'connecting') await from.opening?.catch(() => undefined)
+      await this.pool.end().catch(() => undefined)
+      await Promise.all([...this.controlClients].map((client) => new Promise((resolve) => client.once('end', resolve))))
+    } finally {
+      this.moveTo({ phase: 'stopped' })
+      finished()
+    }
+  }
+
+  /** The first connection. `hadSlot`: the caller holds state that came from the slot, so a missing slot means it was lost. */
   async connect(hadSlot: boolean): Promise<void> {
+    this.moveTo({ phase: 'connecting', attempt: 0, generation: null, opening: null })
+    await this.establish(hadSlot)
+  }
+
+  private async establish(hadSlot: boolean): Promise<void> {
     await checkWalLevel(this.pool)
     await ensurePublication(this.pool, this.options.publicationName)
     const slot = await inspectSlot(this.pool, this.options.slotName)
@@ -169,7 +180,8 @@ export class ReplicationConsumer implements ReplicationStream {
   }
 
   private async openSession(): Promise<void> {
-    if (this.stopped) throw new Error('replication stopped')
+    if (isStopping(this.state)) throw new Error('replication stopped')
+    const attempt = this.state.phase === 'connecting' ? this.state.attempt : 0
     const generation = ++this.generation
     this.assembler = new TransactionAssembler()
     const opening = openReplicationSession({
@@ -178,23 +190,22 @@ export class ReplicationConsumer implements ReplicationStream {
       publicationName: this.options.publicationName,
       startLsn: this.skipThrough ?? 0n,
       onMessage: (message) => {
-        if (generation === this.generation) this.receive(message)
+        if (generationOf(this.state) === generation) this.receive(message)
       },
       onEnd: (error) => {
-        if (generation === this.generation) this.sessionFailed(error)
+        if (generationOf(this.state) === generation) this.sessionFailed(error)
       }
     })
-    this.opening = opening
+    this.moveTo({ phase: 'connecting', attempt, generation, opening })
     const session = await opening.catch(async (error: unknown) => {
       if (isInsufficientPrivilege(error)) throw await replicationPrivilegeError(this.pool)
       throw error
     })
-    if (generation !== this.generation) {
+    if (generationOf(this.state) !== generation) {
       await session.close()
       throw new Error('the replication session was superseded before it started')
     }
-    this.session = session
-    this.attempts = 0
+    this.moveTo({ phase: 'streaming', generation, session })
     this.log(`streaming from slot "${this.options.slotName}"`)
     this.options.onStatus?.({ state: 'streaming' })
   }
@@ -216,7 +227,7 @@ export class ReplicationConsumer implements ReplicationStream {
       const committed = this.assembler.push(decodePgoutput(message.payload))
       if (!committed) return
       this.queue.push(committed)
-      if (this.queue.length >= QUEUE_HIGH) this.session?.pause()
+      if (this.queue.length >= QUEUE_HIGH) sessionOf(this.state)?.pause()
       if (!this.delivering) {
         this.delivering = true
         this.delivered = this.deliver()
@@ -232,7 +243,7 @@ export class ReplicationConsumer implements ReplicationStream {
   }
 
   private async deliver(): Promise<void> {
-    for (let next = this.queue[0]; next && !this.stopped; next = this.queue[0]) {
+    for (let next = this.queue[0]; next && !isStopping(this.state); next = this.queue[0]) {
       const { transaction, endLsn } = next
       if (this.skipThrough === null || transaction.commitLsn > this.skipThrough) {
         try {
@@ -245,7 +256,7 @@ export class ReplicationConsumer implements ReplicationStream {
           this.sessionFailed(new Error(`applying transaction ${transaction.xid} failed: ${(error as Error).message}`))
           return
         }
-        if (this.stopped) break
+        if (isStopping(this.state)) break
         this.skipThrough = transaction.commitLsn
       }
       this.queue.shift()
@@ -253,7 +264,7 @@ export class ReplicationConsumer implements ReplicationStream {
       this.acknowledge()
       if (endLsn > this.handedLsn) this.handedLsn = endLsn
       this.reportPosition()
-      if (this.queue.length === QUEUE_LOW) this.session?.resume()
+      if (this.queue.length === QUEUE_LOW) sessionOf(this.state)?.resume()
     }
     this.delivering = false
     this.reportPosition()
@@ -268,42 +279,44 @@ export class ReplicationConsumer implements ReplicationStream {
   }
 
   private acknowledge(): void {
-    this.session?.acknowledge(this.confirmedLsn)
+    sessionOf(this.state)?.acknowledge(this.confirmedLsn)
   }
 
   /** Ends the current session; Postgres sends again from the last acknowledged position to the next one. */
   private sessionFailed(error: Error): void {
-    if (this.stopped) return
-    this.generation += 1
-    const session = this.session
-    this.session = null
-    void session?.close()
+    const state = this.state
+    if (isStopping(state)) return
+    if (state.phase === 'connecting') {
+      // reported while connecting (the previous session's last transaction could not be applied): a session being
+      // opened is superseded (closed, and the connection backs off); one not opened yet is not affected
+      this.moveTo({ ...state, generation: null })
+    } else if (state.phase === 'reconnecting') {
+      this.moveTo({ ...state, error: error.message })
+    } else {
+      this.backOff(1, error.message)
+      void sessionOf(state)?.close()
+    }
     this.log(`replication interrupted: ${error.message}`)
     this.options.onStatus?.({ state: 'reconnecting', error: error.message })
-    this.scheduleReconnect()
   }
 
-  private scheduleReconnect(): void {
-    if (this.stopped || this.reconnecting) return
-    this.reconnecting = true
-    const delay = Math.min(RECONNECT_FIRST_MS * 2 ** Math.max(this.attempts, this.applyFailures - 1), RECONNECT_CAP_MS)
-    this.attempts += 1
-    this.reconnectTimer = setTimeout(() => void this.reconnect(), delay)
+  /** Waits before the next connection; `attempt`: failed connections since the last session opened, this one included. */
+  private backOff(attempt: number, error: string): void {
+    const delay = Math.min(RECONNECT_FIRST_MS * 2 ** Math.max(attempt - 1, this.applyFailures - 1), RECONNECT_CAP_MS)
+    this.moveTo({ phase: 'reconnecting', attempt, error, timer: setTimeout(() => void this.reconnect(), delay) })
   }
 
   private async reconnect(): Promise<void> {
-    this.reconnectTimer = null
+    const attempt = this.state.phase === 'reconnecting' ? this.state.attempt : 0
+    this.moveTo({ phase: 'connecting', attempt, generation: null, opening: null })
     try {
-      await this.connect(true)
-      this.reconnecting = false
-      // the new session may have failed already, before connect() returned (its first transaction could not be applied)
-      if (!this.session) this.scheduleReconnect()
+      // a session that fails after it opened backs off by itself (sessionFailed), even before this returns
+      await this.establish(true)
     } catch (error) {
-      this.reconnecting = false
-      if (this.stopped) return
+      if (isStopping(this.state)) return
       this.log(`reconnecting failed: ${(error as Error).message}`)
       this.options.onStatus?.({ state: 'reconnecting', error: (error as Error).message })
-      this.scheduleReconnect()
+      this.backOff(attempt + 1, (error as Error).message)
     }
   }
 
