@@ -15,7 +15,6 @@
 import { to as copyTo } from 'pg-copy-streams'
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { availableParallelism } from 'node:os'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
 import { clientProcess } from './client-process'
@@ -238,12 +237,7 @@ async function main(): Promise<void> {
     }
     if (only.includes(3) && (only.includes(2) || only.includes(4)))
       await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
-    if (only.includes(5))
-      await sseFanOut(
-        report,
-        Number(process.env.SSE_CLIENTS ?? 10_000),
-        Number(process.env.SSE_CLIENT_PROCESSES ?? availableParallelism())
-      )
+    if (only.includes(5)) await sseFanOut(report, Number(process.env.SSE_CLIENTS ?? 10_000))
     if (only.includes(7)) await slowReaders(report)
     if (only.includes(8)) await subqueryRouting(server, report)
   } finally {

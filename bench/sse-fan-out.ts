@@ -32,29 +32,16 @@ interface ClientsResult {
   ended: number
 }
 
-/**
- * The streams, opened by one client process per core: on a 2-core machine one process reading 10,000 sockets after
- * the server wrote them measured its own read loop, not the server (real clients are on other machines).
- */
-function clientsProcesses(url: string, count: number, processes: number) {
-  const shares = Array.from(
-    { length: processes },
-    (_, index) => Math.floor(count / processes) + (index < count % processes ? 1 : 0)
-  )
-  const children = shares.map((share) => clientProcess('sse-clients.mjs', [url, String(share)]))
-  const results = Promise.all(children.map((child) => child.lines.then((lines) => lines.at(-1) as ClientsResult)))
+function clientsProcess(url: string, count: number) {
+  const child = clientProcess('sse-clients.mjs', [url, String(count)])
   return {
-    ready: Promise.all(children.map((child) => child.ready)),
-    stop: () => children.forEach((child) => child.send('stop\n')),
-    result: results.then((all) => ({
-      delivered: all.flatMap((result) => result.delivered),
-      keepAliveGaps: all.flatMap((result) => result.keepAliveGaps),
-      ended: all.reduce((sum, result) => sum + result.ended, 0)
-    }))
+    ready: child.ready,
+    stop: () => child.send('stop\n'),
+    result: child.lines.then((lines) => lines.at(-1) as ClientsResult)
   }
 }
 
-export async function sseFanOut(report: Report, clients: number, processes: number): Promise<void> {
+export async function sseFanOut(report: Report, clients: number): Promise<void> {
   const server = await startTestShapeServer({ longPollTimeout: 20_000, sseKeepAlive: KEEP_ALIVE_MS })
   try {
     await server.pool.query('CREATE TABLE sse_fan (id int PRIMARY KEY, val int)')
@@ -69,7 +56,7 @@ export async function sseFanOut(report: Report, clients: number, processes: numb
     })
     const before = memory()
     const opening = Date.now()
-    const streams = clientsProcesses(url, clients, processes)
+    const streams = clientsProcess(url, clients)
     await streams.ready
     const openedMs = Date.now() - opening
     await sleep(1_000)
@@ -84,7 +71,7 @@ export async function sseFanOut(report: Report, clients: number, processes: numb
     const late = keepAliveGaps.map((gap) => gap - KEEP_ALIVE_MS)
     const perStream = (bytes: number) => `${(bytes / clients / 1024).toFixed(1)} KiB`
     report(
-      `| 5. ${clients.toLocaleString('en')} SSE streams on one shape, one change (clients in ${processes} other processes) | p50 ${percentile(latencies, 50).toFixed(1)} ms, **p99 ${percentile(latencies, 99).toFixed(1)} ms**; ` +
+      `| 5. ${clients.toLocaleString('en')} SSE streams on one shape, one change (clients in another process) | p50 ${percentile(latencies, 50).toFixed(1)} ms, **p99 ${percentile(latencies, 99).toFixed(1)} ms**; ` +
         `server memory per open stream: RSS ${perStream(open.rss - before.rss)}, heap + external ${perStream(open.heapAndExternal - before.heapAndExternal)} | ` +
         `${latencies.length} of ${clients} delivered (first ${Math.min(...latencies).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms); ${keepAliveGaps.length} keep-alives, ` +
         `late by p50 ${percentile(late, 50).toFixed(0)} ms, p99 ${percentile(late, 99).toFixed(0)} ms, max ${Math.max(...late).toFixed(0)} ms; ${ended} streams ended early; opening them took ${openedMs} ms | p99 ≤ 150 ms, keep-alives on time, ≤ 16 KiB per stream |`
