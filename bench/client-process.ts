@@ -1,31 +1,103 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+
+interface LaunchedClient {
+  stdout(text: string): void
+  exit(code: number | null): void
+}
+
+/** bench/client-launcher.mjs, which starts the client scripts so that this process never forks while it serves. */
+class ClientLauncher {
+  private readonly process: ChildProcess
+  private readonly clients = new Map<number, LaunchedClient>()
+  private nextId = 0
+
+  constructor() {
+    this.process = spawn(process.execPath, [join(__dirname, 'client-launcher.mjs')], {
+      stdio: ['pipe', 'pipe', 'inherit']
+    })
+    this.process.unref()
+    createInterface({ input: this.process.stdout! }).on('line', (line) => this.receive(line))
+  }
+
+  private receive(line: string): void {
+    const message = JSON.parse(line) as { id: number; stdout?: string; exit?: number | null }
+    const client = this.clients.get(message.id)
+    if (message.stdout !== undefined) client?.stdout(message.stdout)
+    if (message.exit !== undefined) {
+      this.clients.delete(message.id)
+      client?.exit(message.exit)
+    }
+  }
+
+  private command(message: object): void {
+    this.process.stdin!.write(`${JSON.stringify(message)}\n`)
+  }
+
+  launch(argv: string[], client: LaunchedClient): (text: string) => void {
+    const id = this.nextId++
+    this.clients.set(id, client)
+    this.command({ id, argv })
+    return (text) => this.command({ id, stdin: text })
+  }
+
+  /** Lets this process exit: the launcher ends with its stdin, after its clients. */
+  close(): void {
+    this.process.stdin!.end()
+    ;(this.process.stdout as { unref?: () => void } | null)?.unref?.()
+  }
+}
+
+let launcher: ClientLauncher | null = null
+
+/** Starts the launcher; call it first, while this process is small (a fork costs it a fault per page it then writes). */
+export function startClientLauncher(): void {
+  launcher ??= new ClientLauncher()
+}
+
+/** Ends the launcher once its clients have exited. */
+export function stopClientLauncher(): void {
+  launcher?.close()
+  launcher = null
+}
+
+export interface ClientProcess {
+  ready: Promise<void>
+  lines: Promise<unknown[]>
+  send(text: string): void
+}
 
 /**
  * A bench client script (under bench/) in its own process, so its socket work does not share the server's event loop:
  * `ready` once it printed `{"ready":true}`, `lines` the JSON lines it printed, once it exited; `send` writes to its stdin.
  */
-export function clientProcess(
-  script: string,
-  args: string[]
-): { ready: Promise<void>; lines: Promise<unknown[]>; send(text: string): void } {
-  const child = spawn(process.execPath, [join(__dirname, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
+export function clientProcess(script: string, args: string[]): ClientProcess {
+  return launchClient([process.execPath, join(__dirname, script), ...args])
+}
+
+/** Like clientProcess, for any program (`argv[0]`). */
+export function launchClient(argv: string[]): ClientProcess {
+  startClientLauncher()
+  const name = argv[argv[0] === process.execPath ? 1 : 0]
   let output = ''
   let markReady: () => void = () => undefined
+  let markExited: (code: number | null) => void = () => undefined
   const ready = new Promise<void>((resolve) => (markReady = resolve))
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString()
-    if (output.includes('"ready"')) markReady()
+  const exited = new Promise<number | null>((resolve) => (markExited = resolve))
+  const send = launcher!.launch(argv, {
+    stdout(text) {
+      output += text
+      if (output.includes('"ready"')) markReady()
+    },
+    exit: markExited
   })
-  const lines = new Promise<unknown[]>((resolve) =>
-    child.on('exit', () =>
-      resolve(
-        output
-          .trim()
-          .split('\n')
-          .map((line) => JSON.parse(line) as unknown)
-      )
-    )
-  )
-  return { ready, lines, send: (text) => child.stdin.write(text) }
+  const lines = exited.then((code) => {
+    if (code !== 0) throw new Error(`${name} exited with ${code}`)
+    return output
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as unknown)
+  })
+  return { ready, lines, send }
 }

@@ -13,11 +13,9 @@
  * (5, 7 and 8 run only when named in --only.)
  */
 import { to as copyTo } from 'pg-copy-streams'
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
-import { clientProcess } from './client-process'
+import { clientProcess, startClientLauncher, stopClientLauncher } from './client-process'
 import { slowReaders } from './slow-readers'
 import { sseFanOut } from './sse-fan-out'
 import { subqueryRouting } from './subquery-routing'
@@ -101,21 +99,11 @@ async function syncOnce(
   mode: 'count' | 'parse'
 ): Promise<{ rows: number; requests: number; bytes: number; ms: number; rate: number }> {
   await fetch(shapeUrl(server.url, { table: 'big' }), { method: 'DELETE' })
-  const result = JSON.parse(
-    await runChild('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' }), mode])
-  ) as { rows: number; requests: number; bytes: number; ms: number }
+  const [result] = (await clientProcess('initial-sync-client.mjs', [shapeUrl(server.url, { table: 'big' }), mode])
+    .lines) as Array<{ rows: number; requests: number; bytes: number; ms: number }>
+  if (!result) throw new Error(`the ${mode} client printed nothing`)
   if (result.rows !== ROWS) throw new Error(`the ${mode} client saw ${result.rows} rows, not ${ROWS}`)
   return { ...result, rate: result.rows / (result.ms / 1000) }
-}
-
-/** Runs a bench client script in its own process and returns what it printed. */
-function runChild(script: string, args: string[]): Promise<string> {
-  const child = spawn(process.execPath, [join(__dirname, script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return new Promise((resolve, reject) =>
-    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${script} exited with ${code}`))))
-  )
 }
 
 async function createShapes(
@@ -216,6 +204,7 @@ async function fanOut(server: TestShapeServer, table: string, condition: string)
 }
 
 async function main(): Promise<void> {
+  startClientLauncher()
   const server = await startTestShapeServer({ longPollTimeout: 20_000 })
   try {
     report(
@@ -242,6 +231,7 @@ async function main(): Promise<void> {
     if (only.includes(8)) await subqueryRouting(server, report)
   } finally {
     await server.close()
+    stopClientLauncher()
   }
 }
 
