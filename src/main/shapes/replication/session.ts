@@ -2,6 +2,7 @@ import pg from 'pg'
 import { DISPLAY_SETTINGS } from '../../../shared/protocol'
 import { quoteIdent } from '../../sql'
 import { formatLsn } from './lsn'
+import { ReadTurns } from './read-turns'
 import { decodeWalSenderMessage, standbyStatusUpdate, type WalSenderMessage } from './walsender'
 
 /**
@@ -72,6 +73,7 @@ export async function openReplicationSession(options: SessionOptions): Promise<R
   client.on('error', end)
   client.on('end', () => end(new Error('the replication connection closed')))
   const connection = client.connection as unknown as CopyBothConnection
+  const turns = new ReadTurns(connection.stream, READ_SLICE_MS)
   connection.on('copyData', ({ chunk }) => {
     if (closing || ended) return
     let message: WalSenderMessage
@@ -82,6 +84,7 @@ export async function openReplicationSession(options: SessionOptions): Promise<R
       return
     }
     options.onMessage(message)
+    turns.messageHandled()
   })
   try {
     await client.connect()
@@ -107,8 +110,8 @@ export async function openReplicationSession(options: SessionOptions): Promise<R
     acknowledge(lsn) {
       if (!closing && !ended) connection.sendCopyFromChunk(standbyStatusUpdate(lsn))
     },
-    pause: () => connection.stream.pause(),
-    resume: () => connection.stream.resume(),
+    pause: () => turns.hold(),
+    resume: () => turns.release(),
     async close() {
       closing = true
       connection.stream.resume()
@@ -116,6 +119,9 @@ export async function openReplicationSession(options: SessionOptions): Promise<R
     }
   }
 }
+
+/** How long one event-loop turn may spend on walsender messages. */
+const READ_SLICE_MS = 5
 
 function startReplicationCommand(options: SessionOptions): string {
   const publications = quoteIdent(options.publicationName).replaceAll("'", "''")
