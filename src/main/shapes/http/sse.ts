@@ -53,6 +53,13 @@ export function sseFrames(slice: LogSlice, upToDate: boolean): SseBytes {
   return new SseBytes(payload)
 }
 
+/** A connected socket's descriptor; stable until the socket is destroyed. */
+function descriptorOf(socket: Socket): number | null {
+  // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
+  return typeof fd === 'number' && fd >= 0 ? fd : null
+}
+
 /** A stream whose socket holds more unsent bytes than this reads on alone, at its own pace, after a drain. */
 const SLOW_STREAM_BYTES = 1024 * 1024
 /** How often a hub with no change re-registers with its shape. */
@@ -80,6 +87,8 @@ class SseStream {
   private readonly stopListening: () => void
   /** The connection, when the response owns it and is chunked: the hub's bytes go straight to it. */
   private readonly socket: Socket | null
+  /** The socket's descriptor, read once: reading it costs a call into libuv, per stream and change. */
+  private fd: number | null = null
 
   constructor(
     private readonly res: ServerResponse,
@@ -104,9 +113,8 @@ class SseStream {
   get directFd(): number | null {
     const socket = this.socket
     if (!socket || socket.destroyed || socket.writableLength > 0) return null
-    // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions
-    const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
-    return typeof fd === 'number' && fd >= 0 ? fd : null
+    this.fd ??= descriptorOf(socket)
+    return this.fd
   }
 
   /** After `written` bytes of `bytes.wire` went to directFd: the rest goes through the socket. */
