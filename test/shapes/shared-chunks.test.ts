@@ -9,12 +9,13 @@ import type { FileRange } from '../../src/main/shapes/storage/shape'
 import { SharedChunks } from '../../src/main/shapes/storage/shared-chunks'
 
 const size = (bytes: number) => () => Promise.resolve(bytes)
+const unpooled = (bytes: Buffer) => Promise.resolve({ bytes, release: () => undefined })
 
 describe('shared chunk bytes', () => {
   it('loads a chunk once for every reader holding it, and lets it go after the last', async () => {
     const chunks = new SharedChunks(1000)
     let loads = 0
-    const load = () => Promise.resolve(Buffer.alloc(100, ++loads))
+    const load = () => unpooled(Buffer.alloc(100, ++loads))
     const [a, b] = await Promise.all([chunks.acquire('k', size(100), load), chunks.acquire('k', size(100), load)])
     expect(a?.bytes).toBe(b?.bytes)
     expect(loads).toBe(1)
@@ -30,7 +31,7 @@ describe('shared chunk bytes', () => {
 
   it('stays under its limit: a chunk that does not fit is refused, kept chunks make room oldest first', async () => {
     const chunks = new SharedChunks(250)
-    const load = () => Promise.resolve(Buffer.alloc(100))
+    const load = () => unpooled(Buffer.alloc(100))
     const given: string[] = []
     chunks.keep('old', { bytes: Buffer.alloc(100), release: () => given.push('old') }, 60_000)
     chunks.keep('new', { bytes: Buffer.alloc(100), release: () => given.push('new') }, 60_000)
@@ -53,6 +54,21 @@ describe('shared chunk bytes', () => {
     clean?.release(true)
     cut?.release(false)
     expect(given).toEqual(['clean'])
+  })
+
+  it('gives a loaded pooled buffer back once its last reader is done, and never after a reader was cut short', async () => {
+    const chunks = new SharedChunks(1000)
+    const given: string[] = []
+    const load = (name: string) => () => Promise.resolve({ bytes: Buffer.alloc(10), release: () => given.push(name) })
+    const first = await chunks.acquire('loaded', size(10), load('loaded'))
+    const second = await chunks.acquire('loaded', size(10), load('again'))
+    first?.release(true)
+    expect(given).toEqual([])
+    second?.release(true)
+    expect(given).toEqual(['loaded'])
+    const cut = await chunks.acquire('cut', size(10), load('cut'))
+    cut?.release(false)
+    expect(given).toEqual(['loaded'])
   })
 })
 

@@ -150,7 +150,7 @@ class ChunkWriter {
   }
 
   private newBody(): ChunkBody {
-    const body = new ChunkBody(bufferPool(this.chunkBytes + CHUNK_SLACK_BYTES))
+    const body = new ChunkBody(chunkBufferPool(this.chunkBytes))
     body.append(OPEN_ARRAY_BYTES)
     return body
   }
@@ -229,6 +229,11 @@ class ChunkWriter {
     this.body?.held().release()
     this.body = null
   }
+}
+
+/** The pool of the buffers chunks of about `chunkBytes` are built in (and read back into from disk). */
+export function chunkBufferPool(chunkBytes: number): BufferPool {
+  return bufferPool(chunkBytes + CHUNK_SLACK_BYTES)
 }
 
 /** How far file writes may fall behind the encoding. */

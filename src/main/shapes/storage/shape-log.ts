@@ -84,7 +84,7 @@ export class ShapeLog {
   private constructor(
     readonly logPath: string,
     private readonly indexPath: string,
-    private readonly chunkBytes: number,
+    readonly chunkBytes: number,
     private readonly descriptors: LogDescriptors
   ) {}
 

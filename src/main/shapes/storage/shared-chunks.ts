@@ -29,8 +29,11 @@ export class SharedChunks {
 
   constructor(private readonly limit: number) {}
 
-  /** Holds the bytes under `key`, loading them when nobody holds them; null when holding `size` more would pass the limit. */
-  async acquire(key: string, size: () => Promise<number>, load: () => Promise<Buffer>): Promise<SharedChunk | null> {
+  /**
+   * Holds the bytes under `key`, loading them when nobody holds them (released once the last reader is done with them);
+   * null when holding `size` more would pass the limit.
+   */
+  async acquire(key: string, size: () => Promise<number>, load: () => Promise<HeldChunk>): Promise<SharedChunk | null> {
     let entry = this.entries.get(key)
     if (entry?.kept) {
       // the first reader takes over the keeping hold
@@ -44,7 +47,16 @@ export class SharedChunks {
       if (entry) entry.readers += 1
       else {
         if (this.held + bytes > this.limit && !this.forgetKept(bytes)) return null
-        entry = this.add(key, load(), bytes, null)
+        const loaded: Entry = this.add(
+          key,
+          load().then((chunk) => {
+            loaded.giveBack = () => chunk.release()
+            return chunk.bytes
+          }),
+          bytes,
+          null
+        )
+        entry = loaded
       }
     }
     const held = entry
