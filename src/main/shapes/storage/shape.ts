@@ -336,7 +336,6 @@ export class Shape {
 const snapshotKey = (chunk: number): string => `snapshot:${chunk}`
 const OPEN_ARRAY = Buffer.from('[')
 
-/** CRC-32 and length of a whole file, read a block at a time. */
 /** A whole file read into a buffer of `pool` (or a fresh one, when it is larger); release() gives the buffer back. */
 async function readPooled(path: string, pool: BufferPool): Promise<HeldChunk> {
   const file = await open(path, 'r')
@@ -350,8 +349,11 @@ async function readPooled(path: string, pool: BufferPool): Promise<HeldChunk> {
     }
     try {
       let read = 0
-      for (let got = -1; read < size && got !== 0; read += got)
-        ({ bytesRead: got } = await file.read(buffer, read, size - read, read))
+      while (read < size) {
+        const { bytesRead } = await file.read(buffer, read, size - read, read)
+        if (bytesRead === 0) break
+        read += bytesRead
+      }
       return { bytes: buffer.subarray(0, read), release }
     } catch (error) {
       release()
@@ -362,6 +364,7 @@ async function readPooled(path: string, pool: BufferPool): Promise<HeldChunk> {
   }
 }
 
+/** CRC-32 and length of a whole file, read a block at a time. */
 async function fileChecksum(path: string): Promise<{ bytes: number; crc: number }> {
   let crc = 0
   let bytes = 0
