@@ -5,24 +5,25 @@ import { ReadTurns } from '../../src/main/shapes/replication/read-turns'
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-function fakeStream() {
+/** ReadTurns with a 5 ms slice over a stream that records its calls, on a clock moved by `advance(ms)`. */
+function turnsOnFakeClock() {
+  let now = 1000
+  vi.spyOn(performance, 'now').mockImplementation(() => now)
   const calls: string[] = []
-  return { calls, stream: { pause: () => calls.push('pause'), resume: () => calls.push('resume') } }
+  const turns = new ReadTurns({ pause: () => calls.push('pause'), resume: () => calls.push('resume') }, 5)
+  return { turns, calls, advance: (ms: number) => (now += ms) }
 }
 
 describe('reading the walsender a turn at a time', () => {
   afterEach(() => vi.restoreAllMocks())
 
   it('stops reading once a turn has spent its slice, and reads again in the next turn', async () => {
-    let now = 1000
-    vi.spyOn(performance, 'now').mockImplementation(() => now)
-    const { calls, stream } = fakeStream()
-    const turns = new ReadTurns(stream, 5)
+    const { turns, calls, advance } = turnsOnFakeClock()
     turns.messageHandled()
-    now += 4
+    advance(4)
     turns.messageHandled()
     expect(calls).toEqual([])
-    now += 1
+    advance(1)
     turns.messageHandled()
     turns.messageHandled()
     expect(calls).toEqual(['pause'])
@@ -30,26 +31,23 @@ describe('reading the walsender a turn at a time', () => {
     expect(calls).toEqual(['pause', 'resume'])
     // a new turn has a new slice
     turns.messageHandled()
-    now += 4
+    advance(4)
     turns.messageHandled()
     expect(calls).toEqual(['pause', 'resume'])
   })
 
   it('keeps a hold of the consumer through the end of a turn, and a yield through a release', async () => {
-    let now = 0
-    vi.spyOn(performance, 'now').mockImplementation(() => now)
-    const { calls, stream } = fakeStream()
-    const turns = new ReadTurns(stream, 5)
+    const { turns, calls, advance } = turnsOnFakeClock()
     turns.hold()
     turns.messageHandled()
-    now += 10
+    advance(10)
     turns.messageHandled()
     await nextTurn()
     expect(calls).toEqual(['pause', 'pause'])
     turns.release()
     expect(calls).toEqual(['pause', 'pause', 'resume'])
     turns.messageHandled()
-    now += 10
+    advance(10)
     turns.messageHandled()
     turns.hold()
     turns.release()
