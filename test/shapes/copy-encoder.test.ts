@@ -145,6 +145,34 @@ describe('CopyEncoder', () => {
     })
   })
 
+  it('agrees with the general encoder wherever a special byte falls in the sixteen bytes it reads at a time', () => {
+    const shape = definition()
+    const general = new InsertEncoder(shape)
+    const encoder = new CopyEncoder(shape)
+    // escapes as COPY writes them (each backslash of the data escaped), a quote, a slash, bytes a fallback takes
+    const specials = ['"', '/', '\\\\', '\\\\\\\\', '\\n', '\\t', '\\v', '\u0001', 'é']
+    const lines = specials.flatMap((special) =>
+      Array.from({ length: 40 }, (_, at) => {
+        const field = `${'k'.repeat(at)}${special}${'z'.repeat(39 - at)}`
+        return [
+          `${field}\t${field}\t${at % 2 ? 't' : 'f'}\t{}\t${at}`,
+          `${at}\t${'n'.repeat(at)}\t\\N\t${field}\t${at}`
+        ]
+      }).flat()
+    )
+    const batch = encoder.encode(Buffer.from(lines.map((line) => `${line}\n`).join('')))
+    const rows = batch.data.toString().split('\n').slice(0, -1)
+    expect(rows).toHaveLength(lines.length)
+    expect(Array.from(batch.rowEnds)).toEqual(
+      rows.map((_, index) => Buffer.byteLength(rows.slice(0, index + 1).join('\n')) + 1)
+    )
+    lines.forEach((line, index) => {
+      const expected = JSON.parse(general.encode(parseCopyLine(line)))
+      expect(JSON.parse(rows[index] as string), line).toEqual(expected)
+      expect(JSON.parse(encoder.encode(Buffer.from(`${line}\n`)).data.toString()), line).toEqual(expected)
+    })
+  })
+
   it('makes room when lines the general encoder takes grow beyond what was reserved', () => {
     const shape = definition()
     const general = new InsertEncoder(shape)
@@ -168,6 +196,15 @@ describe('CopyEncoder', () => {
     expect(message.key).toBe('"we//ird"."t..a"b"/"a//b"/"1"')
     expect(message.value).toEqual({ 'k/1': 'a/b', note: 'x', done: 'true', tags: '{}', k2: '1' })
     expect(message.headers).toEqual({ operation: 'insert', relation: ['we/ird', 't.a"b'] })
+  })
+
+  it('never reads past the end of its input, even where an earlier batch left a newline', () => {
+    const encoder = new CopyEncoder(definition())
+    const lines = 'a\tone\tt\t{}\t1\nb\ttwo\tf\t{}\t2\n'
+    expect(encoder.encode(Buffer.from(lines)).rowEnds).toHaveLength(2)
+    const cut = encoder.encode(Buffer.from(lines.slice(0, -1)))
+    expect(cut.rowEnds).toHaveLength(1)
+    expect(JSON.parse(cut.data.toString()).value.note).toBe('one')
   })
 
   it('keeps each result until the next call only', () => {

@@ -7,6 +7,8 @@ const NEWLINE = 10
 const PAGE_BYTES = 65536
 /** Below this address the module keeps its own constants and results (see copy-encoder.wat). */
 const LAYOUT_START = 64
+/** The module reads and writes sixteen bytes at a time: up to this many past the end of its input and of each copy. */
+const VECTOR_SLACK = 16
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8')
 const align = (at: number, to: number): number => Math.ceil(at / to) * to
@@ -111,11 +113,11 @@ export class CopyEncoder {
   encode(data: Buffer): EncodedRows {
     const input = this.dataStart
     const inputEnd = input + data.length
-    const output = align(inputEnd, 8)
+    const output = align(inputEnd + VECTOR_SLACK, 8)
     // every line holds fieldCount - 1 tabs and a newline: that bounds the rows, and so the output
     const maxRows = Math.floor(data.length / this.fieldCount) + 1
     const room = (outputEnd: number, position: number) =>
-      align(outputEnd + 4 * (inputEnd - position) + maxRows * this.rowOverhead, 8)
+      align(outputEnd + 4 * (inputEnd - position) + maxRows * this.rowOverhead + VECTOR_SLACK, 8)
     let rowEndsAt = room(output, input)
     this.ensureMemory(rowEndsAt + 4 * maxRows)
     new Uint8Array(this.wasm.memory.buffer, input, data.length).set(data)
