@@ -1,14 +1,31 @@
+import net, { type AddressInfo } from 'node:net'
 import { PassThrough } from 'node:stream'
-import type pg from 'pg'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import pg from 'pg'
 import { CopyOut } from '../../src/main/shapes/snapshot/copy-out'
+import { reusedReadSocket } from '../../src/main/shapes/snapshot/reused-read-socket'
+import { ignoreConnectionErrors } from '../support/postgres'
 import { useTestDatabase } from '../support/test-database'
 
 const postgres = useTestDatabase()
+type ReadBuffers = 'fresh' | 'reused'
+let reusedPool: pg.Pool | null = null
+afterAll(() => reusedPool?.end())
+
+/** A pool on pg's own sockets (a fresh buffer per read) or on the shape service's (one buffer reused for every read). */
+function poolWith(buffers: ReadBuffers): pg.Pool {
+  if (buffers === 'fresh') return postgres.pool
+  if (!reusedPool) {
+    reusedPool = new pg.Pool({ connectionString: postgres.url, max: 2, stream: reusedReadSocket })
+    ignoreConnectionErrors(reusedPool)
+  }
+  return reusedPool
+}
+let buffersInUse: ReadBuffers = 'fresh'
 
 /** Runs `use` on a pooled connection, then checks the connection still answers a query. */
 async function withClient(use: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-  const client = await postgres.pool.connect()
+  const client = await poolWith(buffersInUse).connect()
   try {
     await use(client)
     expect((await client.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one).toBe(1)
@@ -25,7 +42,11 @@ async function copyLines(client: pg.PoolClient, sql: string): Promise<{ lines: s
   return { lines: text === '' ? [] : text.slice(0, -1).split('\n'), batches: parts.length }
 }
 
-describe('CopyOut', () => {
+describe.each(['fresh', 'reused'] as const)('CopyOut on sockets with %s read buffers', (buffers) => {
+  beforeAll(() => {
+    buffersInUse = buffers
+  })
+
   it('yields every line of a COPY, in order, and leaves the connection usable', async () => {
     await withClient(async (client) => {
       const { lines, batches } = await copyLines(
@@ -89,46 +110,56 @@ function message(code: string, body: Buffer): Buffer {
   return Buffer.concat([head, body])
 }
 
+/** A COPY as Postgres sends it (lines, a notice, CopyDone, then what pg reads after), and reads that cut it badly. */
+function copyOnTheWire() {
+  const lines = [
+    '1\tshort',
+    `2\t${'x'.repeat(200_000)}`,
+    '3\tafter the long one',
+    `4\t${'y'.repeat(70_000)}`,
+    '5\tlast'
+  ]
+  const after = Buffer.concat([message('C', Buffer.from('COPY 5\0')), message('Z', Buffer.from('I'))])
+  const wire = Buffer.concat([
+    message('H', Buffer.from([0, 0, 2, 0, 0, 0, 0])),
+    ...lines.map((line) => message('d', Buffer.from(`${line}\n`))),
+    message('N', Buffer.from('notice\0')),
+    message('c', Buffer.alloc(0)),
+    after
+  ])
+  // reads cut inside a header (1 and 3 bytes in), inside bodies, and a long message spread over several reads
+  const firstLong = wire.indexOf(Buffer.from('2\tx')) - 5
+  const cuts = [
+    3,
+    20,
+    firstLong + 2,
+    firstLong + 1000,
+    firstLong + 65_536,
+    firstLong + 131_072,
+    firstLong + 196_000,
+    wire.length - after.length - 3,
+    wire.length - 4
+  ]
+  return { text: lines.map((line) => `${line}\n`).join(''), after, wire, cuts }
+}
+
+/** Reads every batch of `copy` into one buffer. */
+async function allBatches(copy: CopyOut): Promise<Buffer> {
+  const received: Buffer[] = []
+  for await (const batch of copy.batches()) received.push(Buffer.from(batch))
+  return Buffer.concat(received)
+}
+
 describe('CopyOut reading the protocol in any split', () => {
   it('gets every line and hands the bytes after CopyDone back to pg, however the reads cut the messages', async () => {
-    const lines = [
-      '1\tshort',
-      `2\t${'x'.repeat(200_000)}`,
-      '3\tafter the long one',
-      `4\t${'y'.repeat(70_000)}`,
-      '5\tlast'
-    ]
-    const after = Buffer.concat([message('C', Buffer.from('COPY 5\0')), message('Z', Buffer.from('I'))])
-    const wire = Buffer.concat([
-      message('H', Buffer.from([0, 0, 2, 0, 0, 0, 0])),
-      ...lines.map((line) => message('d', Buffer.from(`${line}\n`))),
-      message('N', Buffer.from('notice\0')),
-      message('c', Buffer.alloc(0)),
-      after
-    ])
-    // reads cut inside a header (1 and 3 bytes in), inside bodies, and a long message spread over several reads
-    const firstLong = wire.indexOf(Buffer.from('2\tx')) - 5
-    const cuts = [
-      3,
-      20,
-      firstLong + 2,
-      firstLong + 1000,
-      firstLong + 65_536,
-      firstLong + 131_072,
-      firstLong + 196_000,
-      wire.length - after.length - 3,
-      wire.length - 4
-    ]
+    const { text, after, wire, cuts } = copyOnTheWire()
     for (const splitAt of [cuts, Array.from({ length: Math.floor(wire.length / 9973) }, (_, i) => (i + 1) * 9973)]) {
       const stream = new PassThrough()
       const handedBack: Buffer[] = []
       stream.on('data', (chunk: Buffer) => handedBack.push(chunk))
       const copy = new CopyOut('COPY x TO STDOUT')
       copy.submit({ stream, query: () => undefined } as unknown as Parameters<CopyOut['submit']>[0])
-      const received: Buffer[] = []
-      const reading = (async () => {
-        for await (const batch of copy.batches()) received.push(Buffer.from(batch))
-      })()
+      const reading = allBatches(copy)
       let from = 0
       for (const to of [...splitAt, wire.length]) {
         stream.write(Buffer.from(wire.subarray(from, to)))
@@ -136,9 +167,39 @@ describe('CopyOut reading the protocol in any split', () => {
         await new Promise((resolve) => setImmediate(resolve))
       }
       copy.handleReadyForQuery()
-      await reading
-      expect(Buffer.concat(received).toString()).toBe(lines.map((line) => `${line}\n`).join(''))
+      expect((await reading).toString()).toBe(text)
       expect(Buffer.concat(handedBack)).toEqual(after)
+    }
+  })
+
+  it('keeps nothing of a read: a socket that reads everything into one buffer gets the same', async () => {
+    const { text, after, wire, cuts } = copyOnTheWire()
+    const server = net.createServer((peer) => {
+      void (async () => {
+        let from = 0
+        for (const to of [...cuts, wire.length]) {
+          peer.write(wire.subarray(from, to))
+          from = to
+          await new Promise((resolve) => setTimeout(resolve, 5))
+        }
+      })()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const socket = reusedReadSocket()
+    try {
+      await new Promise<void>((resolve) => socket.connect((server.address() as AddressInfo).port, '127.0.0.1', resolve))
+      const handedBack: Buffer[] = []
+      socket.on('data', (chunk: Buffer) => handedBack.push(chunk))
+      const copy = new CopyOut('COPY x TO STDOUT')
+      copy.submit({ stream: socket, query: () => undefined } as unknown as Parameters<CopyOut['submit']>[0])
+      const reading = allBatches(copy)
+      await vi.waitFor(() => expect(Buffer.concat(handedBack).length).toBe(after.length))
+      copy.handleReadyForQuery()
+      expect((await reading).toString()).toBe(text)
+      expect(Buffer.concat(handedBack)).toEqual(after)
+    } finally {
+      socket.destroy()
+      server.close()
     }
   })
 })

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import pg from 'pg'
+import { shapeConnectionStream } from './snapshot/reused-read-socket'
 import { loadParser } from '../sql'
 import { Catalog } from './definition/catalog'
 import type { ResolvedShape } from './definition/definition'
@@ -102,7 +103,8 @@ export class ShapeService {
       connectionString: options.databaseUrl,
       max: 8,
       types: textTypes,
-      application_name: 'syncscope-shapes'
+      application_name: 'syncscope-shapes',
+      stream: shapeConnectionStream
     })
     // Connections die with a restarted Postgres, idle or checked out; the next query opens a new one.
     pool.on('error', (error) => options.log(`shape pool: ${error.message}`))

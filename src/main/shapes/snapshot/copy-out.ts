@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream'
 import type { Connection, Submittable } from 'pg'
+import { lendReads } from './reused-read-socket'
 
 const COPY_DATA = 0x64
 const COPY_DONE = 0x63
@@ -7,21 +8,25 @@ const ERROR_RESPONSE = 0x45
 const HEADER_BYTES = 5
 /** Bytes of lines received and not yet taken, above which the socket is paused. */
 const QUEUE_LIMIT = 4 * 1024 * 1024
+const FIRST_BATCH_BYTES = 64 * 1024
 
 type DataListener = (chunk: Buffer) => void
 
 /**
  * `COPY … TO STDOUT` on a pg client, read straight off the connection's socket: the CopyData payloads of each read
- * (one row each) are moved together in place, so a batch of complete lines costs no allocation and no object per row.
- * While the copy runs the connection's own message parser is set aside; at CopyDone or an ErrorResponse it gets the
- * rest of the bytes back, and pg reports completion or the error through this query as usual.
+ * (one row each) are copied into a batch buffer and moved together there, so a batch of complete lines costs no
+ * allocation and no object per row, and nothing of a read is kept (a reusedReadSocket lends its one read buffer while
+ * the copy runs). While the copy runs the connection's own message parser is set aside; at CopyDone or an
+ * ErrorResponse it gets the rest of the bytes back, and pg reports completion or the error through this query as usual.
  */
 export class CopyOut implements Submittable {
   private stream: Duplex | null = null
   private pgListener: DataListener | null = null
-  private readonly queue: Buffer[] = []
-  private queued = 0
-  /** The start of a message cut by the end of a read. */
+  /** Complete lines not yet taken; `spare` holds the batch the consumer works on meanwhile. */
+  private pending = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
+  private spare = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
+  private pendingLength = 0
+  /** The start of a message cut by the end of a read (copies). */
   private partial: Buffer[] = []
   private partialBytes = 0
   private copying = false
@@ -39,6 +44,7 @@ export class CopyOut implements Submittable {
     if (!listener) throw new Error('the pg connection has no data listener to set aside')
     stream.removeListener('data', listener)
     stream.on('data', this.onData)
+    lendReads(stream, true)
     this.stream = stream
     this.pgListener = listener
     this.copying = true
@@ -46,16 +52,18 @@ export class CopyOut implements Submittable {
   }
 
   /**
-   * Batches of complete COPY text lines, in order, until the copy ends; throws what the copy failed with. A consumer
-   * that stops early leaves the rest of the copy to be read and dropped, so the connection comes back usable.
+   * Batches of complete COPY text lines, in order, until the copy ends; throws what the copy failed with. A batch is
+   * valid until the next is asked for. A consumer that stops early leaves the rest of the copy to be read and dropped,
+   * so the connection comes back usable.
    */
   async *batches(): AsyncGenerator<Buffer> {
     try {
       for (;;) {
-        const batch = this.queue.shift()
-        if (batch) {
-          this.queued -= batch.length
-          if (this.queued < QUEUE_LIMIT) this.stream?.resume()
+        if (this.pendingLength > 0) {
+          const batch = this.pending.subarray(0, this.pendingLength)
+          ;[this.pending, this.spare] = [this.spare, this.pending]
+          this.pendingLength = 0
+          this.stream?.resume()
           yield batch
           continue
         }
@@ -65,8 +73,7 @@ export class CopyOut implements Submittable {
       }
     } finally {
       this.discarding = true
-      this.queue.length = 0
-      this.queued = 0
+      this.pendingLength = 0
       if (this.copying) this.stream?.resume()
     }
   }
@@ -77,36 +84,51 @@ export class CopyOut implements Submittable {
       at = this.completePartial(chunk)
       if (at === -1) return
       if (!this.copying) {
-        if (at < chunk.length) this.pgListener?.(chunk.subarray(at))
+        if (at < chunk.length) this.pgListener?.(Buffer.from(chunk.subarray(at)))
         return
       }
     }
     this.readMessages(chunk, at)
   }
 
-  /** Moves the payloads of the complete CopyData messages in `chunk` from `start` to its front; keeps the rest. */
+  /**
+   * Copies what `chunk` holds from `start` after the pending lines and moves the payloads of its complete CopyData
+   * messages together there; keeps a copy of the message the read cut.
+   */
   private readMessages(chunk: Buffer, start: number): void {
-    let at = start
-    let write = start
-    while (at + HEADER_BYTES <= chunk.length) {
-      const end = at + 1 + chunk.readUInt32BE(at + 1)
-      if (end > chunk.length) break
-      const code = chunk[at]
+    const base = this.pendingLength
+    const limit = base + chunk.length - start
+    this.makeRoom(limit)
+    this.pending.set(start === 0 ? chunk : chunk.subarray(start), base)
+    const lines = this.pending
+    let at = base
+    let write = base
+    while (at + HEADER_BYTES <= limit) {
+      const end = at + 1 + lines.readUInt32BE(at + 1)
+      if (end > limit) break
+      const code = lines[at]
       if (code === COPY_DATA) {
-        chunk.copyWithin(write, at + HEADER_BYTES, end)
+        lines.copyWithin(write, at + HEADER_BYTES, end)
         write += end - at - HEADER_BYTES
       } else if (code === COPY_DONE || code === ERROR_RESPONSE) {
-        this.push(chunk.subarray(start, write))
-        return this.handBack(chunk.subarray(code === COPY_DONE ? end : at))
+        this.linesAdded(write)
+        return this.handBack(chunk.subarray(start + (code === COPY_DONE ? end : at) - base))
       }
       at = end
     }
-    this.push(chunk.subarray(start, write))
-    if (at < chunk.length) this.keepPartial(chunk.subarray(at))
+    this.linesAdded(write)
+    if (at < limit) this.keepPartial(chunk.subarray(start + at - base))
+  }
+
+  private makeRoom(size: number): void {
+    if (size <= this.pending.length) return
+    const bigger = Buffer.allocUnsafe(Math.max(size, 2 * this.pending.length))
+    this.pending.copy(bigger, 0, 0, this.pendingLength)
+    this.pending = bigger
   }
 
   private keepPartial(part: Buffer): void {
-    this.partial.push(part)
+    this.partial.push(Buffer.from(part))
     this.partialBytes += part.length
   }
 
@@ -136,12 +158,11 @@ export class CopyOut implements Submittable {
     return used + need
   }
 
-  private push(lines: Buffer): void {
-    if (lines.length === 0 || this.discarding) return
-    this.queue.push(lines)
-    this.queued += lines.length
-    if (this.queued >= QUEUE_LIMIT) this.stream?.pause()
-    this.notify()
+  private linesAdded(end: number): void {
+    if (this.discarding) return
+    this.pendingLength = end
+    if (end >= QUEUE_LIMIT) this.stream?.pause()
+    if (end > 0) this.notify()
   }
 
   /** Gives the connection back to pg's parser, with the bytes after the copy (CommandComplete, an error, …). */
@@ -149,10 +170,11 @@ export class CopyOut implements Submittable {
     const { stream, pgListener } = this
     if (!stream || !pgListener) return
     this.copying = false
+    lendReads(stream, false)
     stream.removeListener('data', this.onData)
     stream.on('data', pgListener)
     stream.resume()
-    if (rest.length > 0) pgListener(rest)
+    if (rest.length > 0) pgListener(Buffer.from(rest))
   }
 
   private notify(): void {
