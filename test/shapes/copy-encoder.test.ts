@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { CopyEncoder } from '../../src/main/shapes/snapshot/copy-encoder'
+import { CopyEncoder, wholeLinesEnd } from '../../src/main/shapes/snapshot/copy-encoder'
 import type { ResolvedShape } from '../../src/main/shapes/definition/definition'
 import { InsertEncoder } from '../../src/main/shapes/storage/messages'
 import { parseCopyLine } from '../../src/main/shapes/definition/row-sql'
@@ -213,6 +213,20 @@ describe('CopyEncoder', () => {
     const second = encoder.encode(Buffer.from('b\ttwo\tf\t{}\t2\n')).data
     expect(JSON.parse(first.toString()).value.note).toBe('one')
     expect(JSON.parse(second.toString()).value.note).toBe('two')
+  })
+})
+
+describe('wholeLinesEnd', () => {
+  const lines = Buffer.from('a\nbb\ncccccccccc\nd\n')
+
+  it('cuts after the last whole line within the bytes it may take', () => {
+    expect(wholeLinesEnd(lines, 0, 6)).toBe(5)
+    expect(wholeLinesEnd(lines, 2, 4)).toBe(5)
+    expect(wholeLinesEnd(lines, 5, 100)).toBe(lines.length)
+  })
+
+  it('takes a line longer than that whole', () => {
+    expect(wholeLinesEnd(lines, 5, 4)).toBe(16)
   })
 })
 

@@ -9,11 +9,15 @@ import { setDisplaySettingsSql } from '../../src/main/shapes/definition/row-sql'
 import { readTableInfo } from '../../src/main/shapes/definition/table-info'
 import { protocolHeaderNames } from '../../src/shared/protocol'
 import { Responder } from '../../src/main/shapes/http/responder'
+import { reusedReadSocket } from '../../src/main/shapes/snapshot/reused-read-socket'
 import { type SnapshotQuery, runSnapshot } from '../../src/main/shapes/snapshot/snapshot'
 import { loadParser } from '../../src/main/sql'
 import { useTestDatabase } from '../support/test-database'
 
-/** Values each fast path has to get right: NULLs, escapes, unicode, arrays, jsonb, numerics, timestamps. */
+/**
+ * Values each fast path has to get right: NULLs, escapes, unicode, arrays, jsonb, numerics, timestamps, and rows longer
+ * than the encoder takes at once.
+ */
 const AWKWARD = `
 CREATE TABLE awkward (
   id text PRIMARY KEY, note text, flag boolean, amount numeric, ratio float8, tags text[], grid int[][], doc jsonb,
@@ -28,9 +32,12 @@ INSERT INTO awkward VALUES
 INSERT INTO awkward SELECT 'row ' || g, repeat(E'x\\t"é/', g % 50), g % 3 = 0, g / 7.0, g * 1.1, ARRAY['t' || g, NULL], ARRAY[[g, -g]], jsonb_build_object('g', g, 'half', g / 2.0),
   timestamptz '2000-01-01 00:00:00+00' + g * interval '1 second 1 microsecond', date '2000-01-01' + g, g * interval '1 minute', decode(lpad(to_hex(g), 8, '0'), 'hex'), NULL
   FROM generate_series(1, 6000) g;
+INSERT INTO awkward (id, note, doc) SELECT 'long ' || g, repeat('ab"/', 80000 + g), jsonb_build_object('g', repeat('x', 300000))
+  FROM generate_series(1, 3) g;
 `
 
-const database = useTestDatabase([AWKWARD])
+// the shape service's sockets: one read buffer, reused for every read
+const database = useTestDatabase([AWKWARD], { pool: { stream: reusedReadSocket } })
 
 type Message = { key?: string; value?: Record<string, string | null> }
 

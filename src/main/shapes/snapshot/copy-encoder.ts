@@ -10,6 +10,20 @@ const LAYOUT_START = 64
 /** The module reads and writes sixteen bytes at a time: up to this many past the end of its input and of each copy. */
 const VECTOR_SLACK = 16
 
+/**
+ * Most COPY text to give one encode(): the encoder reserves memory for the worst case, about 40 times its input, and
+ * the first touch of each page costs a fault. A batch of the copy reaches 4 MiB while file writes hold the encoding
+ * back.
+ */
+export const ENCODE_BYTES = 256 * 1024
+
+/** Where the whole lines of `lines` from `start` end within `most` bytes (or where the first ends, if it is longer). */
+export function wholeLinesEnd(lines: Buffer, start: number, most: number): number {
+  if (lines.length - start <= most) return lines.length
+  const last = lines.lastIndexOf(NEWLINE, start + most - 1)
+  return (last >= start ? last : lines.indexOf(NEWLINE, start + most)) + 1
+}
+
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8')
 const align = (at: number, to: number): number => Math.ceil(at / to) * to
 

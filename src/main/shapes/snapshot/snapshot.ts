@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import { CONTROL, parseLsn } from '../../../shared/protocol'
 import type { ResolvedShape } from '../definition/definition'
-import { CopyEncoder, type EncodedRows } from './copy-encoder'
+import { CopyEncoder, ENCODE_BYTES, type EncodedRows, wholeLinesEnd } from './copy-encoder'
 import { type BufferPool, bufferPool } from './buffer-pool'
 import { cancelBackend } from './cancel-query'
 import { CopyOut } from './copy-out'
@@ -258,7 +258,11 @@ async function copyRows(
   )
   for await (const lines of copy.batches()) {
     if (signal?.aborted) throw new SnapshotCancelledError()
-    await writer.add(encoder.encode(lines))
+    for (let start = 0; start < lines.length;) {
+      const end = wholeLinesEnd(lines, start, ENCODE_BYTES)
+      await writer.add(encoder.encode(lines.subarray(start, end)))
+      start = end
+    }
   }
 }
 
