@@ -8,6 +8,7 @@ const ERROR_RESPONSE = 0x45
 const HEADER_BYTES = 5
 /** Bytes of lines received and not yet taken, above which the socket is paused. */
 const QUEUE_LIMIT = 4 * 1024 * 1024
+/** What each of the two batch buffers starts at: a read's worth; they grow when the consumer falls behind. */
 const FIRST_BATCH_BYTES = 64 * 1024
 
 type DataListener = (chunk: Buffer) => void
