@@ -24,16 +24,31 @@ describe('ParallelSocketWrites', () => {
     await new Promise((resolve) => server.close(resolve))
   })
 
-  it('writes the bytes to every socket once, half of them from the second thread', async () => {
+  it('writes each buffer to every socket once and in order, the second thread taking part once it runs', async () => {
     const writes = new ParallelSocketWrites()
-    const first = Buffer.from('first frame\n')
-    const second = Buffer.from('second frame\n')
-    expect(writes.write(accepted.map(fdOf), first)).toEqual(accepted.map(() => first.length))
-    expect(writes.write(accepted.map(fdOf), second)).toEqual(accepted.map(() => second.length))
-    const expected = Buffer.concat([first, second]).toString()
+    expect(writes.start()).toBe(true)
+    await expect(writes.ready).resolves.toBe(true)
+    const frames = Array.from({ length: 40 }, (_, i) => Buffer.from(`frame ${i} ${'.'.repeat(i)}\n`))
+    for (const frame of frames)
+      expect(writes.write(accepted.map(fdOf), frame)).toEqual(accepted.map(() => frame.length))
+    expect(writes.writtenBySecondThread).toBeGreaterThan(0)
+    expect(writes.writtenBySecondThread).toBeLessThan(frames.length * accepted.length)
+    const expected = Buffer.concat(frames).toString()
     // each client's socket is matched to its accepted one by order of arrival, which may differ: compare as a set
     await expect
       .poll(() => clients.filter((client) => Buffer.concat(client.received).toString() === expected).length)
+      .toBe(300)
+  })
+
+  it('does not wait for the second thread to start: until it runs, the event loop writes every socket', async () => {
+    const writes = new ParallelSocketWrites()
+    const frame = Buffer.from('written before the second thread runs\n')
+    expect(writes.write(accepted.map(fdOf), frame)).toEqual(accepted.map(() => frame.length))
+    expect(writes.writtenBySecondThread).toBe(0)
+    await expect(writes.ready).resolves.toBe(true)
+    const expected = 'written before the second thread runs\n'
+    await expect
+      .poll(() => clients.filter((client) => Buffer.concat(client.received).toString().endsWith(expected)).length)
       .toBe(300)
   })
 

@@ -1,34 +1,64 @@
 import { writeSync } from 'node:fs'
+import { compileFunction } from 'node:vm'
 import { Worker } from 'node:worker_threads'
 
-/** Most sockets one call hands to the second thread, and the largest buffer it takes. */
+/** Most sockets one call shares with the second thread, and the largest buffer it takes. */
 const MAX_SOCKETS = 65_536
 const MAX_BYTES = 256 * 1024
-/** A second thread that has not finished its half by then is taken for dead, and no longer used. */
+/** A second thread that has not finished what it took by then is taken for dead, and no longer used. */
 const WORKER_DEADLINE_MS = 10_000
 
-// control: [0] job number, [1] number of the job done, [2] sockets in the job, [3] bytes of the buffer
+/**
+ * How both threads take sockets to write, run by each of them (so it is source text: the worker evaluates it, the
+ * event loop compiles it). One 64-bit word says which job is on, how many sockets it has and the first one nobody took
+ * yet: `job << 40 | count << 20 | next`. A thread takes up to 32 sockets at a time by compare-and-swap of that word, so
+ * a thread that is still looking at an earlier job can never take sockets of a later one, and the two threads end
+ * their share of a job together however fast each one writes. Each write's result goes to `written`; `done` counts the
+ * sockets written, and whoever writes the job's last ones wakes the event loop waiting for them.
+ */
+const WRITE_CLAIMED_SOURCE = `
+  for (;;) {
+    const word = Atomics.load(claim, 0)
+    if (word >> 40n !== job) return
+    const count = Number((word >> 20n) & 0xfffffn)
+    const first = Number(word & 0xfffffn)
+    if (first >= count) return
+    const taken = Math.min(32, count - first)
+    if (Atomics.compareExchange(claim, 0, word, word + BigInt(taken)) !== word) continue
+    for (let i = first; i < first + taken; i++) written[i] = writeOnce(fds[i])
+    if (Atomics.add(done, 0, taken) + taken === count) Atomics.notify(done, 0)
+  }
+`
+const WRITE_CLAIMED_PARAMS = ['claim', 'done', 'fds', 'written', 'job', 'writeOnce']
+type WriteClaimed = (
+  claim: BigUint64Array,
+  done: Int32Array,
+  fds: Int32Array,
+  written: Int32Array,
+  job: bigint,
+  writeOnce: (fd: number) => number
+) => void
+
+// control: [0] number of the job published, [1] sockets the second thread wrote in all, [2] bytes of the buffer
 const WORKER_SOURCE = `
-const { workerData } = require('node:worker_threads')
+const { workerData, parentPort } = require('node:worker_threads')
 const { writeSync } = require('node:fs')
-const control = new Int32Array(workerData.control)
-const fds = new Int32Array(workerData.fds)
-const written = new Int32Array(workerData.written)
+const writeClaimed = function (${WRITE_CLAIMED_PARAMS.join(', ')}) {${WRITE_CLAIMED_SOURCE}}
+const { claim, done, control, fds, written } = workerData
 const bytes = Buffer.from(workerData.bytes)
+const writeOnce = (fd) => {
+  Atomics.add(control, 1, 1)
+  try {
+    return writeSync(fd, bytes, 0, Atomics.load(control, 2))
+  } catch {
+    return 0
+  }
+}
+parentPort.postMessage('ready')
 for (let job = 0; ; ) {
   Atomics.wait(control, 0, job)
   job = Atomics.load(control, 0)
-  const count = control[2]
-  const length = control[3]
-  for (let i = 0; i < count; i++) {
-    try {
-      written[i] = writeSync(fds[i], bytes, 0, length)
-    } catch {
-      written[i] = 0
-    }
-  }
-  Atomics.store(control, 1, job)
-  Atomics.notify(control, 1)
+  writeClaimed(claim, done, fds, written, BigInt(job), writeOnce)
 }
 `
 
@@ -41,68 +71,112 @@ function writeOnce(fd: number, bytes: Buffer): number {
   }
 }
 
+const shared = (bytes: number) => new SharedArrayBuffer(bytes)
+
 /**
- * Writes one buffer to many sockets, a second thread taking half of them. Most of the cost of a small socket write is
- * the kernel's (on loopback it runs the receiver's side of TCP too: ~13 µs on this project's 2-core machine), so one
- * change sent to 10,000 SSE streams took ~170 ms on one thread.
+ * Writes one buffer to many sockets, with a second thread. Most of the cost of a small socket write is the kernel's (on
+ * loopback it runs the receiver's side of TCP too: 9–16 µs on this project's 2-core machine), so one change sent to
+ * 10,000 SSE streams took ~170 ms on one thread.
+ *
+ * The two threads take the sockets in small claims as they go, so they end together however the machine shares its
+ * cores between them; a second thread that is not running yet (it starts with the first call, or `start`) takes none,
+ * and the event loop writes them all rather than wait for it.
  *
  * The caller hands over the raw descriptors of sockets with no bytes queued in Node, and this call returns only once
- * both halves are written: meanwhile the event loop runs nothing, so no other write can interleave and no descriptor
- * can be closed and given to another connection while the second thread writes to it. Each write is a single write(2)
- * of a non-blocking socket; what the kernel did not take (a full buffer, a closed peer) is left to the caller, which
- * writes the rest through the socket as usual, where errors are handled.
+ * all are written: meanwhile the event loop runs nothing, so no other write can interleave and no descriptor can be
+ * closed and given to another connection while the second thread writes to it. Each write is a single write(2) of a
+ * non-blocking socket; what the kernel did not take (a full buffer, a closed peer) is left to the caller, which writes
+ * the rest through the socket as usual, where errors are handled.
  */
 export class ParallelSocketWrites {
   private worker: Worker | null = null
-  private readonly control = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT))
-  private readonly fds = new Int32Array(new SharedArrayBuffer(MAX_SOCKETS * Int32Array.BYTES_PER_ELEMENT))
-  private readonly written = new Int32Array(new SharedArrayBuffer(MAX_SOCKETS * Int32Array.BYTES_PER_ELEMENT))
-  private readonly bytes = new SharedArrayBuffer(MAX_BYTES)
+  private running: Promise<boolean> = Promise.resolve(false)
+  private readonly claim = new BigUint64Array(shared(BigUint64Array.BYTES_PER_ELEMENT))
+  private readonly done = new Int32Array(shared(Int32Array.BYTES_PER_ELEMENT))
+  private readonly control = new Int32Array(shared(3 * Int32Array.BYTES_PER_ELEMENT))
+  private readonly fds = new Int32Array(shared(MAX_SOCKETS * Int32Array.BYTES_PER_ELEMENT))
+  private readonly written = new Int32Array(shared(MAX_SOCKETS * Int32Array.BYTES_PER_ELEMENT))
+  private readonly bytes = Buffer.from(shared(MAX_BYTES))
+  private readonly writeClaimed = compileFunction(WRITE_CLAIMED_SOURCE, WRITE_CLAIMED_PARAMS) as WriteClaimed
   private job = 0
   private broken = false
 
   /** Bytes the kernel took for each descriptor, in order. */
   write(fds: readonly number[], bytes: Buffer): number[] {
-    const handOver = this.broken || bytes.length > MAX_BYTES ? 0 : Math.min(MAX_SOCKETS, fds.length >>> 1)
-    if (handOver === 0 || !this.workerStarted()) return fds.map((fd) => writeOnce(fd, bytes))
-    this.fds.set(fds.slice(0, handOver))
-    bytes.copy(Buffer.from(this.bytes), 0)
-    this.control[2] = handOver
-    this.control[3] = bytes.length
-    this.job += 1
+    if (this.broken || bytes.length > MAX_BYTES || fds.length > MAX_SOCKETS || !this.start())
+      return fds.map((fd) => writeOnce(fd, bytes))
+    this.fds.set(fds)
+    bytes.copy(this.bytes)
+    this.written.fill(0, 0, fds.length)
+    Atomics.store(this.done, 0, 0)
+    Atomics.store(this.control, 2, bytes.length)
+    this.job = (this.job + 1) % 2 ** 23
+    const job = BigInt(this.job)
+    Atomics.store(this.claim, 0, (job << 40n) | (BigInt(fds.length) << 20n))
     Atomics.store(this.control, 0, this.job)
     Atomics.notify(this.control, 0)
-    const mine = fds.slice(handOver).map((fd) => writeOnce(fd, bytes))
-    if (
-      Atomics.wait(this.control, 1, this.job - 1, WORKER_DEADLINE_MS) === 'timed-out' &&
-      Atomics.load(this.control, 1) !== this.job
-    ) {
+    this.writeClaimed(this.claim, this.done, this.fds, this.written, job, (fd) => writeOnce(fd, bytes))
+    if (!this.allWritten(fds.length)) {
       this.broken = true
       void this.worker?.terminate()
-      return [...Array.from({ length: handOver }, () => 0), ...mine]
     }
-    return [...this.written.subarray(0, handOver), ...mine]
+    return Array.from(this.written.subarray(0, fds.length))
   }
 
-  /** Starts the second thread once; false when it cannot run (then every write stays on the event loop). */
-  private workerStarted(): boolean {
+  /** Sockets the second thread wrote, in all. */
+  get writtenBySecondThread(): number {
+    return Atomics.load(this.control, 1)
+  }
+
+  /**
+   * Starts the second thread once, ahead of the first write that needs it (a thread takes tens of milliseconds to
+   * start); `running` then resolves once it takes work, or to false when it cannot run (every write stays on the
+   * event loop). Returns whether it is started.
+   */
+  start(): boolean {
     if (this.worker) return true
+    if (this.broken) return false
     try {
       this.worker = new Worker(WORKER_SOURCE, {
         eval: true,
         workerData: {
-          control: this.control.buffer,
-          fds: this.fds.buffer,
-          written: this.written.buffer,
-          bytes: this.bytes
+          claim: this.claim,
+          done: this.done,
+          control: this.control,
+          fds: this.fds,
+          written: this.written,
+          bytes: this.bytes.buffer
         }
       })
     } catch {
       this.broken = true
       return false
     }
-    this.worker.unref() // it waits for work forever: never a reason to keep the process alive
-    this.worker.on('error', () => (this.broken = true))
+    const worker = this.worker
+    worker.unref() // it waits for work forever: never a reason to keep the process alive
+    this.running = new Promise((resolve) => {
+      worker.once('message', () => resolve(true))
+      worker.once('error', () => {
+        this.broken = true
+        resolve(false)
+      })
+    })
+    return true
+  }
+
+  /** Whether the second thread runs (once it started or failed to). */
+  get ready(): Promise<boolean> {
+    return this.running
+  }
+
+  /** Waits for the second thread to finish the sockets it took; false when it did not in time. */
+  private allWritten(count: number): boolean {
+    const deadline = Date.now() + WORKER_DEADLINE_MS
+    for (let done = Atomics.load(this.done, 0); done < count; done = Atomics.load(this.done, 0)) {
+      const left = deadline - Date.now()
+      if (left <= 0) return false
+      Atomics.wait(this.done, 0, done, left)
+    }
     return true
   }
 }

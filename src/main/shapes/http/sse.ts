@@ -87,8 +87,8 @@ class SseStream {
   private readonly stopListening: () => void
   /** The connection, when the response owns it and is chunked: the hub's bytes go straight to it. */
   private readonly socket: Socket | null
-  /** The socket's descriptor, read once: reading it costs a call into libuv, per stream and change. */
-  private fd: number | null = null
+  /** The socket's descriptor, read when the stream opens: it costs a call into libuv, which a change should not wait for. */
+  private readonly fd: number | null
 
   constructor(
     private readonly res: ServerResponse,
@@ -98,6 +98,7 @@ class SseStream {
     private readonly finished: () => void
   ) {
     this.socket = res.socket && res.chunkedEncoding ? res.socket : null
+    this.fd = this.socket && descriptorOf(this.socket)
     this.keepAliveAfter = Math.round(live.sseKeepAlive * (1 - KEEP_ALIVE_SPREAD * Math.random()))
     this.stopListening = cancellation.onCancel(() => this.end())
     this.schedule()
@@ -113,7 +114,6 @@ class SseStream {
   get directFd(): number | null {
     const socket = this.socket
     if (!socket || socket.destroyed || socket.writableLength > 0) return null
-    this.fd ??= descriptorOf(socket)
     return this.fd
   }
 
@@ -206,6 +206,7 @@ class SseHub {
     const existing = this.idle.get(key)
     if (existing) for (const member of group.members) existing.add(member)
     else this.idle.set(key, group)
+    if ((existing ?? group).members.size >= PARALLEL_FROM) parallelWrites.start()
     this.listen()
   }
 
