@@ -95,6 +95,61 @@ describe.each(['fresh', 'reused'] as const)('CopyOut on sockets with %s read buf
     })
   })
 
+  it('grows a batch that falls behind into pooled buffers, which the next copy takes again', async () => {
+    const sql = "COPY (SELECT g, repeat('z', 200) FROM generate_series(1, 100000) g) TO STDOUT"
+    const slowly = async (client: pg.PoolClient): Promise<number> => {
+      let largest = 0
+      for await (const batch of client.query(new CopyOut(sql)).batches()) {
+        largest = Math.max(largest, batch.length)
+        await new Promise((resolve) => setTimeout(resolve, 40))
+      }
+      return largest
+    }
+    await withClient(async (client) => {
+      expect(await slowly(client)).toBeGreaterThan(1024 * 1024)
+      const allocate = vi.spyOn(Buffer, 'allocUnsafe')
+      try {
+        expect(await slowly(client)).toBeGreaterThan(1024 * 1024)
+        expect(allocate.mock.calls.filter(([size]) => size > 1024 * 1024)).toEqual([])
+      } finally {
+        allocate.mockRestore()
+      }
+    })
+  })
+
+  it('keeps its buffers while it drops the rest of a copy: a copy that starts meanwhile gets every line', async () => {
+    const pool = poolWith(buffersInUse)
+    const [stopped, next] = await Promise.all([pool.connect(), pool.connect()])
+    try {
+      const copy = stopped.query(
+        new CopyOut("COPY (SELECT g, repeat('y', 100) FROM generate_series(1, 600000) g) TO STDOUT")
+      )
+      for await (const batch of copy.batches()) {
+        expect(batch.length).toBeGreaterThan(0)
+        await new Promise((resolve) => setTimeout(resolve, 100)) // the batch grows to a pooled buffer meanwhile
+        break
+      }
+      const slow = next.query(
+        new CopyOut('COPY (SELECT g, repeat(chr(97 + g % 26), 150) FROM generate_series(1, 60000) g) TO STDOUT')
+      )
+      const parts: Buffer[] = []
+      for await (const batch of slow.batches()) {
+        parts.push(Buffer.from(batch))
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      const lines = Buffer.concat(parts).toString().slice(0, -1).split('\n')
+      expect(lines).toHaveLength(60000)
+      const wrong = lines.filter(
+        (line, i) => line !== `${i + 1}\t${String.fromCharCode(97 + ((i + 1) % 26)).repeat(150)}`
+      )
+      expect(wrong.slice(0, 3)).toEqual([])
+      for (const client of [stopped, next]) expect((await client.query('SELECT 1 AS one')).rows[0]?.one).toBe(1)
+    } finally {
+      stopped.release()
+      next.release()
+    }
+  })
+
   it('copies an empty result', async () => {
     await withClient(async (client) => {
       expect((await copyLines(client, 'COPY (SELECT 1 WHERE false) TO STDOUT')).lines).toEqual([])

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream'
 import type { Connection, Submittable } from 'pg'
+import { BufferPool } from './buffer-pool'
 import { lendReads } from './reused-read-socket'
 
 const COPY_DATA = 0x64
@@ -10,6 +11,12 @@ const HEADER_BYTES = 5
 const QUEUE_LIMIT = 4 * 1024 * 1024
 /** What each of the two batch buffers starts at: a read's worth; they grow when the consumer falls behind. */
 const FIRST_BATCH_BYTES = 64 * 1024
+/**
+ * A batch buffer that outgrows its first size takes one that holds a full queue and a read from this pool, shared by
+ * every copy: fresh ones cost a large snapshot ~16 MiB of new memory (a page fault per 4 KiB, and full collections,
+ * as V8 counts it against its heap). A buffer only goes back once its copy can no longer write to it.
+ */
+const fullBatches = new BufferPool(QUEUE_LIMIT + FIRST_BATCH_BYTES, 4)
 
 type DataListener = (chunk: Buffer) => void
 
@@ -24,8 +31,8 @@ export class CopyOut implements Submittable {
   private stream: Duplex | null = null
   private pgListener: DataListener | null = null
   /** Complete lines not yet taken; `spare` holds the batch the consumer works on meanwhile. */
-  private pending = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
-  private spare = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
+  private pending: Buffer = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
+  private spare: Buffer = Buffer.allocUnsafe(FIRST_BATCH_BYTES)
   private pendingLength = 0
   /** The start of a message cut by the end of a read (copies). */
   private partial: Buffer[] = []
@@ -36,6 +43,8 @@ export class CopyOut implements Submittable {
   private finished = false
   private failure: Error | null = null
   private wake: (() => void) | null = null
+  /** Set once the consumer stopped asking for batches: the buffers go back to their pool once the copy ended too. */
+  private consumerDone = false
 
   constructor(private readonly sql: string) {}
 
@@ -75,7 +84,9 @@ export class CopyOut implements Submittable {
     } finally {
       this.discarding = true
       this.pendingLength = 0
+      this.consumerDone = true
       if (this.copying) this.stream?.resume()
+      this.giveBuffersBack()
     }
   }
 
@@ -122,10 +133,23 @@ export class CopyOut implements Submittable {
   }
 
   private makeRoom(size: number): void {
-    if (size <= this.pending.length) return
-    const bigger = Buffer.allocUnsafe(Math.max(size, 2 * this.pending.length))
-    this.pending.copy(bigger, 0, 0, this.pendingLength)
+    const { pending } = this
+    if (size <= pending.length) return
+    const bigger =
+      size <= fullBatches.size && pending.length < fullBatches.size
+        ? fullBatches.take()
+        : Buffer.allocUnsafe(Math.max(size, 2 * pending.length))
+    pending.copy(bigger, 0, 0, this.pendingLength)
     this.pending = bigger
+    fullBatches.give(pending)
+  }
+
+  /** Once neither the consumer nor the copy can touch them any more: the pool's buffers go back to it. */
+  private giveBuffersBack(): void {
+    if (!this.consumerDone || this.copying) return
+    fullBatches.give(this.pending)
+    fullBatches.give(this.spare)
+    this.pending = this.spare = Buffer.alloc(0)
   }
 
   private keepPartial(part: Buffer): void {
@@ -176,6 +200,7 @@ export class CopyOut implements Submittable {
     stream.on('data', pgListener)
     stream.resume()
     if (rest.length > 0) pgListener(Buffer.from(rest))
+    this.giveBuffersBack()
   }
 
   private notify(): void {
