@@ -43,6 +43,53 @@ describe('shared chunk bytes', () => {
     held?.release(true)
   })
 
+  it('waits for a reader following the kept chunks to make room, instead of letting go of those it has yet to read', async () => {
+    const chunks = new SharedChunks(250)
+    const given: string[] = []
+    const kept = (name: string) => ({ bytes: Buffer.alloc(100), release: () => given.push(name) })
+    const never = () => Promise.reject(new Error('kept chunks are not loaded'))
+    await chunks.keep('0', kept('0'), 60_000, 1_000)
+    await chunks.keep('1', kept('1'), 60_000, 1_000)
+    const reading = await chunks.acquire('0', size(100), never)
+    let third = false
+    const keeping = chunks.keep('2', kept('2'), 60_000, 1_000).then(() => (third = true))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(third).toBe(false)
+    reading?.release(true)
+    await keeping
+    expect(given).toEqual(['0'])
+    for (const key of ['1', '2']) (await chunks.acquire(key, size(100), never))?.release(true)
+    expect(given).toEqual(['0', '1', '2'])
+  })
+
+  it('does not wait for a reader that stopped following: the oldest kept chunks make room', async () => {
+    const chunks = new SharedChunks(250)
+    const given: string[] = []
+    const kept = (name: string) => ({ bytes: Buffer.alloc(100), release: () => given.push(name) })
+    await chunks.keep('0', kept('0'), 60_000, 20)
+    await chunks.keep('1', kept('1'), 60_000, 20)
+    const reading = await chunks.acquire('0', size(100), () => Promise.reject(new Error('kept')))
+    await new Promise((resolve) => setTimeout(resolve, 40))
+    await chunks.keep('2', kept('2'), 60_000, 20)
+    expect(given).toEqual(['1'])
+    reading?.release(true)
+  })
+
+  it('lets a chunk waiting for room go once the shape is gone, and keeps none after', async () => {
+    const chunks = new SharedChunks(150)
+    const given: string[] = []
+    const kept = (name: string) => ({ bytes: Buffer.alloc(100), release: () => given.push(name) })
+    await chunks.keep('0', kept('0'), 60_000, 60_000)
+    const reading = await chunks.acquire('0', size(100), () => Promise.reject(new Error('kept')))
+    const waiting = chunks.keep('1', kept('1'), 60_000, 60_000)
+    chunks.close()
+    await waiting
+    expect(given).toEqual(['1'])
+    await chunks.keep('2', kept('2'), 60_000)
+    expect(given).toEqual(['1', '2'])
+    reading?.release(true)
+  })
+
   it('gives a kept pooled buffer back only when no reader was cut short', async () => {
     const chunks = new SharedChunks(1000)
     const given: string[] = []

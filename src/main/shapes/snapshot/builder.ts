@@ -51,8 +51,8 @@ export class SnapshotBuilder {
     }
     const progress = {
       onSnapshot: (info: SnapshotInfo) => shape.snapshotTaken(info),
-      onChunk: (chunk: number, last: boolean, body: HeldChunk) => {
-        shape.chunkWritten(chunk, last, body)
+      onChunk: async (chunk: number, last: boolean, body: HeldChunk) => {
+        await shape.chunkWritten(chunk, last, body)
         if (last) this.recordComplete(shape)
       }
     }

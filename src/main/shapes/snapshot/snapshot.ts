@@ -36,8 +36,11 @@ export type ReadRowsArgs = [client: pg.PoolClient, info: SnapshotInfo, add: (row
 export interface SnapshotProgress {
   /** Called once the transaction's snapshot is known, before any row is read. */
   onSnapshot(info: SnapshotInfo): void
-  /** Called as each chunk file is complete, with its body; the last one ends with the snapshot-end message. */
-  onChunk(chunk: number, last: boolean, body: HeldChunk): void
+  /**
+   * Called as each chunk file is complete, with its body; the last one ends with the snapshot-end message. The
+   * snapshot's file writes wait for what it returns (and, once they are far enough behind, its rows do too).
+   */
+  onChunk(chunk: number, last: boolean, body: HeldChunk): void | Promise<void>
 }
 
 export const chunkPath = (dir: string, chunk: number): string => join(dir, `snapshot-${chunk}.jsonl`)
@@ -201,7 +204,7 @@ class ChunkWriter {
       await this.file?.close()
       this.file = null
       if (this.stopped) body.held().release()
-      else this.onChunk(chunk, last, body.held())
+      else await this.onChunk(chunk, last, body.held())
     })
     this.chunk += 1
     this.body = last ? null : this.newBody()

@@ -26,6 +26,11 @@ interface Entry {
 export class SharedChunks {
   private readonly entries = new Map<string, Entry>()
   private held = 0
+  /** When a reader last took chunk bytes or was done with them: while that is recent, a reader follows the snapshot. */
+  private lastRead = -Infinity
+  /** Keeps waiting for room, woken whenever bytes are let go. */
+  private readonly roomWaiters = new Set<() => void>()
+  private closed = false
 
   constructor(private readonly limit: number) {}
 
@@ -60,6 +65,7 @@ export class SharedChunks {
       }
     }
     const held = entry
+    this.lastRead = performance.now()
     try {
       return this.hold(key, held, await held.bytes)
     } catch (error) {
@@ -68,10 +74,18 @@ export class SharedChunks {
     }
   }
 
-  /** Keeps bytes already in memory (a snapshot chunk just written) for the first reader to come, at most `ms`. */
-  keep(key: string, chunk: HeldChunk, ms: number): void {
+  /**
+   * Keeps bytes already in memory (a snapshot chunk just written) for the first reader to come, at most `ms`. When
+   * they do not fit while a reader follows the chunks (took some or was done with some within `patienceMs`), waits for
+   * it to make room, each time at most `patienceMs`, rather than let go of chunks it has yet to read; otherwise the
+   * oldest kept chunks make room. Resolves once the bytes are kept or let go.
+   */
+  async keep(key: string, chunk: HeldChunk, ms: number, patienceMs = 0): Promise<void> {
     const size = chunk.bytes.length
-    if (this.entries.has(key) || (this.held + size > this.limit && !this.forgetKept(size))) return chunk.release()
+    while (!this.closed && this.held + size > this.limit && performance.now() - this.lastRead < patienceMs)
+      await this.roomOrTimeout(patienceMs)
+    if (this.closed || this.entries.has(key) || (this.held + size > this.limit && !this.forgetKept(size)))
+      return chunk.release()
     const entry = this.add(key, Promise.resolve(chunk.bytes), size, () => chunk.release())
     entry.kept = setTimeout(() => {
       entry.kept = null
@@ -79,9 +93,30 @@ export class SharedChunks {
     }, ms).unref()
   }
 
-  /** Lets go of every chunk kept for readers to come (the shape is gone); held ones go when their readers finish. */
-  forgetAllKept(): void {
+  /**
+   * The shape is gone: lets go of every chunk kept for readers to come, and keeps none from now on (a keep waiting for
+   * room lets its chunk go); held ones go when their readers finish.
+   */
+  close(): void {
+    this.closed = true
     this.forgetKept(Infinity)
+    this.wakeRoomWaiters()
+  }
+
+  private roomOrTimeout(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.roomWaiters.delete(done)
+        resolve()
+      }
+      const timer = setTimeout(done, ms)
+      this.roomWaiters.add(done)
+    })
+  }
+
+  private wakeRoomWaiters(): void {
+    for (const wake of [...this.roomWaiters]) wake()
   }
 
   private add(key: string, bytes: Promise<Buffer>, size: number, giveBack: (() => void) | null): Entry {
@@ -98,6 +133,7 @@ export class SharedChunks {
       release: (clean) => {
         if (released) return
         released = true
+        this.lastRead = performance.now()
         this.drop(key, entry, clean)
       }
     }
@@ -110,6 +146,7 @@ export class SharedChunks {
     if (this.entries.get(key) === entry) this.entries.delete(key)
     this.held -= entry.size
     if (entry.clean) entry.giveBack?.()
+    this.wakeRoomWaiters()
   }
 
   /** Lets go of kept chunks, oldest first, until `size` more bytes fit; returns whether they do. */
