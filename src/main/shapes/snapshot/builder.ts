@@ -53,7 +53,8 @@ export class SnapshotBuilder {
       onSnapshot: (info: SnapshotInfo) => shape.snapshotTaken(info),
       onChunk: async (chunk: number, last: boolean, body: HeldChunk) => {
         await shape.chunkWritten(chunk, last, body)
-        if (last) this.recordComplete(shape)
+        // a shape dropped while its last chunk waited for room is not recorded
+        if (last && !shape.invalidated) this.recordComplete(shape)
       }
     }
     const done = runSnapshot(this.options.pool, shape.dir, this.options.chunkBytes, query, progress, abort.signal).then(
