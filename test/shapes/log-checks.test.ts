@@ -2,7 +2,7 @@ import { mkdtemp, open, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ShapeDamagedError, ShapeLog } from '../../src/main/shapes/storage/shape-log'
+import { type LogRange, ShapeDamagedError, ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
 /** The checks behind the catch-up reads served straight from log.jsonl (shared in memory, or streamed when too big). */
 describe('checking a range of the main log read from disk', () => {
@@ -23,10 +23,14 @@ describe('checking a range of the main log read from disk', () => {
     return log
   }
 
-  /** The bytes rangeAfter names, as a catch-up read takes them from the file. */
-  async function rangeBytes(log: ShapeLog, offset: { tx: bigint; op: number }): Promise<Buffer> {
+  function rangeAfter(log: ShapeLog, offset: { tx: bigint; op: number }): LogRange {
     const range = log.rangeAfter(offset)
     if (!range) throw new Error('no range')
+    return range
+  }
+
+  /** The bytes of a range, as a catch-up read takes them from the file. */
+  async function rangeBytes(log: ShapeLog, range: LogRange): Promise<Buffer> {
     return (await readFile(log.logPath)).subarray(range.start, range.start + range.length)
   }
 
@@ -46,32 +50,41 @@ describe('checking a range of the main log read from disk', () => {
       { tx: 10n, op: 4 },
       { tx: 20n, op: 2 }
     ]) {
-      expect(() => log.checkRange(offset, Buffer.alloc(0))).toThrow(ShapeDamagedError)
-      const bytes = await rangeBytes(log, offset)
-      expect(() => log.checkRange(offset, bytes)).not.toThrow()
-      await expect(log.checkRangeOnDisk(offset)).resolves.toBeUndefined()
+      const range = rangeAfter(log, offset)
+      expect(() => log.checkRange(range, Buffer.alloc(0))).toThrow(ShapeDamagedError)
+      const bytes = await rangeBytes(log, range)
+      expect(() => log.checkRange(range, bytes)).not.toThrow()
+      await expect(log.checkRangeOnDisk(range)).resolves.toBeUndefined()
     }
+  })
+
+  it('checks a range as it was taken while the log grows (a read racing an append is not damage)', async () => {
+    const log = await logOfThreeTransactions()
+    const range = rangeAfter(log, { tx: 20n, op: 4 })
+    const bytes = await rangeBytes(log, range)
+    log.append([{ offset: { tx: 40n, op: 0 }, line: JSON.stringify({ tx: '4', value: 'appended meanwhile' }) }])
+    expect(() => log.checkRange(range, bytes)).not.toThrow()
+    await expect(log.checkRangeOnDisk(range)).resolves.toBeUndefined()
   })
 
   it('refuses a range with one byte changed, in memory and on disk', async () => {
     const log = await logOfThreeTransactions()
-    const from = { tx: 10n, op: 4 }
-    const start = (log.rangeAfter(from) as { start: number }).start
-    await flipByte(log.logPath, start + 70)
-    expect(() => log.checkRange(from, Buffer.alloc(0))).toThrow(ShapeDamagedError)
-    const bytes = await rangeBytes(log, from)
-    expect(() => log.checkRange(from, bytes)).toThrow(/does not match its checksum/)
-    await expect(log.checkRangeOnDisk(from)).rejects.toThrow(ShapeDamagedError)
+    const range = rangeAfter(log, { tx: 10n, op: 4 })
+    await flipByte(log.logPath, range.start + 70)
+    expect(() => log.checkRange(range, Buffer.alloc(0))).toThrow(ShapeDamagedError)
+    const bytes = await rangeBytes(log, range)
+    expect(() => log.checkRange(range, bytes)).toThrow(/does not match its checksum/)
+    await expect(log.checkRangeOnDisk(range)).rejects.toThrow(ShapeDamagedError)
   })
 
   it('refuses a range the file no longer holds whole (cut short)', async () => {
     const log = await logOfThreeTransactions()
-    const from = { tx: 0n, op: 0 }
-    const bytes = await rangeBytes(log, from)
-    expect(() => log.checkRange(from, bytes.subarray(0, bytes.length - 5))).toThrow(/log.jsonl ends at/)
+    const range = rangeAfter(log, { tx: 0n, op: 0 })
+    const bytes = await rangeBytes(log, range)
+    expect(() => log.checkRange(range, bytes.subarray(0, bytes.length - 5))).toThrow(/log.jsonl ends at/)
     const file = await open(log.logPath, 'r+')
     await file.truncate(bytes.length - 30)
     await file.close()
-    await expect(log.checkRangeOnDisk(from)).rejects.toThrow(/log.jsonl ends at/)
+    await expect(log.checkRangeOnDisk(range)).rejects.toThrow(/log.jsonl ends at/)
   })
 })

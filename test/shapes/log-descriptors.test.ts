@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { LogDescriptors, descriptorBudget, openFilesLimit } from '../../src/main/shapes/storage/log-descriptors'
-import { ShapeLog } from '../../src/main/shapes/storage/shape-log'
+import { type LogRange, ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
 /** Files under `dir` this process holds open, as /proc/self/fd shows them. */
 function openFilesUnder(dir: string): string[] {
@@ -57,7 +57,8 @@ describe.skipIf(process.platform !== 'linux')('descriptors of shape logs', () =>
       const lines = (await log.readAfter({ tx: 0n, op: 0 }))?.lines.toString().split('\n')
       expect(lines).toHaveLength(40)
       expect(JSON.parse(lines?.at(-1) ?? '')).toEqual({ tx: '200', op: 1 })
-      expect(() => log.checkRange({ tx: 0n, op: 0 }, Buffer.from(lines?.join('\n') ?? ''))).not.toThrow()
+      const range = log.rangeAfter({ tx: 0n, op: 0 }) as LogRange
+      expect(() => log.checkRange(range, Buffer.from(lines?.join('\n') ?? ''))).not.toThrow()
     }
     expect(openFilesUnder(dir)).toHaveLength(2)
   })

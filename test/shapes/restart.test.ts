@@ -38,7 +38,7 @@ describe('shape logs across a restart of the server', () => {
         })
         .toEqual([200, '"public"."notes"/"2"', '"public"."notes"/"3"', '"public"."notes"/"1"'])
         .catch((error: Error) => {
-          // the server's own account of why the shape did not come back (seen once in a full run, never alone)
+          // the server's own account of why the shape did not come back
           throw new Error(`${error.message}\nlog of both servers:\n${serverLog.join('\n')}`)
         })
       const caughtUp = await get(second.url, { table: 'notes', offset, handle: synced.handle, live: 'true' })

@@ -31,6 +31,17 @@ export interface LogSlice {
   end: LogOffset
 }
 
+/** Entries [first, last] of a read, their bytes [start, start + length) in log.jsonl, and the offset it ends at. */
+export interface LogRange {
+  first: number
+  last: number
+  start: number
+  length: number
+  end: LogOffset
+  /** The log's in-memory tail holds it. */
+  inMemory: boolean
+}
+
 /** An index record: tx (u64), op (u32), end position of the entry's line in the log (u64), checksum (u32). */
 const RECORD_BYTES = 24
 const CHECKED_BYTES = 20
@@ -249,27 +260,23 @@ export class ShapeLog {
   }
 
   /** Entries [first, last] of the next read after `offset`, and their bytes in the log; null when there are none. */
-  private sliceAfter(offset: LogOffset): { last: number; start: number; length: number } | null {
+  private sliceAfter(offset: LogOffset): { first: number; last: number; start: number; length: number } | null {
     const first = this.firstAfter(offset)
     if (first >= this.count) return null
     let last = this.chunkEnds.find((end) => end >= first) ?? this.count - 1
     // never end right after op 0 of a transaction that goes on: `<lsn>_0` must mean its end (see readPosition)
     if (last + 1 < this.count && this.ops.get(last) === 0 && this.txs.get(last + 1) === this.txs.get(last)) last += 1
     const start = this.byteEnd(first - 1)
-    return { last, start, length: this.byteEnd(last) - start - 1 }
+    return { first, last, start, length: this.byteEnd(last) - start - 1 }
   }
 
-  /** Where the next read after `offset` lies in `log.jsonl` (its messages without the last newline), and where it ends. */
-  rangeAfter(offset: LogOffset): { start: number; length: number; end: LogOffset; inMemory: boolean } | null {
+  /**
+   * The next read after `offset`: its entries, where their bytes lie in `log.jsonl` (its messages without the last
+   * newline), and where it ends. It stays what it was when taken while the log grows (entries are only ever added).
+   */
+  rangeAfter(offset: LogOffset): LogRange | null {
     const slice = this.sliceAfter(offset)
-    return (
-      slice && {
-        start: slice.start,
-        length: slice.length,
-        end: this.offsetAt(slice.last),
-        inMemory: slice.start >= this.tail.start
-      }
-    )
+    return slice && { ...slice, end: this.offsetAt(slice.last), inMemory: slice.start >= this.tail.start }
   }
 
   /** What readAfter gives, when the in-memory tail holds it; undefined when it takes a read from disk. */
@@ -303,26 +310,22 @@ export class ShapeLog {
   }
 
   /**
-   * Checks the bytes of the read after `offset` (see rangeAfter: its messages without the last newline), as read from
-   * log.jsonl, against the entries' checksums; throws ShapeDamagedError.
+   * Checks the bytes of a range (see rangeAfter: its messages without the last newline), as read from log.jsonl,
+   * against the entries' checksums; throws ShapeDamagedError.
    */
-  checkRange(offset: LogOffset, lines: Buffer): void {
-    const slice = this.sliceAfter(offset)
-    if (!slice) return
-    if (lines.length !== slice.length)
-      throw this.damaged(`log.jsonl ends at ${slice.start + lines.length}, before ${slice.start + slice.length}`)
-    this.check(this.firstAfter(offset), slice.last, lines, slice.start)
+  checkRange(range: LogRange, lines: Buffer): void {
+    if (lines.length !== range.length)
+      throw this.damaged(`log.jsonl ends at ${range.start + lines.length}, before ${range.start + range.length}`)
+    this.check(range.first, range.last, lines, range.start)
   }
 
   /** checkRange for a read too big to hold: the range is read from disk a bounded piece at a time. */
-  async checkRangeOnDisk(offset: LogOffset): Promise<void> {
-    const slice = this.sliceAfter(offset)
-    if (!slice) return
+  async checkRangeOnDisk(range: LogRange): Promise<void> {
     const file = await open(this.logPath, 'r')
     try {
-      for (let first = this.firstAfter(offset); first <= slice.last;) {
+      for (let first = range.first; first <= range.last;) {
         let last = first
-        while (last < slice.last && this.byteEnd(last + 1) - this.byteEnd(first - 1) <= VERIFY_BLOCK_BYTES) last += 1
+        while (last < range.last && this.byteEnd(last + 1) - this.byteEnd(first - 1) <= VERIFY_BLOCK_BYTES) last += 1
         const start = this.byteEnd(first - 1)
         const lines = Buffer.alloc(this.byteEnd(last) - start)
         const { bytesRead } = await file.read(lines, 0, lines.length, start)

@@ -310,13 +310,14 @@ export class Shape {
     if (!range || range.inMemory) return null
     const { logPath } = this.log
     const { start, length, end } = range
+    // checked as it was taken: the log may grow while it is read
     const load = async (): Promise<HeldChunk> => ({
-      bytes: await readArrayStart(logPath, start, length, (lines) => this.log.checkRange(offset, lines)),
+      bytes: await readArrayStart(logPath, start, length, (lines) => this.log.checkRange(range, lines)),
       release: () => undefined
     })
     const shared = await this.chunks.acquire(`log:${start}:${length}`, () => Promise.resolve(length + 1), load)
     if (shared) return { end, source: shared }
-    await this.log.checkRangeOnDisk(offset)
+    await this.log.checkRangeOnDisk(range)
     return { end, source: { path: logPath, start, length, prefix: OPEN_ARRAY, newlinesToCommas: true } }
   }
 
