@@ -27,12 +27,19 @@ describe('ParallelSocketWrites', () => {
   it('writes each buffer to every socket once and in order, the second thread taking part once it runs', async () => {
     const writes = new ParallelSocketWrites()
     expect(writes.start()).toBe(true)
-    await expect(writes.ready).resolves.toBe(true)
-    const frames = Array.from({ length: 40 }, (_, i) => Buffer.from(`frame ${i} ${'.'.repeat(i)}\n`))
-    for (const frame of frames)
+    const frames: Buffer[] = []
+    const writeFrame = (): number => {
+      const frame = Buffer.from(`frame ${frames.length} ${'.'.repeat(frames.length % 50)}\n`)
+      frames.push(frame)
       expect(writes.write(accepted.map(fdOf), frame)).toEqual(accepted.map(() => frame.length))
-    expect(writes.writtenBySecondThread).toBeGreaterThan(0)
-    expect(writes.writtenBySecondThread).toBeLessThan(frames.length * accepted.length)
+      return writes.writtenBySecondThread
+    }
+    // the thread takes a moment to start; until it runs, the event loop writes every socket
+    await expect.poll(writeFrame, { interval: 20, timeout: 10_000 }).toBeGreaterThan(0)
+    const before = writes.writtenBySecondThread
+    for (let i = 0; i < 40; i++) writeFrame()
+    expect(writes.writtenBySecondThread).toBeGreaterThan(before)
+    expect(writes.writtenBySecondThread - before).toBeLessThan(40 * accepted.length)
     const expected = Buffer.concat(frames).toString()
     // each client's socket is matched to its accepted one by order of arrival, which may differ: compare as a set
     await expect
@@ -45,7 +52,6 @@ describe('ParallelSocketWrites', () => {
     const frame = Buffer.from('written before the second thread runs\n')
     expect(writes.write(accepted.map(fdOf), frame)).toEqual(accepted.map(() => frame.length))
     expect(writes.writtenBySecondThread).toBe(0)
-    await expect(writes.ready).resolves.toBe(true)
     const expected = 'written before the second thread runs\n'
     await expect
       .poll(() => clients.filter((client) => Buffer.concat(client.received).toString().endsWith(expected)).length)

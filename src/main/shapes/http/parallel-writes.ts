@@ -41,7 +41,7 @@ type WriteClaimed = (
 
 // control: [0] number of the job published, [1] sockets the second thread wrote in all, [2] bytes of the buffer
 const WORKER_SOURCE = `
-const { workerData, parentPort } = require('node:worker_threads')
+const { workerData } = require('node:worker_threads')
 const { writeSync } = require('node:fs')
 const writeClaimed = function (${WRITE_CLAIMED_PARAMS.join(', ')}) {${WRITE_CLAIMED_SOURCE}}
 const { claim, done, control, fds, written } = workerData
@@ -54,7 +54,6 @@ const writeOnce = (fd) => {
     return 0
   }
 }
-parentPort.postMessage('ready')
 for (let job = 0; ; ) {
   Atomics.wait(control, 0, job)
   job = Atomics.load(control, 0)
@@ -90,7 +89,6 @@ const shared = (bytes: number) => new SharedArrayBuffer(bytes)
  */
 export class ParallelSocketWrites {
   private worker: Worker | null = null
-  private running: Promise<boolean> = Promise.resolve(false)
   private readonly claim = new BigUint64Array(shared(BigUint64Array.BYTES_PER_ELEMENT))
   private readonly done = new Int32Array(shared(Int32Array.BYTES_PER_ELEMENT))
   private readonly control = new Int32Array(shared(3 * Int32Array.BYTES_PER_ELEMENT))
@@ -130,8 +128,7 @@ export class ParallelSocketWrites {
 
   /**
    * Starts the second thread once, ahead of the first write that needs it (a thread takes tens of milliseconds to
-   * start); `running` then resolves once it takes work, or to false when it cannot run (every write stays on the
-   * event loop). Returns whether it is started.
+   * start). Returns whether it is started; one that fails is not used again (every write stays on the event loop).
    */
   start(): boolean {
     if (this.worker) return true
@@ -152,21 +149,9 @@ export class ParallelSocketWrites {
       this.broken = true
       return false
     }
-    const worker = this.worker
-    worker.unref() // it waits for work forever: never a reason to keep the process alive
-    this.running = new Promise((resolve) => {
-      worker.once('message', () => resolve(true))
-      worker.once('error', () => {
-        this.broken = true
-        resolve(false)
-      })
-    })
+    this.worker.unref() // it waits for work forever: never a reason to keep the process alive
+    this.worker.on('error', () => (this.broken = true))
     return true
-  }
-
-  /** Whether the second thread runs (once it started or failed to). */
-  get ready(): Promise<boolean> {
-    return this.running
   }
 
   /** Waits for the second thread to finish the sockets it took; false when it did not in time. */
