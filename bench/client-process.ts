@@ -65,6 +65,8 @@ export function stopClientLauncher(): void {
 export interface ClientProcess {
   ready: Promise<void>
   lines: Promise<unknown[]>
+  /** The next JSON line it prints after `ready` (each line goes to one call, in order); rejects if it exits first. */
+  nextLine(): Promise<unknown>
   send(text: string): void
 }
 
@@ -85,12 +87,17 @@ export function launchClient(argv: string[]): ClientProcess {
   let markExited: (code: number | null) => void = () => undefined
   const ready = new Promise<void>((resolve) => (markReady = resolve))
   const exited = new Promise<number | null>((resolve) => (markExited = resolve))
+  const lineQueue = new LineQueue()
   const send = launcher!.launch(argv, {
     stdout(text) {
       output += text
+      lineQueue.add(text)
       if (output.includes('"ready"')) markReady()
     },
-    exit: markExited
+    exit(code) {
+      lineQueue.end(new Error(`${name} exited with ${code}`))
+      markExited(code)
+    }
   })
   const lines = exited.then((code) => {
     if (code !== 0) throw new Error(`${name} exited with ${code}`)
@@ -99,5 +106,36 @@ export function launchClient(argv: string[]): ClientProcess {
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as unknown)
   })
-  return { ready, lines, send }
+  return { ready, lines, nextLine: () => lineQueue.next(), send }
+}
+
+/** A client's output as JSON lines (but its `{"ready":true}`), handed out one at a time as they complete. */
+class LineQueue {
+  private partial = ''
+  private readonly complete: unknown[] = []
+  private readonly waiting: Array<{ resolve(line: unknown): void; reject(error: Error): void }> = []
+  private ended: Error | null = null
+
+  add(text: string): void {
+    const parts = (this.partial + text).split('\n')
+    this.partial = parts.pop() ?? ''
+    for (const part of parts.filter((line) => line.trim() !== '')) {
+      const line = JSON.parse(part) as unknown
+      if ((line as { ready?: unknown }).ready === true) continue
+      const waiter = this.waiting.shift()
+      if (waiter) waiter.resolve(line)
+      else this.complete.push(line)
+    }
+  }
+
+  end(error: Error): void {
+    this.ended = error
+    for (const waiter of this.waiting.splice(0)) waiter.reject(error)
+  }
+
+  next(): Promise<unknown> {
+    if (this.complete.length > 0) return Promise.resolve(this.complete.shift())
+    if (this.ended) return Promise.reject(this.ended)
+    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }))
+  }
 }

@@ -1,22 +1,21 @@
-// Child process of bench/shape-server.ts: one client's initial sync, from offset -1 to up-to-date, asking for the
-// next chunk as soon as a response's headers name its offset (as the official client does), while it reads the
-// current body. Two ways to take a body:
+// Child process of bench/shape-server.ts: initial syncs of one shape, one per line read from stdin (`count` or
+// `parse`), each from offset -1 to up-to-date, asking for the next chunk as soon as a response's headers name its
+// offset (as the official client does), while it reads the current body. One process runs every round, so after the
+// warm-up round its JIT and memory are as warm as those of the COPY baseline's reader in the bench's own process.
+// Two ways to take a body:
 //   count — receive every byte and count the insert messages in it, as the COPY baseline's client counts COPY's
 //           lines (bytes received and counted, not turned into objects); the snapshot-end message must arrive once;
 //   parse — JSON.parse every body and count the rows, as an application would.
-// Prints {rows, requests, bytes, ms}. Usage: node bench/initial-sync-client.mjs <shape url without offset> [count|parse]
+// Prints {"ready":true}, then {rows, requests, bytes, ms} after each sync; exits at a `stop` line.
+// Usage: node bench/initial-sync-client.mjs <shape url without offset>
 import { Agent, get } from 'node:http'
+import { createInterface } from 'node:readline'
 
-const [base, mode = 'count'] = process.argv.slice(2)
+const [base] = process.argv.slice(2)
 const brand = 'service'
 const agent = new Agent({ keepAlive: true })
 const INSERT = Buffer.from('{"headers":{"operation":"insert"')
 const SNAPSHOT_END = Buffer.from('{"headers":{"control":"snapshot-end"')
-const started = performance.now()
-let rows = 0
-let snapshotEnds = 0
-let requests = 0
-let bytes = 0
 
 /** Counts `pattern` in a stream of chunks, across chunk boundaries (without copying the chunks). */
 function counter(pattern) {
@@ -34,31 +33,31 @@ function counter(pattern) {
   }
 }
 
-function countBody(response) {
+function countBody(response, totals) {
   const inserts = counter(INSERT)
   const ends = counter(SNAPSHOT_END)
   return new Promise((resolve, reject) => {
     response.on('data', (chunk) => {
-      bytes += chunk.length
-      rows += inserts(chunk)
-      snapshotEnds += ends(chunk)
+      totals.bytes += chunk.length
+      totals.rows += inserts(chunk)
+      totals.snapshotEnds += ends(chunk)
     })
     response.on('end', resolve)
     response.on('error', reject)
   })
 }
 
-function parseBody(response) {
+function parseBody(response, totals) {
   const parts = []
   return new Promise((resolve, reject) => {
     response.on('data', (chunk) => {
-      bytes += chunk.length
+      totals.bytes += chunk.length
       parts.push(chunk)
     })
     response.on('end', () => {
       for (const message of JSON.parse(Buffer.concat(parts).toString())) {
-        if (message.key) rows += 1
-        if (message.headers.control === 'snapshot-end') snapshotEnds += 1
+        if (message.key) totals.rows += 1
+        if (message.headers.control === 'snapshot-end') totals.snapshotEnds += 1
       }
       resolve()
     })
@@ -67,28 +66,42 @@ function parseBody(response) {
 }
 
 /** GETs one chunk; resolves with the response once its headers arrive, and a promise of its body taken. */
-function request(offset, handle) {
+function request(mode, totals, offset, handle) {
   const url = new URL(base)
   url.searchParams.set('offset', offset)
   if (handle) url.searchParams.set('handle', handle)
-  requests += 1
+  totals.requests += 1
   return new Promise((resolve, reject) => {
     get(url, { agent }, (response) => {
       if (response.statusCode !== 200) return reject(new Error(`HTTP ${response.statusCode} for offset ${offset}`))
-      resolve({ response, body: mode === 'parse' ? parseBody(response) : countBody(response) })
+      resolve({ response, body: (mode === 'parse' ? parseBody : countBody)(response, totals) })
     }).on('error', reject)
   })
 }
 
-let current = await request('-1', '')
-for (;;) {
-  const { response, body } = current
-  const upToDate = response.headers[`${brand}-up-to-date`] !== undefined
-  const next = upToDate ? null : request(response.headers[`${brand}-offset`], response.headers[`${brand}-handle`])
-  await body
-  if (!next) break
-  current = await next
+async function sync(mode) {
+  const started = performance.now()
+  const totals = { rows: 0, snapshotEnds: 0, requests: 0, bytes: 0 }
+  let current = await request(mode, totals, '-1', '')
+  for (;;) {
+    const { response, body } = current
+    const upToDate = response.headers[`${brand}-up-to-date`] !== undefined
+    const next = upToDate
+      ? null
+      : request(mode, totals, response.headers[`${brand}-offset`], response.headers[`${brand}-handle`])
+    await body
+    if (!next) break
+    current = await next
+  }
+  if (totals.snapshotEnds !== 1) throw new Error(`expected one snapshot-end message, got ${totals.snapshotEnds}`)
+  const { rows, requests, bytes } = totals
+  return { rows, requests, bytes, ms: performance.now() - started }
+}
+
+process.stdout.write('{"ready":true}\n')
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line.trim() === 'stop') break
+  process.stdout.write(`${JSON.stringify(await sync(line.trim()))}\n`)
 }
 agent.destroy()
-if (snapshotEnds !== 1) throw new Error(`expected one snapshot-end message, got ${snapshotEnds}`)
-process.stdout.write(`${JSON.stringify({ rows, requests, bytes, ms: performance.now() - started })}\n`)
+process.exit(0)
