@@ -103,11 +103,10 @@
     (i32.store (i32.add (global.get $ends) (i32.shl (local.get $field) (i32.const 2))) (local.get $at))
     (local.get $traits))
 
-  ;; Copies field [$start, $end) to $out with `"` escaped and, when $slashes, `/` doubled; returns the new $out.
+  ;; Copies field [$start, $end) to $out with `"` escaped and, when $slashes, `/` doubled; returns the new $out. For
+  ;; lines with a `"` or `/` only: $row copies the others itself.
   (func $field (param $out i32) (param $start i32) (param $end i32) (param $quotes i32) (param $slashes i32) (result i32)
     (local $byte i32)
-    (if (i32.eqz (i32.or (local.get $quotes) (local.get $slashes)))
-      (then (return (call $copy (local.get $out) (local.get $start) (i32.sub (local.get $end) (local.get $start))))))
     (block $done
       (loop $next
         (br_if $done (i32.ge_u (local.get $start) (local.get $end)))
@@ -122,82 +121,123 @@
         (br $next)))
     (local.get $out))
 
-  (func $isNull (param $start i32) (param $end i32) (result i32)
-    (i32.and
-      (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 2))
-      (i32.eq (i32.load16_u (local.get $start)) (i32.const 0x4e5c))))
-
-  ;; Copies $length bytes from $from to $out sixteen at a time (the pieces and fields are short, and memory.copy calls
-  ;; out of the module); it may write up to 16 bytes past the copy, where the next piece goes (JavaScript leaves room).
-  (func $copy (param $out i32) (param $from i32) (param $length i32) (result i32)
-    (local $end i32)
-    (local.set $end (i32.add (local.get $out) (local.get $length)))
-    (loop $next
+  ;; One insert message for the line just scanned; returns the new $out. Each piece and plain field is copied inline,
+  ;; sixteen bytes at a time, from $from to $out until $to (it may write up to 16 bytes past $to, where the next piece
+  ;; goes): the pieces and fields are short, and calls to small functions took ~40% of the encoding's time.
+  (func $row (param $out i32) (param $traits i32) (result i32)
+    (local $position i32) (local $index i32) (local $start i32) (local $end i32) (local $first i32)
+    (local $quotes i32) (local $slashes i32) (local $from i32) (local $to i32)
+    (local.set $quotes (i32.and (local.get $traits) (i32.const 2)))
+    (local.set $slashes (i32.ne (i32.and (local.get $traits) (i32.const 4)) (i32.const 0)))
+    (local.set $from (global.get $head))
+    (local.set $to (i32.add (local.get $out) (global.get $headLen)))
+    (loop $copyHead
       (v128.store (local.get $out) (v128.load (local.get $from)))
       (local.set $out (i32.add (local.get $out) (i32.const 16)))
       (local.set $from (i32.add (local.get $from) (i32.const 16)))
-      (br_if $next (i32.lt_u (local.get $out) (local.get $end))))
-    (local.get $end))
-
-  (func $byte (param $out i32) (param $byte i32) (result i32)
-    (i32.store8 (local.get $out) (local.get $byte))
-    (i32.add (local.get $out) (i32.const 1)))
-
-  ;; One insert message for the line just scanned; returns the new $out.
-  (func $row (param $out i32) (param $traits i32) (result i32)
-    (local $position i32) (local $index i32) (local $start i32) (local $end i32) (local $first i32)
-    (local $quotes i32) (local $slashes i32)
-    (local.set $quotes (i32.and (local.get $traits) (i32.const 2)))
-    (local.set $slashes (i32.ne (i32.and (local.get $traits) (i32.const 4)) (i32.const 0)))
-    (local.set $out (call $copy (local.get $out) (global.get $head) (global.get $headLen)))
+      (br_if $copyHead (i32.lt_u (local.get $out) (local.get $to))))
+    (local.set $out (local.get $to))
     (block $keysDone
       (loop $key
         (br_if $keysDone (i32.ge_u (local.get $position) (global.get $keyCount)))
-        (if (local.get $position) (then (local.set $out (call $byte (local.get $out) (i32.const 47)))))
+        (if (local.get $position) (then
+          (i32.store8 (local.get $out) (i32.const 47))
+          (local.set $out (i32.add (local.get $out) (i32.const 1)))))
         (local.set $index (i32.load (i32.add (global.get $keyIndexes) (i32.shl (local.get $position) (i32.const 2)))))
         (local.set $start (i32.load (i32.add (global.get $starts) (i32.shl (local.get $index) (i32.const 2)))))
         (local.set $end (i32.load (i32.add (global.get $ends) (i32.shl (local.get $index) (i32.const 2)))))
-        (if (call $isNull (local.get $start) (local.get $end))
-          (then (local.set $out (call $byte (local.get $out) (i32.const 95))))
+        (if (i32.and
+              (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 2))
+              (i32.eq (i32.load16_u (local.get $start)) (i32.const 0x4e5c)))
+          (then
+            ;; \N: a NULL key part is `_`
+            (i32.store8 (local.get $out) (i32.const 95))
+            (local.set $out (i32.add (local.get $out) (i32.const 1))))
           (else
             ;; \" around the key part, inside the key's JSON string
             (i32.store16 (local.get $out) (i32.const 0x225c))
-            (local.set $out (call $field (i32.add (local.get $out) (i32.const 2)) (local.get $start) (local.get $end) (local.get $quotes) (local.get $slashes)))
+            (local.set $out (i32.add (local.get $out) (i32.const 2)))
+            (if (i32.or (local.get $quotes) (local.get $slashes))
+              (then (local.set $out (call $field (local.get $out) (local.get $start) (local.get $end) (local.get $quotes) (local.get $slashes))))
+              (else
+                (local.set $from (local.get $start))
+                (local.set $to (i32.add (local.get $out) (i32.sub (local.get $end) (local.get $start))))
+                (loop $copyKey
+                  (v128.store (local.get $out) (v128.load (local.get $from)))
+                  (local.set $out (i32.add (local.get $out) (i32.const 16)))
+                  (local.set $from (i32.add (local.get $from) (i32.const 16)))
+                  (br_if $copyKey (i32.lt_u (local.get $out) (local.get $to))))
+                (local.set $out (local.get $to))))
             (i32.store16 (local.get $out) (i32.const 0x225c))
             (local.set $out (i32.add (local.get $out) (i32.const 2)))))
         (local.set $position (i32.add (local.get $position) (i32.const 1)))
         (br $key)))
-    (local.set $out (call $copy (local.get $out) (global.get $valueHead) (global.get $valueHeadLen)))
+    (local.set $from (global.get $valueHead))
+    (local.set $to (i32.add (local.get $out) (global.get $valueHeadLen)))
+    (loop $copyValueHead
+      (v128.store (local.get $out) (v128.load (local.get $from)))
+      (local.set $out (i32.add (local.get $out) (i32.const 16)))
+      (local.set $from (i32.add (local.get $from) (i32.const 16)))
+      (br_if $copyValueHead (i32.lt_u (local.get $out) (local.get $to))))
+    (local.set $out (local.get $to))
     (local.set $index (i32.const 0))
     (block $valuesDone
       (loop $value
         (br_if $valuesDone (i32.ge_u (local.get $index) (global.get $valueCount)))
-        (local.set $out (call $copy (local.get $out)
-          (i32.load (i32.add (global.get $names) (i32.shl (local.get $index) (i32.const 3))))
+        ;; the value's `,"name":`
+        (local.set $from (i32.load (i32.add (global.get $names) (i32.shl (local.get $index) (i32.const 3)))))
+        (local.set $to (i32.add (local.get $out)
           (i32.load (i32.add (global.get $names) (i32.add (i32.shl (local.get $index) (i32.const 3)) (i32.const 4))))))
+        (loop $copyName
+          (v128.store (local.get $out) (v128.load (local.get $from)))
+          (local.set $out (i32.add (local.get $out) (i32.const 16)))
+          (local.set $from (i32.add (local.get $from) (i32.const 16)))
+          (br_if $copyName (i32.lt_u (local.get $out) (local.get $to))))
+        (local.set $out (local.get $to))
         (local.set $start (i32.load (i32.add (global.get $starts) (i32.shl (local.get $index) (i32.const 2)))))
         (local.set $end (i32.load (i32.add (global.get $ends) (i32.shl (local.get $index) (i32.const 2)))))
         (local.set $first (i32.load8_u (local.get $start)))
-        (if (call $isNull (local.get $start) (local.get $end))
-          (then (local.set $out (call $copy (local.get $out) (i32.const 29) (i32.const 4))))
+        ;; what follows: null, "true" or "false" (a boolean's t or f), or the field as a JSON string
+        (local.set $from (i32.const 0))
+        (if (i32.and
+              (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 2))
+              (i32.eq (i32.load16_u (local.get $start)) (i32.const 0x4e5c)))
+          (then (local.set $from (i32.const 29)) (local.set $to (i32.const 4)))
           (else (if (i32.and
                       (i32.and
                         (i32.load (i32.add (global.get $bools) (i32.shl (local.get $index) (i32.const 2))))
                         (i32.eq (i32.sub (local.get $end) (local.get $start)) (i32.const 1)))
                       (i32.or (i32.eq (local.get $first) (i32.const 116)) (i32.eq (local.get $first) (i32.const 102))))
             (then (if (i32.eq (local.get $first) (i32.const 116))
-              (then (local.set $out (call $copy (local.get $out) (i32.const 16) (i32.const 6))))
-              (else (local.set $out (call $copy (local.get $out) (i32.const 22) (i32.const 7))))))
-            (else
-              (local.set $out (call $byte (local.get $out) (i32.const 34)))
-              (local.set $out (call $field (local.get $out) (local.get $start) (local.get $end) (local.get $quotes) (i32.const 0)))
-              (local.set $out (call $byte (local.get $out) (i32.const 34)))))))
+              (then (local.set $from (i32.const 16)) (local.set $to (i32.const 6)))
+              (else (local.set $from (i32.const 22)) (local.set $to (i32.const 7))))))))
+        (if (local.get $from)
+          (then
+            (local.set $to (i32.add (local.get $out) (local.get $to)))
+            (v128.store (local.get $out) (v128.load (local.get $from)))
+            (local.set $out (local.get $to)))
+          (else
+            (i32.store8 (local.get $out) (i32.const 34))
+            (local.set $out (i32.add (local.get $out) (i32.const 1)))
+            (if (local.get $quotes)
+              (then (local.set $out (call $field (local.get $out) (local.get $start) (local.get $end) (local.get $quotes) (i32.const 0))))
+              (else
+                (local.set $from (local.get $start))
+                (local.set $to (i32.add (local.get $out) (i32.sub (local.get $end) (local.get $start))))
+                (loop $copyField
+                  (v128.store (local.get $out) (v128.load (local.get $from)))
+                  (local.set $out (i32.add (local.get $out) (i32.const 16)))
+                  (local.set $from (i32.add (local.get $from) (i32.const 16)))
+                  (br_if $copyField (i32.lt_u (local.get $out) (local.get $to))))
+                (local.set $out (local.get $to))))
+            (i32.store8 (local.get $out) (i32.const 34))
+            (local.set $out (i32.add (local.get $out) (i32.const 1)))))
         (local.set $index (i32.add (local.get $index) (i32.const 1)))
         (br $value)))
     ;; }}\n
-    (local.set $out (call $byte (local.get $out) (i32.const 125)))
-    (local.set $out (call $byte (local.get $out) (i32.const 125)))
-    (call $byte (local.get $out) (i32.const 10)))
+    (i32.store16 (local.get $out) (i32.const 0x7d7d))
+    (i32.store8 (i32.add (local.get $out) (i32.const 2)) (i32.const 10))
+    (i32.add (local.get $out) (i32.const 3)))
 
   (func (export "encode") (param $in i32) (param $inEnd i32) (param $out i32) (param $rowEnds i32) (param $base i32) (result i32)
     (local $rows i32) (local $traits i32)
