@@ -112,30 +112,45 @@ export function launchClient(argv: string[]): ClientProcess {
 /** A client's output as JSON lines (but its `{"ready":true}`), handed out one at a time as they complete. */
 class LineQueue {
   private partial = ''
-  private readonly complete: unknown[] = []
+  private readonly complete: string[] = []
   private readonly waiting: Array<{ resolve(line: unknown): void; reject(error: Error): void }> = []
   private ended: Error | null = null
 
   add(text: string): void {
     const parts = (this.partial + text).split('\n')
     this.partial = parts.pop() ?? ''
-    for (const part of parts.filter((line) => line.trim() !== '')) {
-      const line = JSON.parse(part) as unknown
-      if ((line as { ready?: unknown }).ready === true) continue
-      const waiter = this.waiting.shift()
-      if (waiter) waiter.resolve(line)
-      else this.complete.push(line)
-    }
+    this.complete.push(...parts.filter((line) => line.trim() !== ''))
+    this.handOut()
   }
 
   end(error: Error): void {
     this.ended = error
-    for (const waiter of this.waiting.splice(0)) waiter.reject(error)
+    this.handOut()
   }
 
   next(): Promise<unknown> {
-    if (this.complete.length > 0) return Promise.resolve(this.complete.shift())
-    if (this.ended) return Promise.reject(this.ended)
-    return new Promise((resolve, reject) => this.waiting.push({ resolve, reject }))
+    const line = new Promise<unknown>((resolve, reject) => this.waiting.push({ resolve, reject }))
+    this.handOut()
+    return line
+  }
+
+  private handOut(): void {
+    while (this.waiting.length > 0) {
+      const text = this.complete.shift()
+      if (text === undefined) {
+        if (this.ended) for (const waiter of this.waiting.splice(0)) waiter.reject(this.ended)
+        return
+      }
+      const waiter = this.waiting[0]!
+      try {
+        const line = JSON.parse(text) as { ready?: unknown }
+        if (line.ready === true) continue
+        this.waiting.shift()
+        waiter.resolve(line)
+      } catch (error) {
+        this.waiting.shift()
+        waiter.reject(error as Error)
+      }
+    }
   }
 }
