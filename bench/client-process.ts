@@ -109,18 +109,19 @@ export function launchClient(argv: string[]): ClientProcess {
   return { ready, lines, nextLine: () => lineQueue.next(), send }
 }
 
-/** A client's output as JSON lines (but its `{"ready":true}`), handed out one at a time as they complete. */
+/**
+ * A client's output as JSON lines (but its `{"ready":true}`), handed out one at a time. Lines are only split and
+ * parsed while a caller waits for one: the clients print while the server in this process is being measured.
+ */
 class LineQueue {
-  private partial = ''
-  private readonly complete: string[] = []
+  private text = ''
+  private taken = 0
   private readonly waiting: Array<{ resolve(line: unknown): void; reject(error: Error): void }> = []
   private ended: Error | null = null
 
   add(text: string): void {
-    const parts = (this.partial + text).split('\n')
-    this.partial = parts.pop() ?? ''
-    this.complete.push(...parts.filter((line) => line.trim() !== ''))
-    this.handOut()
+    this.text += text
+    if (this.waiting.length > 0) this.handOut()
   }
 
   end(error: Error): void {
@@ -136,11 +137,14 @@ class LineQueue {
 
   private handOut(): void {
     while (this.waiting.length > 0) {
-      const text = this.complete.shift()
-      if (text === undefined) {
+      const end = this.text.indexOf('\n', this.taken)
+      if (end === -1) {
         if (this.ended) for (const waiter of this.waiting.splice(0)) waiter.reject(this.ended)
         return
       }
+      const text = this.text.slice(this.taken, end)
+      this.taken = end + 1
+      if (text.trim() === '') continue
       const waiter = this.waiting[0]!
       try {
         const line = JSON.parse(text) as { ready?: unknown }
