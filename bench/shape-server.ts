@@ -40,7 +40,7 @@ const report = (line: string) => process.stdout.write(`${line}\n`)
  * Rounds of target 1: each measures COPY and then the sync, back to back, so both see the same machine; one more round
  * before them warms up Postgres (its first read of the freshly loaded table), the JIT and the server, and is not counted.
  * The sync client runs every round in one process, as COPY's reader does in this one: a client process started afresh
- * for each sync spends about twice the CPU (its JIT cold, each body buffer fresh memory), and is reported beside.
+ * for each sync spends two to three times the CPU (its JIT cold, each body buffer fresh memory); it is reported beside.
  */
 const SYNC_ROUNDS = 5
 
