@@ -249,3 +249,36 @@ describe('a table dropped and created again with the same name', () => {
     expect(reader.anomalies).toEqual([])
   })
 })
+
+describe('a table whose columns change', () => {
+  it('sends the shapes on it and the subquery shapes that read it to refetch, and no other shape', async () => {
+    await server.pool.query(`
+      CREATE TABLE lc_projects (id int PRIMARY KEY, owner_id int NOT NULL);
+      CREATE TABLE lc_issues (id int PRIMARY KEY, project_id int NOT NULL);
+      CREATE TABLE lc_other (id int PRIMARY KEY);
+      INSERT INTO lc_projects VALUES (1, 7), (2, 8);
+      INSERT INTO lc_issues VALUES (1, 1), (2, 2);
+      INSERT INTO lc_other VALUES (1)`)
+    const shapes = {
+      projects: { table: 'lc_projects' },
+      subquery: { table: 'lc_issues', where: 'project_id IN (SELECT id FROM lc_projects WHERE owner_id = 7)' },
+      other: { table: 'lc_other' }
+    }
+    const synced = Object.fromEntries(
+      await Promise.all(
+        Object.entries(shapes).map(async ([name, shape]) => {
+          const response = await get(server.url, { ...shape, offset: '-1' })
+          expect(response.status, name).toBe(200)
+          return [name, { ...shape, handle: response.header('@handle'), offset: response.header('@offset') }]
+        })
+      )
+    ) as Record<keyof typeof shapes, Record<string, string>>
+    // the new columns reach the server with the table's next change (a Relation message)
+    await server.pool.query('ALTER TABLE lc_projects ADD COLUMN label text')
+    await server.pool.query("INSERT INTO lc_projects VALUES (3, 7, 'new'); INSERT INTO lc_other VALUES (2)")
+    const status = async (name: keyof typeof shapes) => (await get(server.url, synced[name])).status
+    await expect.poll(() => status('projects'), { timeout: 10_000, interval: 50 }).toBe(409)
+    await expect.poll(() => status('subquery'), { timeout: 10_000, interval: 50 }).toBe(409)
+    expect(await status('other')).toBe(200)
+  })
+})

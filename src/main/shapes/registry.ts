@@ -39,6 +39,8 @@ export interface ShapeRegistryOptions {
 export class ShapeRegistry {
   private readonly shapes = new Map<string, Shape>()
   private readonly byHandle = new Map<string, Shape>()
+  /** The shapes built on each table (`tableKey`), its own or one its subqueries read. */
+  private readonly byTable = new Map<string, Set<Shape>>()
   private readonly creating = new Map<string, Promise<Shape>>()
   readonly router: ShapeRouter<Shape> = createShapeRouter<Shape>()
   /** Oids of the tables known to be in the publication (a dropped and recreated table has a new oid and joins again). */
@@ -66,6 +68,11 @@ export class ShapeRegistry {
 
   byHandleOf(handle: string): Shape | undefined {
     return this.byHandle.get(handle)
+  }
+
+  /** The active shapes built on the table: on it, or with a subquery that reads it. */
+  onTable(schema: string, name: string): Shape[] {
+    return [...(this.byTable.get(tableKey(schema, name)) ?? [])]
   }
 
   /** Whether a shape of this handle was dropped and its files are still being removed. */
@@ -137,6 +144,11 @@ export class ShapeRegistry {
     const { definition } = shape
     this.shapes.set(definition.identity, shape)
     this.byHandle.set(shape.handle, shape)
+    for (const key of tableKeys(definition)) {
+      const shapes = this.byTable.get(key)
+      if (shapes) shapes.add(shape)
+      else this.byTable.set(key, new Set([shape]))
+    }
     if (definition.subquery) this.options.subqueries.add(shape)
     else
       this.router.add(shape.handle, tableKey(definition.table.schema, definition.table.name), definition.where, shape)
@@ -150,6 +162,11 @@ export class ShapeRegistry {
     if (this.byHandle.get(shape.handle) !== shape) return this.retiring.get(shape.handle)
     this.byHandle.delete(shape.handle)
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
+    for (const key of tableKeys(shape.definition)) {
+      const shapes = this.byTable.get(key)
+      shapes?.delete(shape)
+      if (shapes?.size === 0) this.byTable.delete(key)
+    }
     this.router.remove(shape.handle)
     this.options.subqueries.remove(shape.handle)
     shape.invalidate()
@@ -169,10 +186,7 @@ export class ShapeRegistry {
 
   /** Drops every shape built on the table; resolves once their files are removed. */
   async dropTable(schema: string, name: string): Promise<void> {
-    const doomed = this.all().filter((shape) =>
-      definitionTables(shape.definition).some((table) => table.schema === schema && table.name === name)
-    )
-    await Promise.all(doomed.map((shape) => this.drop(shape)))
+    await Promise.all(this.onTable(schema, name).map((shape) => this.drop(shape)))
   }
 
   async restore(durableLsn: bigint): Promise<void> {
@@ -221,3 +235,6 @@ export class ShapeRegistry {
     this.stopping = true
   }
 }
+
+const tableKeys = (definition: ResolvedShape): Set<string> =>
+  new Set(definitionTables(definition).map((table) => tableKey(table.schema, table.name)))

@@ -87,7 +87,7 @@ export class ShapeService {
       log,
       router: this.registry.router,
       subqueries: this.subqueries,
-      shapes: () => this.registry.all(),
+      shapesOnTable: (schema, name) => this.registry.onTable(schema, name),
       tableChanged: async (schema, name) => {
         this.catalog.forget(schema, name)
         await this.registry.dropTable(schema, name)

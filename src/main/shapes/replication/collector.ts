@@ -22,8 +22,8 @@ export interface CollectorOptions {
   log(line: string): void
   router: ShapeRouter<Shape>
   subqueries: SubqueryRegistry
-  /** The active shapes. */
-  shapes(): Shape[]
+  /** The active shapes built on a table: on it, or with a subquery that reads it. */
+  shapesOnTable(schema: string, name: string): Shape[]
   /** The table changed (or was truncated): the shapes built on it are dropped; resolves once they are. */
   tableChanged(schema: string, name: string): Promise<void>
   /** Where acknowledgements go; null once stopped. */
@@ -173,7 +173,7 @@ export class Collector {
     const key = tableKey(relation.schema, relation.table)
     const fingerprint = columnsFingerprint(relation.columns)
     const stale = this.options
-      .shapes()
+      .shapesOnTable(relation.schema, relation.table)
       .some(({ definition }) =>
         definitionTables(definition).some(
           (table) =>
