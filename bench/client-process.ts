@@ -82,39 +82,37 @@ export function clientProcess(script: string, args: string[]): ClientProcess {
 export function launchClient(argv: string[]): ClientProcess {
   startClientLauncher()
   const name = argv[argv[0] === process.execPath ? 1 : 0]
-  let output = ''
   let markReady: () => void = () => undefined
   let markExited: (code: number | null) => void = () => undefined
   const ready = new Promise<void>((resolve) => (markReady = resolve))
   const exited = new Promise<number | null>((resolve) => (markExited = resolve))
-  const lineQueue = new LineQueue()
+  const output = new ClientOutput()
   const send = launcher!.launch(argv, {
     stdout(text) {
-      output += text
-      lineQueue.add(text)
-      if (output.includes('"ready"')) markReady()
+      output.add(text)
+      if (output.text.includes('"ready"')) markReady()
     },
     exit(code) {
-      lineQueue.end(new Error(`${name} exited with ${code}`))
+      output.end(new Error(`${name} exited with ${code}`))
       markExited(code)
     }
   })
   const lines = exited.then((code) => {
     if (code !== 0) throw new Error(`${name} exited with ${code}`)
-    return output
+    return output.text
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as unknown)
   })
-  return { ready, lines, nextLine: () => lineQueue.next(), send }
+  return { ready, lines, nextLine: () => output.nextLine(), send }
 }
 
 /**
- * A client's output as JSON lines (but its `{"ready":true}`), handed out one at a time. Lines are only split and
+ * What a client printed; its JSON lines (but its `{"ready":true}`) handed out one at a time. Lines are only split and
  * parsed while a caller waits for one: the clients print while the server in this process is being measured.
  */
-class LineQueue {
-  private text = ''
+class ClientOutput {
+  text = ''
   private taken = 0
   private readonly waiting: Array<{ resolve(line: unknown): void; reject(error: Error): void }> = []
   private ended: Error | null = null
@@ -129,7 +127,7 @@ class LineQueue {
     this.handOut()
   }
 
-  next(): Promise<unknown> {
+  nextLine(): Promise<unknown> {
     const line = new Promise<unknown>((resolve, reject) => this.waiting.push({ resolve, reject }))
     this.handOut()
     return line
