@@ -2,6 +2,7 @@ import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { get, shapeUrl, syncToEnd } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+import { PARALLEL_FROM } from '../../src/main/shapes/http/parallel-writes'
 
 const LONG_POLL_MS = 2000
 
@@ -114,33 +115,37 @@ async function advance(): Promise<void> {
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 300))
 
 describe('one change, many waiting long-polls', () => {
-  it('answers every identical long-poll with the same change, and keeps each connection usable', async () => {
-    const connections = Array.from({ length: 40 }, () => new RawConnection(server.url))
-    for (const connection of connections) connection.send(livePath())
-    await settle()
-    await change()
-    const answers = await Promise.all(connections.map((connection) => connection.response()))
-    for (const answer of answers) {
-      expect(answer.status).toBe(200)
-      expect(answer.body).toBe(answers[0]?.body)
-      expect(JSON.parse(answer.body)).toMatchObject([
-        { headers: { operation: 'update' }, value: { id: '1' } },
-        { headers: { control: 'up-to-date' } }
-      ])
-      expect(answer.headers.get('service-offset')).toBe(answers[0]?.headers.get('service-offset'))
-      expect(answer.headers.get('date')).toMatch(/GMT$/)
+  // from PARALLEL_FROM on, the answer goes straight to the sockets' descriptors, written by two threads
+  it.each([40, PARALLEL_FROM + 10])(
+    'answers every one of %i identical long-polls with the same change, and keeps each connection usable',
+    async (count) => {
+      const connections = Array.from({ length: count }, () => new RawConnection(server.url))
+      for (const connection of connections) connection.send(livePath())
+      await settle()
+      await change()
+      const answers = await Promise.all(connections.map((connection) => connection.response()))
+      for (const answer of answers) {
+        expect(answer.status).toBe(200)
+        expect(answer.body).toBe(answers[0]?.body)
+        expect(JSON.parse(answer.body)).toMatchObject([
+          { headers: { operation: 'update' }, value: { id: '1' } },
+          { headers: { control: 'up-to-date' } }
+        ])
+        expect(answer.headers.get('service-offset')).toBe(answers[0]?.headers.get('service-offset'))
+        expect(answer.headers.get('date')).toMatch(/GMT$/)
+      }
+      // the next request on each kept-alive connection is served as usual
+      const next = answers[0]?.headers.get('service-offset') ?? ''
+      for (const connection of connections) connection.send(livePath({ offset: next }))
+      await settle()
+      await change()
+      const again = await Promise.all(connections.map((connection) => connection.response()))
+      expect(again.map((answer) => answer.status)).toEqual(connections.map(() => 200))
+      expect(new Set(again.map((answer) => answer.body)).size).toBe(1)
+      connections.forEach((connection) => connection.close())
+      await advance()
     }
-    // the next request on each kept-alive connection is served as usual
-    const next = answers[0]?.headers.get('service-offset') ?? ''
-    for (const connection of connections) connection.send(livePath({ offset: next }))
-    await settle()
-    await change()
-    const again = await Promise.all(connections.map((connection) => connection.response()))
-    expect(again.map((answer) => answer.status)).toEqual(connections.map(() => 200))
-    expect(new Set(again.map((answer) => answer.body)).size).toBe(1)
-    connections.forEach((connection) => connection.close())
-    await advance()
-  })
+  )
 
   it('writes the same headers as an answer through the ordinary path (Connection: close, HTTP/1.0)', async () => {
     const shared = new RawConnection(server.url)

@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs'
 import { compileFunction } from 'node:vm'
+import type { Socket } from 'node:net'
 import { Worker } from 'node:worker_threads'
 
 /** Most sockets one call shares with the second thread, and the largest buffer it takes. */
@@ -164,4 +165,17 @@ export class ParallelSocketWrites {
     }
     return true
   }
+}
+
+/** From this many sockets on, one buffer is written to them by two threads. */
+export const PARALLEL_FROM = 256
+
+/** The process's second writing thread, shared by SSE streams and long-polls. */
+export const parallelWrites = new ParallelSocketWrites()
+
+/** A connected socket's descriptor; stable until the socket is destroyed. */
+export function descriptorOf(socket: Socket): number | null {
+  // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions
+  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
+  return typeof fd === 'number' && fd >= 0 ? fd : null
 }

@@ -5,6 +5,7 @@ import type { PreparedAnswer } from '../live/prepared-answers'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import type { ProtocolHeaderNames } from '../../../shared/protocol'
 import { CACHE_CONTROL, corsHeaders } from './protocol'
+import { PARALLEL_FROM, descriptorOf, parallelWrites } from './parallel-writes'
 
 export type HeaderMap = Record<string, string>
 
@@ -81,6 +82,14 @@ export class Responder {
     return true
   }
 
+  /** Where writePrepared would write wire bytes, and the socket's descriptor is known: the socket and the descriptor. */
+  directTarget(): { socket: Socket; fd: number; keepAlive: string } | null {
+    const socket = this.res.socket
+    if (!socket || socket.destroyed || !this.canWriteWire(socket)) return null
+    const fd = descriptorOf(socket)
+    return fd === null ? null : { socket, fd, keepAlive: keepAliveLine(this.res) }
+  }
+
   endWritten(): void {
     endWrittenResponse(this.res)
   }
@@ -137,6 +146,34 @@ export class Responder {
   unavailable(message: string, retryAfter: number, extra: HeaderMap = {}): void {
     this.json(503, { message }, { 'retry-after': String(retryAfter), ...extra })
   }
+}
+
+/**
+ * writePrepared for many responses at once, as when one change wakes a thousand long-polls: from PARALLEL_FROM on, the
+ * wire bytes go straight to the sockets' descriptors, written by two threads (most of a small write's cost is the
+ * kernel's); what a socket did not take goes through it as usual. Returns, per responder, what writePrepared would.
+ */
+export function writePreparedToAll(responders: readonly Responder[], answer: PreparedAnswer): boolean[] {
+  if (responders.length < PARALLEL_FROM) return responders.map((responder) => responder.writePrepared(answer))
+  const direct = new Map<string, { sockets: Socket[]; fds: number[] }>()
+  const wire = responders.map((responder) => {
+    const target = responder.directTarget()
+    if (!target) return responder.writePrepared(answer)
+    const same = direct.get(target.keepAlive) ?? { sockets: [], fds: [] }
+    direct.set(target.keepAlive, same)
+    same.sockets.push(target.socket)
+    same.fds.push(target.fd)
+    return true
+  })
+  for (const [keepAlive, { sockets, fds }] of direct) {
+    const bytes = wireBytes(answer, keepAlive)
+    const written = parallelWrites.write(fds, bytes)
+    sockets.forEach((socket, i) => {
+      const taken = written[i] ?? 0
+      if (taken < bytes.length) socket.write(bytes.subarray(taken))
+    })
+  }
+  return wire
 }
 
 /** The fields of Node's ServerResponse that say its head has gone out (stable since Node's first releases). */

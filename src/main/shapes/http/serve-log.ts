@@ -15,10 +15,11 @@ import type { LogSlice } from '../storage/shape-log'
 import { schemaHeader } from '../definition/table-info'
 import { isCallersQueryError } from '../../sql'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, upToDateMessage } from './protocol'
-import type { HeaderMap, Responder } from './responder'
+import { type HeaderMap, type Responder, writePreparedToAll } from './responder'
 import type { ShapeRequest } from './shape-request'
 import { releaseSource } from './chunk-body'
 import { streamSse } from './sse'
+import { PARALLEL_FROM, parallelWrites } from './parallel-writes'
 import { hasNews, shapeHeaders } from './live-answer'
 
 export interface LiveSettings {
@@ -208,6 +209,8 @@ class LongPollGroup {
       const stopListening = context.cancellation.onCancel(leave)
       const member: LongPollMember = { context, resolve, release: () => (clearTimeout(timer), stopListening()) }
       this.members.add(member)
+      // the second writing thread takes tens of milliseconds to start: not while a change waits for it
+      if (this.members.size === PARALLEL_FROM) parallelWrites.start()
     })
   }
 
@@ -228,19 +231,20 @@ class LongPollGroup {
       slice && first && isShareable(first.context)
         ? sharedAnswer(first.context, dataAnswer(first.context, shape, requested, slice))
         : null
-    // every shared answer is written before any response is ended or timer cleared: the last one out is what counts
-    const outcomes = members.map((member) => ({
-      member,
-      wire: prepared && isShareable(member.context) ? member.context.r.writePrepared(prepared) : null
-    }))
-    for (const { member, wire } of outcomes) {
+    // members share their key (conditions, HEAD), so all of them can share an answer when the first can; every one is
+    // written before any response is ended or timer cleared: the last one out is what counts
+    const wire = prepared
+      ? writePreparedToAll(
+          members.map((member) => member.context.r),
+          prepared
+        )
+      : []
+    members.forEach((member, i) => {
       member.release()
-      if (wire === null) member.resolve(finishLongPoll(member.context, shape, offset, requested))
-      else {
-        if (wire) member.context.r.endWritten()
-        member.resolve(Promise.resolve())
-      }
-    }
+      if (!prepared) return member.resolve(finishLongPoll(member.context, shape, offset, requested))
+      if (wire[i]) member.context.r.endWritten()
+      member.resolve(Promise.resolve())
+    })
   }
 }
 
@@ -281,7 +285,8 @@ function longPollKey(context: LogRequestContext, offset: LogOffset): string {
     r.req.headers.origin ?? '',
     context.noCache,
     r.head,
-    r.req.headers['if-none-match'] ?? ''
+    r.req.headers['if-none-match'] ?? '',
+    isShareable(context)
   ].join('\u0000')
 }
 

@@ -4,7 +4,7 @@ import { type LogOffset, compareOffsets, formatOffset, readPosition } from '../s
 import type { Shape } from '../storage/shape'
 import type { LogSlice } from '../storage/shape-log'
 import { CACHE_CONTROL, upToDateMessage } from './protocol'
-import { ParallelSocketWrites } from './parallel-writes'
+import { PARALLEL_FROM, descriptorOf, parallelWrites } from './parallel-writes'
 import { hasNews, shapeHeaders } from './live-answer'
 import type { LiveSettings, LogRequestContext } from './serve-log'
 
@@ -53,19 +53,10 @@ export function sseFrames(slice: LogSlice, upToDate: boolean): SseBytes {
   return new SseBytes(payload)
 }
 
-/** A connected socket's descriptor; stable until the socket is destroyed. */
-function descriptorOf(socket: Socket): number | null {
-  // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions
-  const fd = (socket as unknown as { _handle?: { fd?: unknown } })._handle?.fd
-  return typeof fd === 'number' && fd >= 0 ? fd : null
-}
-
 /** A stream whose socket holds more unsent bytes than this reads on alone, at its own pace, after a drain. */
 const SLOW_STREAM_BYTES = 1024 * 1024
 /** How often a hub with no change re-registers with its shape. */
 const HUB_RECHECK_MS = 60_000
-/** From this many streams on, a change is written to their sockets by two threads (see ParallelSocketWrites). */
-const PARALLEL_FROM = 256
 /**
  * Each stream sends its keep-alive up to this share of the interval early (its own share, at random), so that streams
  * that got one change at the same moment do not all need a comment in the same instant; no gap exceeds the interval.
@@ -259,8 +250,6 @@ class SseHub {
     }
   }
 }
-
-const parallelWrites = new ParallelSocketWrites()
 
 /** The same bytes to every stream: through each socket, or (for many) straight to the descriptors by two threads. */
 function sendToAll(streams: ReadonlySet<SseStream>, bytes: SseBytes): void {
