@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 
@@ -76,6 +78,49 @@ export interface ClientProcess {
  */
 export function clientProcess(script: string, args: string[]): ClientProcess {
   return launchClient([process.execPath, join(__dirname, script), ...args])
+}
+
+export interface ClientProgram {
+  /** Which client it is, for the report. */
+  name: string
+  start(args: string[]): ClientProcess
+}
+
+const builtClients = new Map<string, Promise<string | null>>()
+let buildDirectory: string | null = null
+
+/**
+ * A bench client with a twin in C (`bench/<name>.c`, built once per run with the machine's `cc -O2`): one socket read
+ * costs it a few microseconds where the Node client (`<name>.mjs`) spends ten or more, and on two cores the clients
+ * compete with the server, so their own cost is part of what they measure. The Node client where there is no
+ * compiler, or with BENCH_CLIENTS=node.
+ */
+export async function benchClient(name: string): Promise<ClientProgram> {
+  if (process.env.BENCH_CLIENTS === 'node') return nodeClient(name)
+  if (!builtClients.has(name)) builtClients.set(name, build(name))
+  const binary = await builtClients.get(name)!
+  return binary ? { name: `C (bench/${name}.c)`, start: (args) => launchClient([binary, ...args]) } : nodeClient(name)
+}
+
+/** The Node client `bench/<name>.mjs`. */
+export function nodeClient(name: string): ClientProgram {
+  return { name: `Node (bench/${name}.mjs)`, start: (args) => clientProcess(`${name}.mjs`, args) }
+}
+
+/** Builds bench/<name>.c into this run's directory (removed at exit); null where it cannot. */
+async function build(name: string): Promise<string | null> {
+  if (!buildDirectory) {
+    const directory = mkdtempSync(join(tmpdir(), 'syncscope-bench-clients-'))
+    process.once('exit', () => rmSync(directory, { recursive: true, force: true }))
+    buildDirectory = directory
+  }
+  const binary = join(buildDirectory, name)
+  // built by the launcher too: a fork of this process costs it a fault per page it writes afterwards
+  const compiler = launchClient(['cc', '-O2', '-o', binary, join(__dirname, `${name}.c`)])
+  return compiler.lines.then(
+    () => binary,
+    () => null
+  )
 }
 
 /** Like clientProcess, for any program (`argv[0]`). */

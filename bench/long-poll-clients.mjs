@@ -1,6 +1,6 @@
 // Child process of bench/shape-server.ts: opens N identical live long-polls over raw sockets (the lightest client
-// there is, so what is measured is the server) and prints, as JSON lines, when each complete answer arrived
-// (performance.timeOrigin + now, in ms, comparable with the parent's clock). Sockets are closed only once every
+// Node has; bench/long-poll-clients.c is its twin in C, lighter still) and prints, as JSON lines, when each complete
+// answer arrived (performance.timeOrigin + now, in ms, comparable with the parent's clock). Sockets are closed only once every
 // answer is in, so closing them costs nothing while answers arrive.
 // Usage: node bench/long-poll-clients.mjs <url> <count>, or <@file> <count> for count polls of each URL in the file
 // (one a line).

@@ -10,12 +10,21 @@
  *   8. commit → client latency with 1,000 subquery shapes `… IN (SELECT id FROM projects WHERE owner_id = const)`
  *      (bench/subquery-routing.ts).
  * Run: node --expose-gc --import tsx bench/shape-server.ts [rows=1000000] [shapes=10000] [clients=1000] [--only=1,3]
- * (5, 7 and 8 run only when named in --only.)
+ * (5, 7 and 8 run only when named in --only.) The clients of targets 3, 5 and 6 are C programs built with the machine's
+ * `cc` where there is one (see benchClient); BENCH_CLIENTS=node runs their Node twins instead.
  */
 import { to as copyTo } from 'pg-copy-streams'
 import { startTestShapeServer, type TestShapeServer } from '../test/support/shape-server'
 import { get, shapeUrl, syncToEnd } from '../test/support/shape-http'
-import { type ClientProcess, clientProcess, startClientLauncher, stopClientLauncher } from './client-process'
+import {
+  type ClientProcess,
+  type ClientProgram,
+  clientProcess,
+  benchClient,
+  nodeClient,
+  startClientLauncher,
+  stopClientLauncher
+} from './client-process'
 import { slowReaders } from './slow-readers'
 import { sseFanOut } from './sse-fan-out'
 import { subqueryRouting } from './subquery-routing'
@@ -190,51 +199,78 @@ async function commitLatency(
   )
 }
 
-/** Long-poll clients in a child process (so their fetch work does not share the server's event loop). */
-function clientsProcess(
-  url: string,
+type LongPolls = (target: string, count: number) => ReturnType<typeof longPolls>
+
+/** Long-poll clients in a child process (so their socket work does not share the server's event loop). */
+function longPolls(
+  program: ClientProgram,
+  target: string,
   count: number
 ): { answers: Promise<Array<{ status: number; at: number }>>; ready: Promise<void> } {
-  const child = clientProcess('long-poll-clients.mjs', [url, String(count)])
+  const child = program.start([target, String(count)])
   const answers = child.lines.then((lines) =>
     (lines as Array<{ status: number; at: number; ready?: boolean }>).filter((line) => !line.ready)
   )
   return { answers, ready: child.ready }
 }
 
-/** Target 3; `condition` says what else the server holds (its other shapes stay in memory and in the GC's way). */
-async function fanOut(server: TestShapeServer, table: string, condition: string): Promise<void> {
+/** One round of target 3: the clients wait on the shape's end, one UPDATE; commit → each answer, in ms. */
+async function fanOutRound(
+  server: TestShapeServer,
+  table: string,
+  synced: { handle: string; offset: string },
+  clients: LongPolls
+): Promise<number[]> {
+  const url = shapeUrl(server.url, { table, handle: synced.handle, offset: synced.offset, live: 'true' })
+  const polls = clients(url, CLIENTS)
+  await polls.ready
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const start = performance.timeOrigin + performance.now()
+  await server.pool.query(`UPDATE ${table} SET val = val + 1`)
+  const answers = await polls.answers
+  if (answers.some((answer) => answer.status !== 200))
+    throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
+  synced.offset =
+    (await get(server.url, { table, handle: synced.handle, offset: synced.offset })).header('@offset') ?? synced.offset
+  return answers.map((answer) => answer.at - start)
+}
+
+/**
+ * Target 3; `condition` says what else the server holds (its other shapes stay in memory and in the GC's way). The
+ * rounds use the lightest client there is (bench/long-poll-clients.c); one more round with the Node client is reported
+ * beside them, as the cost a client of Node's adds on these two cores.
+ */
+async function fanOut(
+  server: TestShapeServer,
+  table: string,
+  condition: string,
+  clients: ClientProgram
+): Promise<void> {
   await server.pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, val int)`)
   await server.pool.query(`INSERT INTO ${table} VALUES (1, 0)`)
   const synced = await syncToEnd(server.url, { table })
+  const summary = (values: number[]) =>
+    `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`
   const latencies: number[] = []
   for (let round = 0; round < 3; round++) {
-    const url = shapeUrl(server.url, { table, handle: synced.handle, offset: synced.offset, live: 'true' })
-    const clients = clientsProcess(url, CLIENTS)
-    await clients.ready
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const start = performance.timeOrigin + performance.now()
-    await server.pool.query(`UPDATE ${table} SET val = val + 1`)
-    const answers = await clients.answers
-    if (answers.some((answer) => answer.status !== 200))
-      throw new Error(`non-200 answers: ${JSON.stringify(answers.filter((a) => a.status !== 200).slice(0, 3))}`)
-    const round_ = answers.map((answer) => answer.at - start)
+    const round_ = await fanOutRound(server, table, synced, (target, count) => longPolls(clients, target, count))
     latencies.push(...round_)
     if (process.env.BENCH_VERBOSE)
-      process.stderr.write(
-        `round ${round}: p50 ${percentile(round_, 50).toFixed(1)} p99 ${percentile(round_, 99).toFixed(1)} first ${Math.min(...round_).toFixed(1)}\n`
-      )
-    synced.offset =
-      (await get(server.url, { table, handle: synced.handle, offset: synced.offset })).header('@offset') ??
-      synced.offset
+      process.stderr.write(`round ${round}: ${summary(round_)}, first ${Math.min(...round_).toFixed(1)} ms\n`)
   }
+  const node = nodeClient('long-poll-clients')
+  const nodeRound =
+    node.name === clients.name
+      ? ''
+      : `; one round with ${node.name}: ${summary(await fanOutRound(server, table, synced, (target, count) => longPolls(node, target, count)))}`
   report(
-    `| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process), ${condition} | p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms | ${latencies.length} answers | p99 ≤ 100 ms |`
+    `| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process, ${clients.name}), ${condition} | p50 ${percentile(latencies, 50).toFixed(1)} ms, **p99 ${percentile(latencies, 99).toFixed(1)} ms** | ${latencies.length} answers${nodeRound} | p99 ≤ 100 ms |`
   )
 }
 
 async function main(): Promise<void> {
   startClientLauncher()
+  const clients = await benchClient('long-poll-clients')
   const server = await startTestShapeServer({ longPollTimeout: 20_000 })
   try {
     report(
@@ -243,8 +279,14 @@ async function main(): Promise<void> {
     report('| target | measured | detail | goal |')
     report('|---|---|---|---|')
     if (only.includes(1)) await initialSync(server)
-    if (only.includes(6)) await unindexedRouting({ server, report, clients: clientsProcess })
-    if (only.includes(3)) await fanOut(server, 'fan', 'before the 10,000 shapes of targets 2 and 4 exist')
+    if (only.includes(6))
+      await unindexedRouting({
+        server,
+        report,
+        clients: (target, count) => longPolls(clients, target, count),
+        clientName: clients.name
+      })
+    if (only.includes(3)) await fanOut(server, 'fan', 'before the 10,000 shapes of targets 2 and 4 exist', clients)
     if (only.includes(2) || only.includes(4)) {
       const before = heapUsed()
       const shapes = await createShapes(server)
@@ -255,7 +297,7 @@ async function main(): Promise<void> {
       if (only.includes(2)) await commitLatency(server, shapes)
     }
     if (only.includes(3) && (only.includes(2) || only.includes(4)))
-      await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory')
+      await fanOut(server, 'fan_crowded', 'with the 10,000 shapes of targets 2 and 4 also in memory', clients)
     if (only.includes(5)) await sseFanOut(report, Number(process.env.SSE_CLIENTS ?? 10_000))
     if (only.includes(7)) await slowReaders(report)
     if (only.includes(8)) await subqueryRouting(server, report)

@@ -4,7 +4,7 @@
 // Once the streams are open it polls them every 200 µs instead of sleeping in epoll_wait: on loopback the server's
 // write runs the receiving side of TCP too, and waking a sleeping reader per socket is part of that cost, which a
 // server writing to remote clients does not pay (the added delay is at most 0.2 ms).
-// bench/sse-fan-out.ts builds it with `cc -O2` when a C compiler is present (SSE_CLIENT=node keeps the Node client).
+// bench/client-process.ts builds it with `cc -O2` when a C compiler is present (BENCH_CLIENTS=node keeps the Node one).
 // Usage: sse-clients <url> <count>
 #define _GNU_SOURCE
 #include <arpa/inet.h>

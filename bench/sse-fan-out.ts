@@ -1,15 +1,12 @@
 /**
  * Target 5 (issue 12 (a)): 10,000 SSE streams on one shape, one change. Delivery (commit → each stream's up-to-date),
  * keep-alives on time (the gap before each keep-alive comment), and the server's memory per open stream. The streams
- * are opened by bench/sse-clients.mjs in another process over raw sockets; the server has its own embedded Postgres
+ * are opened by bench/sse-clients.c (or .mjs, see benchClient) in another process over raw sockets; the server has its own embedded Postgres
  * and the default keep-alive (21 s), so the measurement also spans a round of keep-alives.
  */
 import { startTestShapeServer } from '../test/support/shape-server'
 import { shapeUrl, syncToEnd } from '../test/support/shape-http'
-import { rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { clientProcess, launchClient, type ClientProcess } from './client-process'
+import { type ClientProcess, benchClient } from './client-process'
 
 const KEEP_ALIVE_MS = 21_000
 
@@ -35,34 +32,6 @@ interface ClientsResult {
   ended: number
 }
 
-/**
- * The streams' client: bench/sse-clients.c built with the machine's C compiler (one socket read costs it ~2 µs, against
- * ~10 µs for bench/sse-clients.mjs, and on two cores the clients compete with the server's writing threads), or the
- * Node client where there is no compiler or SSE_CLIENT=node.
- */
-async function streamsClient(): Promise<{ name: string; start(args: string[]): ClientProcess }> {
-  const node = {
-    name: 'Node (bench/sse-clients.mjs)',
-    start: (args: string[]) => clientProcess('sse-clients.mjs', args)
-  }
-  if (process.env.SSE_CLIENT === 'node') return node
-  const binary = join(tmpdir(), `syncscope-bench-sse-clients-${process.pid}`)
-  // built by the launcher too: a fork of this process costs it a fault per page it writes afterwards
-  const built = await launchClient(['cc', '-O2', '-o', binary, join(__dirname, 'sse-clients.c')]).lines.then(
-    () => true,
-    () => false
-  )
-  if (!built) return node
-  return {
-    name: 'C (bench/sse-clients.c)',
-    start: (args) => {
-      const child = launchClient([binary, ...args])
-      void child.ready.then(() => rm(binary, { force: true }))
-      return child
-    }
-  }
-}
-
 function streamsOf(child: ClientProcess) {
   return {
     ready: child.ready,
@@ -84,7 +53,7 @@ export async function sseFanOut(report: Report, clients: number): Promise<void> 
       live: 'true',
       live_sse: 'true'
     })
-    const client = await streamsClient()
+    const client = await benchClient('sse-clients')
     const before = memory()
     const opening = Date.now()
     const streams = streamsOf(client.start([url, String(clients)]))

@@ -24,6 +24,8 @@ const ROUNDS = 3
 export interface UnindexedRoutingBench {
   server: TestShapeServer
   report(line: string): void
+  /** Which client program `clients` runs, for the report. */
+  clientName: string
   /** Long-polls in a child process: `target` a URL or `@file` of URLs; resolves `ready` once they are sent. */
   clients(
     target: string,
@@ -46,7 +48,7 @@ async function shapesChanged(server: TestShapeServer, wheres: readonly string[],
   }
 }
 
-export async function unindexedRouting({ server, report, clients }: UnindexedRoutingBench): Promise<void> {
+export async function unindexedRouting({ server, report, clients, clientName }: UnindexedRoutingBench): Promise<void> {
   const service = server.app.rooms.shapes.service()
   if (!service) throw new Error('no shape service')
   await createTasks(server.pool)
@@ -146,6 +148,6 @@ export async function unindexedRouting({ server, report, clients }: UnindexedRou
   const range = (pick: (r: (typeof rounds)[number]) => number, digits = 0) =>
     `${Math.min(...rounds.map(pick)).toFixed(digits)}–${Math.max(...rounds.map(pick)).toFixed(digits)}`
   report(
-    `| 6. ${SHAPES.toLocaleString('en')} shapes whose where is not indexable, one ${TASK_ROWS.toLocaleString('en')}-row UPDATE (${ROUNDS} rounds, a live long-poll on each shape the UPDATE changes: ${range((r) => r.answers)} per round, clients in another process) | all delivered ${range((r) => r.delivered)} ms, event loop blocked ≤ ${range((r) => r.blocked, 1)} ms | p50 ${range((r) => r.p50)} ms; server CPU for the transaction ${range((r) => r.cpu)} ms; longest garbage-collection pause ${range((r) => r.gcMax, 1)} ms | all ≤ 1.5 s, block ≤ 50 ms |`
+    `| 6. ${SHAPES.toLocaleString('en')} shapes whose where is not indexable, one ${TASK_ROWS.toLocaleString('en')}-row UPDATE (${ROUNDS} rounds, a live long-poll on each shape the UPDATE changes: ${range((r) => r.answers)} per round, clients in another process, ${clientName}) | all delivered ${range((r) => r.delivered)} ms, event loop blocked ≤ ${range((r) => r.blocked, 1)} ms | p50 ${range((r) => r.p50)} ms; server CPU for the transaction ${range((r) => r.cpu)} ms; longest garbage-collection pause ${range((r) => r.gcMax, 1)} ms | all ≤ 1.5 s, block ≤ 50 ms |`
   )
 }
