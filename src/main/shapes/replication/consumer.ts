@@ -42,6 +42,8 @@ export class ReplicationConsumer implements ReplicationStream {
   private delivered: Promise<void> = Promise.resolve()
   private skipThrough: bigint | null
   private confirmedLsn = 0n
+  /** The position last sent to the current session's walsender (-1 before the first). */
+  private acknowledgedLsn = -1n
   /** Commit LSN through which the caller reported its work durable (with `awaitDurable`). */
   private durableLsn: bigint
   /** Delivered transactions that are not durable yet: their end LSNs are acknowledged once they are. */
@@ -77,7 +79,7 @@ export class ReplicationConsumer implements ReplicationStream {
       // The client keeps this listener after the pool lets go of it: its connection may still fail while closing.
       client.on('error', logError)
     })
-    this.statusTimer = setInterval(() => this.acknowledge(), STATUS_INTERVAL_MS)
+    this.statusTimer = setInterval(() => this.acknowledge(true), STATUS_INTERVAL_MS)
   }
 
   get lastLsn(): bigint {
@@ -205,6 +207,7 @@ export class ReplicationConsumer implements ReplicationStream {
       await session.close()
       throw new Error('the replication session was superseded before it started')
     }
+    this.acknowledgedLsn = -1n
     this.moveTo({ phase: 'streaming', generation, session })
     this.log(`streaming from slot "${this.options.slotName}"`)
     this.options.onStatus?.({ state: 'streaming' })
@@ -215,13 +218,9 @@ export class ReplicationConsumer implements ReplicationStream {
       if (message.walEnd > this.receivedLsn) this.receivedLsn = message.walEnd
       if (message.tag === 'keepalive') {
         this.reportPosition()
-        if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn) {
+        if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn)
           this.confirmedLsn = message.walEnd
-          this.acknowledge()
-        } else {
-          // answered even unasked: the walsender pings again (with its position) only after a reply
-          this.acknowledge()
-        }
+        this.acknowledge(message.replyRequested)
         return
       }
       const committed = this.assembler.push(decodePgoutput(message.payload))
@@ -278,8 +277,17 @@ export class ReplicationConsumer implements ReplicationStream {
     this.options.onPosition?.(position)
   }
 
-  private acknowledge(): void {
-    sessionOf(this.state)?.acknowledge(this.confirmedLsn)
+  /**
+   * Sends the confirmed position when it moved since the last one sent, or `always` (the walsender asked, or the status
+   * interval came). Not at every keepalive: while the confirmed position trails what it sent, the walsender pings
+   * before each wait, and an answer wakes it to ping again (thousands of round trips a second). New WAL wakes it anyway,
+   * so its position still comes with the next change.
+   */
+  private acknowledge(always = false): void {
+    const session = sessionOf(this.state)
+    if (!session || (!always && this.confirmedLsn <= this.acknowledgedLsn)) return
+    session.acknowledge(this.confirmedLsn)
+    this.acknowledgedLsn = this.confirmedLsn
   }
 
   /** Ends the current session; Postgres sends again from the last acknowledged position to the next one. */

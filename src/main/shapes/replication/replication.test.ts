@@ -338,6 +338,36 @@ describe('acknowledgement and recovery', () => {
     await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(third), { timeout: 5_000 })
   })
 
+  it('does not answer the walsender ping for ping while what it sent is not confirmable yet', async () => {
+    await pool.query(`CREATE TABLE pinged (id int PRIMARY KEY)`)
+    const log = new TransactionLog()
+    const settings = names()
+    const stream = await follow(log, { ...settings, awaitDurable: true })
+    await stream.ensureTable('public', 'pinged')
+    await insertOneByOne('pinged', [1])
+    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1']))
+    // applied, not durable: the walsender pings before each wait while our position trails its own; answered every
+    // time, each answer wakes it to ping again (thousands of round trips a second, a core between the two processes)
+    const replyTimes = new Set<string>()
+    for (let sample = 0; sample < 6; sample++) {
+      const { rows } = await pool.query<{ at: string }>(
+        `SELECT reply_time::text AS at FROM pg_stat_replication WHERE application_name = 'syncscope-replication'`
+      )
+      replyTimes.add(rows[0]?.at ?? '')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    // at most one status update (every 10 s) falls into the second sampled
+    expect(replyTimes.size).toBeLessThanOrEqual(2)
+    stream.durableThrough(log.transactions[0]!.commitLsn)
+    await vi.waitFor(async () => {
+      const { rows } = await pool.query<{ lsn: string }>(
+        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
+        [settings.slotName]
+      )
+      expect(parseLsn(rows[0]!.lsn)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn)
+    })
+  })
+
   it('reports the stream position only through transactions whose onTransaction resolved', async () => {
     await pool.query(`CREATE TABLE positioned (id int PRIMARY KEY)`)
     const log = new TransactionLog()
