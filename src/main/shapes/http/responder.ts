@@ -82,7 +82,7 @@ export class Responder {
     return true
   }
 
-  /** Where writePrepared would write wire bytes, and the socket's descriptor is known: the socket and the descriptor. */
+  /** Where writePrepared would write wire bytes and the descriptor is known: the socket, its descriptor, its Keep-Alive line. */
   directTarget(): { socket: Socket; fd: number; keepAlive: string } | null {
     const socket = this.res.socket
     if (!socket || socket.destroyed || !this.canWriteWire(socket)) return null
