@@ -199,8 +199,6 @@ async function commitLatency(
   )
 }
 
-type LongPolls = (target: string, count: number) => ReturnType<typeof longPolls>
-
 /** Long-poll clients in a child process (so their socket work does not share the server's event loop). */
 function longPolls(
   program: ClientProgram,
@@ -219,10 +217,10 @@ async function fanOutRound(
   server: TestShapeServer,
   table: string,
   synced: { handle: string; offset: string },
-  clients: LongPolls
+  clients: ClientProgram
 ): Promise<number[]> {
   const url = shapeUrl(server.url, { table, handle: synced.handle, offset: synced.offset, live: 'true' })
-  const polls = clients(url, CLIENTS)
+  const polls = longPolls(clients, url, CLIENTS)
   await polls.ready
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const start = performance.timeOrigin + performance.now()
@@ -237,8 +235,8 @@ async function fanOutRound(
 
 /**
  * Target 3; `condition` says what else the server holds (its other shapes stay in memory and in the GC's way). The
- * rounds use the lightest client there is (bench/long-poll-clients.c); one more round with the Node client is reported
- * beside them, as the cost a client of Node's adds on these two cores.
+ * rounds use `clients` (bench/long-poll-clients.c where there is a compiler); one more round with the Node client is
+ * reported beside them, as the cost a client of Node's adds on these two cores.
  */
 async function fanOut(
   server: TestShapeServer,
@@ -253,7 +251,7 @@ async function fanOut(
     `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`
   const latencies: number[] = []
   for (let round = 0; round < 3; round++) {
-    const round_ = await fanOutRound(server, table, synced, (target, count) => longPolls(clients, target, count))
+    const round_ = await fanOutRound(server, table, synced, clients)
     latencies.push(...round_)
     if (process.env.BENCH_VERBOSE)
       process.stderr.write(`round ${round}: ${summary(round_)}, first ${Math.min(...round_).toFixed(1)} ms\n`)
@@ -262,7 +260,7 @@ async function fanOut(
   const nodeRound =
     node.name === clients.name
       ? ''
-      : `; one round with ${node.name}: ${summary(await fanOutRound(server, table, synced, (target, count) => longPolls(node, target, count)))}`
+      : `; one round with ${node.name}: ${summary(await fanOutRound(server, table, synced, node))}`
   report(
     `| 3. ${CLIENTS.toLocaleString('en')} long-poll clients on one shape, one change (3 rounds, clients in another process, ${clients.name}), ${condition} | p50 ${percentile(latencies, 50).toFixed(1)} ms, **p99 ${percentile(latencies, 99).toFixed(1)} ms** | ${latencies.length} answers${nodeRound} | p99 ≤ 100 ms |`
   )

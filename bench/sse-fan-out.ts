@@ -1,8 +1,8 @@
 /**
  * Target 5 (issue 12 (a)): 10,000 SSE streams on one shape, one change. Delivery (commit → each stream's up-to-date),
  * keep-alives on time (the gap before each keep-alive comment), and the server's memory per open stream. The streams
- * are opened by bench/sse-clients.c (or .mjs, see benchClient) in another process over raw sockets; the server has its own embedded Postgres
- * and the default keep-alive (21 s), so the measurement also spans a round of keep-alives.
+ * are opened by bench/sse-clients.c (or .mjs, see benchClient) in another process over raw sockets; the server has its
+ * own embedded Postgres and the default keep-alive (21 s), so the measurement also spans a round of keep-alives.
  */
 import { startTestShapeServer } from '../test/support/shape-server'
 import { shapeUrl, syncToEnd } from '../test/support/shape-http'
