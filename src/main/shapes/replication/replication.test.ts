@@ -56,6 +56,15 @@ async function follow(log: TransactionLog, options: Partial<ReplicationOptions> 
   return stream
 }
 
+/** The slot's confirmed_flush_lsn: what Postgres took as acknowledged. */
+async function confirmedFlush(slotName: string): Promise<bigint> {
+  const { rows } = await pool.query<{ lsn: string }>(
+    `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
+    [slotName]
+  )
+  return parseLsn(rows[0]!.lsn)
+}
+
 function rowsOf(
   transactions: ReplicatedTransaction[],
   kind: 'insert' | 'update' | 'delete'
@@ -298,11 +307,7 @@ describe('acknowledgement and recovery', () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(insertedIds(log.transactions)).toEqual(['1'])
     const applied = first.lastLsn
-    const { rows } = await pool.query<{ lsn: string }>(
-      `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
-      [settings.slotName]
-    )
-    expect(parseLsn(rows[0]!.lsn)).toBeLessThan(applied + 1000n)
+    expect(await confirmedFlush(settings.slotName)).toBeLessThan(applied + 1000n)
     await first.stop()
 
     const again = new TransactionLog()
@@ -320,13 +325,7 @@ describe('acknowledgement and recovery', () => {
     await stream.ensureTable('public', 'durable')
     await insertOneByOne('durable', [1, 2, 3])
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
-    const confirmed = async (): Promise<bigint> => {
-      const { rows } = await pool.query<{ lsn: string }>(
-        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
-        [settings.slotName]
-      )
-      return parseLsn(rows[0]!.lsn)
-    }
+    const confirmed = () => confirmedFlush(settings.slotName)
     const [first, second, third] = log.transactions.map((tx) => tx.commitLsn) as [bigint, bigint, bigint]
     // keepalives come and go meanwhile: none of them may confirm what is applied but not durable
     await new Promise((resolve) => setTimeout(resolve, 1500))
@@ -359,13 +358,9 @@ describe('acknowledgement and recovery', () => {
     // at most one status update (every 10 s) falls into the second sampled
     expect(replyTimes.size).toBeLessThanOrEqual(2)
     stream.durableThrough(log.transactions[0]!.commitLsn)
-    await vi.waitFor(async () => {
-      const { rows } = await pool.query<{ lsn: string }>(
-        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
-        [settings.slotName]
-      )
-      expect(parseLsn(rows[0]!.lsn)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn)
-    })
+    await vi.waitFor(async () =>
+      expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn)
+    )
   })
 
   it('reports the stream position only through transactions whose onTransaction resolved', async () => {
@@ -404,13 +399,7 @@ describe('acknowledgement and recovery', () => {
     const stream = await follow(new TransactionLog(), settings)
     await insertOneByOne('not_published', [1, 2, 3])
     const written = await stream.currentWalLsn()
-    await vi.waitFor(async () => {
-      const { rows } = await pool.query<{ lsn: string }>(
-        `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1`,
-        [settings.slotName]
-      )
-      expect(parseLsn(rows[0]!.lsn)).toBeGreaterThanOrEqual(written)
-    })
+    await vi.waitFor(async () => expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(written))
   })
 
   it('skips what appliedLsn covers when the slot still holds it', async () => {
