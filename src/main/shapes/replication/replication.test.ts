@@ -65,6 +65,18 @@ async function confirmedFlush(slotName: string): Promise<bigint> {
   return parseLsn(rows[0]!.lsn)
 }
 
+/** A stream with awaitDurable on a new table `name`, once it applied the inserts of `ids` (none reported durable). */
+async function appliedNotDurable(name: string, ids: number[]) {
+  await pool.query(`CREATE TABLE ${name} (id int PRIMARY KEY)`)
+  const log = new TransactionLog()
+  const settings = names()
+  const stream = await follow(log, { ...settings, awaitDurable: true })
+  await stream.ensureTable('public', name)
+  await insertOneByOne(name, ids)
+  await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(ids.map(String)))
+  return { log, settings, stream }
+}
+
 function rowsOf(
   transactions: ReplicatedTransaction[],
   kind: 'insert' | 'update' | 'delete'
@@ -318,13 +330,7 @@ describe('acknowledgement and recovery', () => {
   })
 
   it('with awaitDurable, acknowledges only through what durableThrough reported, also while idle', async () => {
-    await pool.query(`CREATE TABLE durable (id int PRIMARY KEY)`)
-    const log = new TransactionLog()
-    const settings = names()
-    const stream = await follow(log, { ...settings, awaitDurable: true })
-    await stream.ensureTable('public', 'durable')
-    await insertOneByOne('durable', [1, 2, 3])
-    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
+    const { log, settings, stream } = await appliedNotDurable('durable', [1, 2, 3])
     const confirmed = () => confirmedFlush(settings.slotName)
     const [first, second, third] = log.transactions.map((tx) => tx.commitLsn) as [bigint, bigint, bigint]
     // keepalives come and go meanwhile: none of them may confirm what is applied but not durable
@@ -338,13 +344,7 @@ describe('acknowledgement and recovery', () => {
   })
 
   it('does not answer the walsender ping for ping while what it sent is not confirmable yet', async () => {
-    await pool.query(`CREATE TABLE pinged (id int PRIMARY KEY)`)
-    const log = new TransactionLog()
-    const settings = names()
-    const stream = await follow(log, { ...settings, awaitDurable: true })
-    await stream.ensureTable('public', 'pinged')
-    await insertOneByOne('pinged', [1])
-    await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1']))
+    const { log, settings, stream } = await appliedNotDurable('pinged', [1])
     // applied, not durable: the walsender pings before each wait while our position trails its own; answered every
     // time, each answer wakes it to ping again (thousands of round trips a second, a core between the two processes)
     const replyTimes = new Set<string>()
