@@ -6,12 +6,12 @@
 // Usage: long-poll-clients <url> <count>, or <@file> <count> for count polls of each URL in the file (one a line).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
