@@ -173,6 +173,18 @@ export const PARALLEL_FROM = 256
 /** The process's second writing thread, shared by SSE streams and long-polls. */
 export const parallelWrites = new ParallelSocketWrites()
 
+/**
+ * `bytes` to every socket (each with nothing queued in Node), straight to its descriptor (`fds`, in the same order) by
+ * two threads; what a socket's kernel buffer did not take goes through the socket as usual, where errors are handled.
+ */
+export function writeToSockets(sockets: readonly Socket[], fds: readonly number[], bytes: Buffer): void {
+  const written = parallelWrites.write(fds, bytes)
+  sockets.forEach((socket, i) => {
+    const taken = written[i] ?? 0
+    if (taken < bytes.length) socket.write(bytes.subarray(taken))
+  })
+}
+
 /** A connected socket's descriptor; stable until the socket is destroyed. */
 export function descriptorOf(socket: Socket): number | null {
   // net.Socket has no public accessor for its descriptor; its libuv handle's is stable across Node versions

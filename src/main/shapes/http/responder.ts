@@ -5,7 +5,7 @@ import type { PreparedAnswer } from '../live/prepared-answers'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import type { ProtocolHeaderNames } from '../../../shared/protocol'
 import { CACHE_CONTROL, corsHeaders } from './protocol'
-import { PARALLEL_FROM, descriptorOf, parallelWrites } from './parallel-writes'
+import { PARALLEL_FROM, descriptorOf, writeToSockets } from './parallel-writes'
 
 export type HeaderMap = Record<string, string>
 
@@ -165,14 +165,7 @@ export function writePreparedToAll(responders: readonly Responder[], answer: Pre
     same.fds.push(target.fd)
     return true
   })
-  for (const [keepAlive, { sockets, fds }] of direct) {
-    const bytes = wireBytes(answer, keepAlive)
-    const written = parallelWrites.write(fds, bytes)
-    sockets.forEach((socket, i) => {
-      const taken = written[i] ?? 0
-      if (taken < bytes.length) socket.write(bytes.subarray(taken))
-    })
-  }
+  for (const [keepAlive, { sockets, fds }] of direct) writeToSockets(sockets, fds, wireBytes(answer, keepAlive))
   return wire
 }
 

@@ -4,7 +4,7 @@ import { type LogOffset, compareOffsets, formatOffset, readPosition } from '../s
 import type { Shape } from '../storage/shape'
 import type { LogSlice } from '../storage/shape-log'
 import { CACHE_CONTROL, upToDateMessage } from './protocol'
-import { PARALLEL_FROM, descriptorOf, parallelWrites } from './parallel-writes'
+import { PARALLEL_FROM, descriptorOf, parallelWrites, writeToSockets } from './parallel-writes'
 import { hasNews, shapeHeaders } from './live-answer'
 import type { LiveSettings, LogRequestContext } from './serve-log'
 
@@ -101,16 +101,15 @@ class SseStream {
     this.lastSent = now
   }
 
-  /** The socket's descriptor, when bytes may go to it directly: the response owns it and nothing is queued on it. */
-  get directFd(): number | null {
-    const socket = this.socket
-    if (!socket || socket.destroyed || socket.writableLength > 0) return null
-    return this.fd
+  /** The socket and its descriptor, when bytes may go to it directly: the response owns it and nothing is queued on it. */
+  get direct(): { socket: Socket; fd: number } | null {
+    const { socket, fd } = this
+    if (!socket || fd === null || socket.destroyed || socket.writableLength > 0) return null
+    return { socket, fd }
   }
 
-  /** After `written` bytes of `bytes.wire` went to directFd: the rest goes through the socket. */
-  sentDirectly(bytes: SseBytes, written: number, now: number): void {
-    if (written < bytes.wire.length) this.socket?.write(bytes.wire.subarray(written))
+  /** Bytes went to `direct` (see writeToSockets). */
+  sentDirectly(now: number): void {
     this.lastSent = now
   }
 
@@ -258,18 +257,18 @@ function sendToAll(streams: ReadonlySet<SseStream>, bytes: SseBytes): void {
     for (const stream of streams) stream.send(bytes, now)
     return
   }
-  const direct: SseStream[] = []
+  const sockets: Socket[] = []
   const fds: number[] = []
   for (const stream of streams) {
-    const fd = stream.directFd
-    if (fd === null) stream.send(bytes, now)
+    const direct = stream.direct
+    if (direct === null) stream.send(bytes, now)
     else {
-      direct.push(stream)
-      fds.push(fd)
+      sockets.push(direct.socket)
+      fds.push(direct.fd)
+      stream.sentDirectly(now)
     }
   }
-  const written = parallelWrites.write(fds, bytes.wire)
-  direct.forEach((stream, i) => stream.sentDirectly(bytes, written[i] ?? 0, now))
+  writeToSockets(sockets, fds, bytes.wire)
 }
 
 const hubs = new WeakMap<Shape, SseHub>()
