@@ -1,13 +1,6 @@
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { chromium } from '@playwright/test'
 import { har, insert, mustRefetch, shapeHeaders, upToDate, type EntrySpec } from '../test/doctor/har-builder'
 import { expect, test } from './fixtures'
-
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
-  (path) => !!path && existsSync(path)
-)
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 test.use({ appArgs: ['--long-poll-timeout', '1500'], viewport: { width: 1400, height: 2000 } })
 

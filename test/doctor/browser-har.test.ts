@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { diagnoseRecording } from '../../src/main/doctor/doctor'
 import { formatDoctorReport } from '../../src/main/doctor/format'
 import type { DoctorReport } from '../../src/shared/contract/doctor'
-import { chromiumPath } from '../../e2e/chromium'
 import { appState, startBrowserHarRecorder, waitForState, type BrowserHarRecorder } from '../support/browser-har'
-import { NGINX, SOUND, startNginx } from '../support/nginx'
+import { describeWith } from '../support/facility-tests'
+import { SOUND, startNginx } from '../support/nginx'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 const ids = (report: DoctorReport) => [...new Set(report.findings.map((finding) => finding.id))].sort()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const skipReason = !NGINX
-  ? ' — skipped: nginx is not installed'
-  : !chromiumPath
-    ? ' — skipped: no Chromium (/usr/bin/chromium or CHROMIUM_PATH)'
-    : ''
 
 /** A cache key naming the parameters the proxy's author knew of: no `handle`, `cache-buster` or `expired_handle`. */
 const KEY_WITHOUT_HANDLE =
@@ -22,7 +17,7 @@ const KEY_WITHOUT_HANDLE =
 /** …and one without the `cursor`, with the origin's cache-control ignored. */
 const LIVE_CACHED_WITHOUT_CURSOR = `proxy_ignore_headers Cache-Control Expires; proxy_cache_valid 200 10m; proxy_cache_key $scheme$proxy_host$uri?table=$arg_table&offset=$arg_offset&handle=$arg_handle&live=$arg_live;`
 
-describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded through nginx${skipReason}`, () => {
+describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded through nginx', () => {
   let server: TestShapeServer
   let browser: BrowserHarRecorder
 
