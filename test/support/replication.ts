@@ -7,10 +7,11 @@ import type { ReplicatedTransaction } from '../../src/main/shapes/replication'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 import type { TestPostgres } from './postgres'
 
-/** Records what a replication consumer hands over, and lets a test wait for it. */
+/** Records what a replication consumer hands over (and the walsender's keepalives), and lets a test wait for it. */
 export class TransactionLog {
   readonly transactions: ReplicatedTransaction[] = []
   readonly slotLosses: string[] = []
+  readonly keepalives: Array<{ walEnd: bigint; answered: boolean }> = []
 
   readonly onTransaction = async (transaction: ReplicatedTransaction): Promise<void> => {
     this.transactions.push(transaction)
@@ -18,6 +19,23 @@ export class TransactionLog {
 
   readonly onSlotLost = async (reason: string): Promise<void> => {
     this.slotLosses.push(reason)
+  }
+
+  readonly onKeepalive = (keepalive: { walEnd: bigint; answered: boolean }): void => {
+    this.keepalives.push(keepalive)
+  }
+
+  /** Waits for the first keepalive from index `from` on whose walEnd is at least `lsn` (the walsender sent all before it). */
+  async keepaliveAfter(lsn: bigint, from = 0): Promise<{ walEnd: bigint; answered: boolean }> {
+    let found: { walEnd: bigint; answered: boolean } | undefined
+    await vi.waitFor(
+      () => {
+        found = this.keepalives.slice(from).find((keepalive) => keepalive.walEnd >= lsn)
+        expect(found, `a keepalive at or past ${lsn}`).toBeDefined()
+      },
+      { timeout: 20_000, interval: 5 }
+    )
+    return found!
   }
 
   /** Waits until the handed-over transactions satisfy `check` (which throws until they do). */
