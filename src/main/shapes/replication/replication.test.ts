@@ -2,7 +2,13 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
 import { ignoreConnectionErrors } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, insertedIds, TransactionLog } from '../../../../test/support/replication'
+import {
+  expectCommitOrder,
+  idRange,
+  insertedIds,
+  sentThrough,
+  TransactionLog
+} from '../../../../test/support/replication'
 import {
   parseLsn,
   type ReplicatedTransaction,
@@ -64,21 +70,6 @@ async function confirmedFlush(slotName: string): Promise<bigint> {
     [slotName]
   )
   return parseLsn(rows[0]!.lsn)
-}
-
-/** Waits until the slot's walsender has sent the WAL through `lsn` (pg_stat_replication.sent_lsn). */
-async function sentThrough(slotName: string, lsn: bigint): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const { rows } = await pool.query<{ lsn: string | null }>(
-        `SELECT r.sent_lsn::text AS lsn FROM pg_stat_replication r JOIN pg_replication_slots s ON s.active_pid = r.pid
-          WHERE s.slot_name = $1`,
-        [slotName]
-      )
-      expect(rows[0]?.lsn ? parseLsn(rows[0].lsn) : 0n).toBeGreaterThanOrEqual(lsn)
-    },
-    { timeout: 20_000, interval: 20 }
-  )
 }
 
 /** A stream with awaitDurable on a new table `name`, once it applied the inserts of `ids` (none reported durable). */
@@ -338,7 +329,7 @@ describe('acknowledgement and recovery', () => {
     const inserted = await first.currentWalLsn()
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1']))
     // the second and third were sent: the third waits behind the second, whose onTransaction never resolves
-    await sentThrough(settings.slotName, inserted)
+    await sentThrough(pool, inserted, settings.slotName)
     expect(insertedIds(log.transactions)).toEqual(['1'])
     const applied = first.lastLsn
     expect(await confirmedFlush(settings.slotName)).toBeLessThan(applied + 1000n)
