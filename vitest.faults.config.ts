@@ -7,6 +7,8 @@ export default defineConfig({
     environment: 'node',
     // the time limits of a file: each test and each hook (a hung run is ended by scripts/test.mjs)
     testTimeout: 180_000,
+    // expect.poll waits for a signal: up to 15 s, not vitest's 1 s, which a loaded machine can overrun
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 180_000,
     pool: 'forks',
     // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)

@@ -365,8 +365,10 @@ describe('acknowledgement and recovery', () => {
     // time, each answer wakes it to ping again (thousands of round trips a second, a core between the two processes)
     expect(await log.keepaliveAfter(log.transactions[0]!.commitLsn)).toMatchObject({ answered: false })
     stream.durableThrough(log.transactions[0]!.commitLsn)
-    await vi.waitFor(async () =>
-      expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn)
+    await vi.waitFor(
+      async () =>
+        expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn),
+      { timeout: 15_000 }
     )
   })
 
@@ -389,7 +391,7 @@ describe('acknowledgement and recovery', () => {
     })
     await stream.ensureTable('public', 'positioned')
     await insertOneByOne('positioned', [1, 2, 3])
-    await vi.waitFor(() => expect(second).not.toBeNull())
+    await vi.waitFor(() => expect(second).not.toBeNull(), { timeout: 15_000 })
     const blockedAt = (second as ReplicatedTransaction | null)?.commitLsn ?? 0n
     // a keepalive past the blocked transaction: received, not handed over, so not a position to report
     await log.keepaliveAfter(blockedAt + 1n)
@@ -397,7 +399,7 @@ describe('acknowledgement and recovery', () => {
     release()
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
     const last = log.transactions.at(-1)?.commitLsn ?? 0n
-    await vi.waitFor(() => expect(positions.at(-1)).toBeGreaterThan(last))
+    await vi.waitFor(() => expect(positions.at(-1)).toBeGreaterThan(last), { timeout: 15_000 })
     expect([...positions].sort((a, b) => (a < b ? -1 : 1))).toEqual(positions)
   })
 
@@ -407,7 +409,9 @@ describe('acknowledgement and recovery', () => {
     const stream = await follow(new TransactionLog(), settings)
     await insertOneByOne('not_published', [1, 2, 3])
     const written = await stream.currentWalLsn()
-    await vi.waitFor(async () => expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(written))
+    await vi.waitFor(async () => expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(written), {
+      timeout: 15_000
+    })
   })
 
   it('skips what appliedLsn covers when the slot still holds it', async () => {
@@ -532,15 +536,18 @@ describe('acknowledgement and recovery', () => {
       'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
       [settings.slotName]
     )
-    await vi.waitFor(() => expect(statuses).toContain('reconnecting'))
+    await vi.waitFor(() => expect(statuses).toContain('reconnecting'), { timeout: 15_000 })
     await reconnecting.stop()
 
-    await vi.waitFor(async () => {
-      const { rows } = await pool.query(
-        `SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`
-      )
-      expect(rows).toEqual([])
-    })
+    await vi.waitFor(
+      async () => {
+        const { rows } = await pool.query(
+          `SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`
+        )
+        expect(rows).toEqual([])
+      },
+      { timeout: 15_000 }
+    )
     expect(timers()).toBeLessThanOrEqual(timersBefore)
   })
 
