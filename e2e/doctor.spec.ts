@@ -74,7 +74,16 @@ test('a shape workbench session is diagnosed from the Sync doctor page', async (
   await page.getByLabel('table', { exact: true }).selectOption('projects')
   await page.getByRole('button', { name: 'Start', exact: true }).click()
   await expect(page.getByTestId('phase')).toHaveText('live')
-  await page.waitForTimeout(2_500)
+  // a live long-poll the server held to its timeout and answered: what the doctor's note is about
+  await page.getByRole('tab', { name: 'Requests & cache' }).click()
+  const cell = (name: string) => page.getByRole('cell', { name, exact: true })
+  await expect(
+    page
+      .getByTestId('requests')
+      .getByRole('row')
+      .filter({ has: cell('long-poll') })
+      .filter({ has: cell('200') })
+  ).not.toHaveCount(0)
   await page.getByRole('link', { name: 'Sync doctor' }).click()
   await page.getByRole('button', { name: 'Diagnose' }).click()
   await expect(page.getByTestId('doctor-summary')).toContainText(
