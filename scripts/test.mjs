@@ -9,8 +9,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { stripVTControlCharacters } from 'node:util'
 
 const MINUTE = 60_000
-/** Per step: about twice what it takes on a quiet 2-core machine (Playwright's own globalTimeout is shorter). */
-const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 14, faults: 8, playwright: 10 }
+/**
+ * Minutes per step: well over what each takes on a loaded 2-core machine (vitest 8.8 min, faults 1.6, Playwright 2.6
+ * beside other test runs), so only a hang reaches them; Playwright's own globalTimeout ends it a minute sooner.
+ */
+const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 15, faults: 6, playwright: 10 }
 /** How long a step's processes get to leave after SIGTERM before SIGKILL. */
 const GRACE_MS = 10_000
 
@@ -134,19 +137,23 @@ function playwrightCounts(json) {
     counted.failures.push(line)
   }
   const firstLine = (message) => stripVTControlCharacters(message ?? '').split('\n')[0]
+  /** The first error in each file: a test after it did not run because of it (a failed beforeAll, most often). */
+  const fileErrors = new Map()
   const walk = (suite, path) => {
     for (const spec of suite.specs ?? []) {
       for (const test of spec.tests) {
         const where = `${spec.file} > ${[...path, spec.title].join(' > ')}`
         const error = test.results.map((result) => result.error?.message).find(Boolean)
         if (test.status === 'expected' || test.status === 'flaky') counted.passed += 1
-        else if (test.status === 'unexpected') fail(`${where}: ${firstLine(error) || 'failed'}`)
-        else if (test.expectedStatus === 'skipped') {
+        else if (test.status === 'unexpected') {
+          fail(`${where}: ${firstLine(error) || 'failed'}`)
+          if (error && !fileErrors.has(spec.file)) fileErrors.set(spec.file, firstLine(error))
+        } else if (test.expectedStatus === 'skipped') {
           counted.skipped += 1
           const reason =
             test.annotations.find((note) => note.type === 'skip')?.description ?? 'test.skip without a reason'
           counted.skips[reason] = (counted.skips[reason] ?? 0) + 1
-        } else fail(`${where}: did not run (a hook failed before it, or time ran out)`)
+        } else fail(`${where}: did not run: ${fileErrors.get(spec.file) ?? 'a hook failed before it, or time ran out'}`)
       }
     }
     for (const child of suite.suites ?? []) walk(child, [...path, child.title])
