@@ -54,7 +54,13 @@ describeWith(['tmpfs'], 'a full disk under the data folder', () => {
 
   it('refuses to go on with the cause in health, acknowledges nothing unwritten, and recovers once there is space', async () => {
     disk = mountSmallDisk()
-    server = await startTestShapeServer({ database: database.url, dataDir: disk.dir, longPollTimeout: 1000 })
+    const logged: string[] = []
+    server = await startTestShapeServer({
+      database: database.url,
+      dataDir: disk.dir,
+      longPollTimeout: 1000,
+      log: (line) => logged.push(line)
+    })
     const synced = await followToEnd(server.url, { table: 'notes' })
     const filler = join(disk.dir, 'filler')
     fillDisk(filler)
@@ -79,7 +85,10 @@ describeWith(['tmpfs'], 'a full disk under the data folder', () => {
           )
         ).rows[0]!.lsn
       )
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // the transaction failed to be written, and again after the consumer reconnected: neither attempt may acknowledge it
+    await expect
+      .poll(() => logged.filter((line) => /interrupted: applying transaction \d+ failed/.test(line)).length)
+      .toBeGreaterThan(1)
     expect(await confirmed()).toBeLessThan(written)
 
     rmSync(filler)
