@@ -3,7 +3,14 @@ import type { Page } from 'playwright-core'
 import { diagnoseRecording } from '../../src/main/doctor/doctor'
 import { formatDoctorReport } from '../../src/main/doctor/format'
 import type { DoctorReport } from '../../src/shared/contract/doctor'
-import { appState, startBrowserHarRecorder, waitForState, type BrowserHarRecorder } from '../support/browser-har'
+import {
+  appState,
+  isLive,
+  startBrowserHarRecorder,
+  waitForState,
+  type BrowserHarRecorder,
+  type ShapeTraffic
+} from '../support/browser-har'
 import { describeWith } from '../support/facility-tests'
 import { SOUND, startNginx } from '../support/nginx'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -37,7 +44,7 @@ describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded 
 
   async function recordThrough(
     location: string,
-    drive: (page: Page) => Promise<void>,
+    drive: (page: Page, traffic: ShapeTraffic) => Promise<void>,
     options: { sse?: boolean } = {}
   ): Promise<DoctorReport> {
     const nginx = await startNginx(server.url, location)
@@ -66,12 +73,16 @@ describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded 
   }
 
   it('a healthy session through a sound caching proxy gets no finding', async () => {
-    const report = await recordThrough(SOUND, async (page) => {
+    const report = await recordThrough(SOUND, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       const before = (await appState(page)).changes
       await insertRow('doctor healthy')
       await waitForState(page, (state) => state.changes > before)
-      await sleep(2_500)
+      // and a long-poll after it, held to its timeout: what the note explains
+      const seen = traffic.finished.length
+      await traffic.until('long-poll held to its timeout', (finished) =>
+        finished.slice(seen).some((request) => isLive(request) && request.ms >= 1_000)
+      )
     })
     expect(report.timeline.length).toBeGreaterThan(2)
     expect(report.findings.map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
@@ -95,10 +106,14 @@ describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded 
   }, 60_000)
 
   it('a must-refetch loop on an old handle from the proxy cache (cache key without handle and cache-buster)', async () => {
-    const report = await recordThrough(`${SOUND} ${KEY_WITHOUT_HANDLE}`, async (page) => {
+    const report = await recordThrough(`${SOUND} ${KEY_WITHOUT_HANDLE}`, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       await dropShape(page)
-      await sleep(3_000)
+      // the loop: three must-refetches, the old handle answered from the cache each time
+      await traffic.until(
+        'must-refetches',
+        (finished) => finished.filter((request) => request.status === 409).length >= 3
+      )
     })
     expect(ids(report)).toEqual(expect.arrayContaining(['doctor.refetch-loop', 'doctor.stale-handle']))
     expect(report.findings.find((finding) => finding.id === 'doctor.refetch-loop')!.message).toMatch(
@@ -110,10 +125,14 @@ describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded 
   }, 60_000)
 
   it('stale live answers: the cache repeats a cursor (cache-control ignored, key without cursor)', async () => {
-    const report = await recordThrough(`${SOUND} ${LIVE_CACHED_WITHOUT_CURSOR}`, async (page) => {
+    const report = await recordThrough(`${SOUND} ${LIVE_CACHED_WITHOUT_CURSOR}`, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       // The first live answer (the 1.5 s long-poll timeout) is cached; every later live request gets it again.
-      await sleep(3_000)
+      await traffic.until(
+        'live answers repeated by the cache',
+        (finished) =>
+          finished.filter((request) => isLive(request) && request.headers['x-cache-status'] === 'HIT').length >= 2
+      )
     })
     expect(ids(report)).toContain('doctor.stale-live')
     expect(report.findings.find((finding) => finding.id === 'doctor.stale-live')!.fix).toMatch(
@@ -122,8 +141,9 @@ describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded 
   }, 60_000)
 
   it('up-to-date never reached: a cache key without the query string hands every request the first chunk', async () => {
-    const report = await recordThrough(`${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, async (page) => {
-      await sleep(4_000)
+    const report = await recordThrough(`${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, async (page, traffic) => {
+      // request after request, each handed the first chunk again
+      await traffic.until('answers', (finished) => finished.filter((request) => request.status === 200).length >= 4)
       expect((await appState(page)).upToDate).toBe(0)
     })
     expect(ids(report)).toContain('doctor.up-to-date-never')
