@@ -13,7 +13,7 @@ const MINUTE = 60_000
  * Minutes per step: well over what each takes on a loaded 2-core machine (vitest 8.8 min, faults 1.6, Playwright 2.6
  * beside other test runs), so only a hang reaches them; Playwright's own globalTimeout ends it a minute sooner.
  */
-const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 15, faults: 6, playwright: 10 }
+const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 15, faults: 8, playwright: 10 }
 /** How long a step's processes get to leave after SIGTERM before SIGKILL. */
 const GRACE_MS = 10_000
 
