@@ -7,6 +7,8 @@ export default defineConfig({
   globalSetup: './test/support/build-app.ts',
   outputDir: 'test-results/e2e',
   timeout: 60_000,
+  // the whole run (scripts/test.mjs kills it a minute later): a hung run fails instead of holding CI
+  globalTimeout: 9 * 60_000,
   expect: { timeout: 15_000 },
   fullyParallel: false,
   workers: 2,

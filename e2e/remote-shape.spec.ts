@@ -1,13 +1,6 @@
-import { existsSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
-import { chromium } from '@playwright/test'
 import { chromiumArgs, chromiumPath } from './chromium'
 import { expect, test } from './fixtures'
-
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
-  (path) => !!path && existsSync(path)
-)
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // remote.test stands for a shape service elsewhere: a name that is neither the page's host nor loopback's
 test.use({

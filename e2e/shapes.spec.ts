@@ -1,11 +1,5 @@
-import { existsSync } from 'node:fs'
-import { chromium, type Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
-  (path) => !!path && existsSync(path)
-)
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // Short live timeouts so live requests and keep-alive comments show up within the test.
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--sse-keep-alive', '500'] })

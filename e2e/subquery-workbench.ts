@@ -1,11 +1,5 @@
-import { existsSync } from 'node:fs'
-import { chromium, type Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-
-/** Whether a Chromium is there to run the workbench specs in. */
-export const browserPresent =
-  [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].some((path) => !!path && existsSync(path)) ||
-  existsSync(chromium.executablePath())
 
 // Demo data: project 1000000000+i is archived when i % 9 = 0; each project has 75 issues.
 const WHERE = 'project_id IN (SELECT id FROM projects WHERE NOT archived AND id <= $1)'

@@ -7,6 +7,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clusterDirOf } from '../../src/main/db/cluster'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
+import { itWith } from '../support/facility-tests'
 import { removeDataDir } from '../support/postgres'
 import { startTestShapeServer } from '../support/shape-server'
 import { get, syncToEnd } from '../support/shape-http'
@@ -111,7 +112,7 @@ describe('the embedded Postgres is not a door for other local users', () => {
     for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain(secretInEnv)
   })
 
-  it.skipIf(!isRoot)('as root: another user cannot read the password file', () => {
+  itWith(['root'], 'as root: another user cannot read the password file', () => {
     const read = spawnSync('cat', [join(postgres.dataDir, 'syncscope-password')], {
       uid: 65534,
       gid: 65534,

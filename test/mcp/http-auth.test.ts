@@ -94,7 +94,6 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
     })
     await registry.close()
     registry = new Registry({ connectInBackground: true })
-    const started = Date.now()
     const [entry] = await registry.applyConfig({
       servers: [
         {
@@ -106,7 +105,7 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
         }
       ]
     })
-    expect(Date.now() - started).toBeLessThan(1_000)
+    // returned while the connect was still under way (it can only end in a timeout error)
     expect(entry?.state).toBe('connecting')
     await waitFor('the connect to time out', () => registry.describe('silent').state === 'error', 10_000)
     expect(registry.describe('silent').error).toEqual({

@@ -15,7 +15,8 @@ import {
 import { McpHost } from '../../src/main/mcp/host'
 import { aesGcmCipher } from './support/aes-cipher'
 import { watchArgv } from './support/argv-watch'
-import { keyringUnavailable, startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
+import { describeWith } from '../support/facility-tests'
+import { startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
 import { startMcpHttpServer } from './support/mcp-http-server'
 import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 
@@ -216,9 +217,9 @@ describe('reading what `security find-generic-password -g` prints (macOS, where 
   })
 })
 
-const skipReason = keyringUnavailable()
-describe.skipIf(skipReason !== null)(
-  `the real Secret Service on a private D-Bus session${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+describeWith(
+  ['linux', 'dbus', 'keyring'],
+  'the real Secret Service on a private D-Bus session (gnome-keyring-daemon), through the native binding and secret-tool',
   () => {
     let keyring: HeadlessKeyring
     let native: SecretStore

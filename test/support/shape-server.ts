@@ -2,8 +2,10 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+import { heldLongPolls } from '../../src/main/shapes/http/serve-log'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {
@@ -84,4 +86,18 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
       if (ownDir) await removeDataDir(ownDir)
     }
   }
+}
+
+/**
+ * Waits until `server` holds exactly `count` live long-polls of the shape `handle`: parsed and waiting for its next
+ * change (so a change made now answers them as waiting requests, not as catch-ups), or gone once they left.
+ */
+export async function untilHeld(server: TestShapeServer, handle: string, count: number): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const shape = server.app.rooms.shapes.service()?.shapeByHandle(handle)
+      expect(shape ? heldLongPolls(shape) : 0, `live long-polls held for ${handle}`).toBe(count)
+    },
+    { timeout: 20_000, interval: 5 }
+  )
 }

@@ -214,6 +214,10 @@ class LongPollGroup {
     })
   }
 
+  get size(): number {
+    return this.members.size
+  }
+
   private listen(): void {
     this.shape.onChange(() => this.wake(), GROUP_RECHECK_MS)
   }
@@ -259,6 +263,13 @@ interface LongPollMember {
 const GROUP_RECHECK_MS = 60_000
 
 const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
+
+/** Live long-polls of `shape` held now, waiting for its next change. */
+export function heldLongPolls(shape: Shape): number {
+  let held = 0
+  for (const group of longPollGroups.get(shape)?.values() ?? []) held += group.size
+  return held
+}
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
