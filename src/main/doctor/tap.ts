@@ -110,6 +110,25 @@ function decoderFor(encoding: string | undefined): Transform | null {
 }
 
 /**
+ * Where a request goes upstream: its origin-form path under the upstream's path, on the upstream's origin. Anything
+ * else (`//host/…`, `http://host/…`, `*`, a path climbing out of the upstream's path) would make the tap a forward
+ * proxy to whatever the caller names: a string saying why it is refused.
+ */
+function upstreamTarget(upstream: URL, basePath: string, requestTarget: string): URL | string {
+  if (!requestTarget.startsWith('/') || requestTarget.startsWith('//') || requestTarget.includes('\\'))
+    return `the tap forwards only to ${upstream.origin}: the request target must be a path starting with a single /, not ${JSON.stringify(requestTarget.slice(0, 200))}`
+  const query = requestTarget.indexOf('?')
+  const target = new URL(upstream.href)
+  target.pathname = `${basePath}${query < 0 ? requestTarget : requestTarget.slice(0, query)}`
+  target.search = query < 0 ? '' : requestTarget.slice(query)
+  target.hash = ''
+  const underBase = basePath === '' || target.pathname === basePath || target.pathname.startsWith(`${basePath}/`)
+  if (target.origin !== upstream.origin || !underBase)
+    return `the request path leaves ${upstream.origin}${basePath}: the tap forwards only paths under it`
+  return target
+}
+
+/**
  * `syncscope tap`: a transparent recording proxy between an app and its shape service. Every byte passes through as it
  * arrives (SSE and long-polls are never buffered); each exchange is recorded with its timings and SSE frame arrival
  * times and the HAR file is rewritten, for `syncscope doctor` to read.
@@ -145,8 +164,14 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
       )
       return
     }
+    const target = upstreamTarget(upstream, basePath, req.url ?? '')
+    if (typeof target === 'string') {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: target, code: 'invalid_request_target' }))
+      return
+    }
     const started = Date.now()
-    const target = new URL(`${basePath}${req.url ?? '/'}`, upstream)
     const requestBody: Buffer[] = []
     const entry: HarEntry = {
       startedDateTime: new Date(started).toISOString(),
