@@ -4,6 +4,7 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
+import { DEFAULT_MAX_SHAPES } from '../shapes/storage/shape-limits'
 import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
@@ -61,6 +62,23 @@ const countSchema = (name: string) =>
     .int(`--${name} must be a whole number`)
     .min(1, `--${name} must be at least 1`)
 
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 }
+
+/** `500MB`, `20G`, `1.5GiB`, `1000000` (bytes): K, M, G and T are powers of 1024. */
+const sizeSchema = (name: string) =>
+  z.string().transform((text, ctx) => {
+    const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim())
+    const bytes = match ? Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] ?? NaN)) : NaN
+    if (!Number.isSafeInteger(bytes) || bytes < 1024 * 1024) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `--${name} ${text} is not a size of at least 1 MiB: give bytes or a number with K, M, G or T, e.g. 500MB or 20GB`
+      })
+      return z.NEVER
+    }
+    return bytes
+  })
+
 export const ServeOptionsSchema = z
   .object({
     port: portSchema('port').default(3000),
@@ -108,6 +126,9 @@ export const ServeOptionsSchema = z
     cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
     proxyConfig: z.string().min(1).optional(),
     proxyPort: portSchema('proxy-port').default(3001),
+    maxShapes: countSchema('max-shapes').default(DEFAULT_MAX_SHAPES),
+    /** Bytes; absent: half of what is free on the data folder's disk when the shape engine starts. */
+    maxDisk: z.union([z.number().int().positive(), sizeSchema('max-disk')]).optional(),
     maxConnections: countSchema('max-connections').default(DEFAULT_MAX_CONNECTIONS)
   })
   .refine((options) => !options.ui || LOOPBACK.includes(options.host), {
@@ -138,6 +159,10 @@ export const SERVE_USAGE = `syncscope serve [options]
   --cache-stale-age S    their stale-while-revalidate; default 300
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001
+  --max-shapes N         shapes kept; past it the least recently used are dropped (their clients refetch);
+                         default ${DEFAULT_MAX_SHAPES}
+  --max-disk SIZE        disk the shape logs may take, e.g. 20GB; past it the least recently used shapes are
+                         dropped; default half of what is free on the data folder's disk at start
   --max-connections N    open connections per server (shape API and UI, proxy); more are answered 503;
                          default ${DEFAULT_MAX_CONNECTIONS}`
 
@@ -174,6 +199,8 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'cache-stale-age': { type: 'string' },
       'proxy-config': { type: 'string' },
       'proxy-port': { type: 'string' },
+      'max-shapes': { type: 'string' },
+      'max-disk': { type: 'string' },
       'max-connections': { type: 'string' }
     }
   })
@@ -195,6 +222,8 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     cacheStaleAge: values['cache-stale-age'],
     proxyConfig: values['proxy-config'],
     proxyPort: values['proxy-port'],
+    maxShapes: values['max-shapes'],
+    maxDisk: values['max-disk'],
     maxConnections: values['max-connections']
   })
   if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('\n'))
