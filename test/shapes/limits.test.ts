@@ -84,6 +84,32 @@ describe('--max-shapes: the least recently used shapes are dropped, and their cl
       controller.abort()
     }
   })
+
+  it('restarted with a lower --max-shapes, keeps the newest shapes and drops the others', async () => {
+    const newest = await syncToEnd(server.url, { table: 'issues', where: 'id BETWEEN 97015 AND 97019' }, BRAND)
+    expect(count()).toBe(2)
+    await server.stop()
+    const restarted = await startTestShapeServer({
+      headerBrand: BRAND,
+      dataDir: server.dataDir,
+      maxShapes: 1,
+      log: (line) => logs.push(line)
+    })
+    try {
+      expect(restarted.app.rooms.shapes.service()?.shapeCount).toBe(1)
+      expect(restarted.app.rooms.shapes.service()?.shapeByHandle(newest.handle)).toBeDefined()
+      const resumed = await get(
+        restarted.url,
+        { table: 'issues', where: 'id BETWEEN 97015 AND 97019', handle: newest.handle, offset: newest.offset },
+        {},
+        BRAND
+      )
+      expect(resumed.status).toBe(200)
+      expect(logs.join('\n')).toMatch(/1 least recently used shape\(s\) dropped: more than --max-shapes 1/)
+    } finally {
+      await restarted.stop()
+    }
+  })
 })
 
 describe('--max-disk: the shape logs keep to a disk budget', () => {

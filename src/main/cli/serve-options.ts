@@ -64,15 +64,20 @@ const countSchema = (name: string) =>
 
 const SIZE_UNITS: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 }
 
-/** `500MB`, `20G`, `1.5GiB`, `1000000` (bytes): K, M, G and T are powers of 1024. */
+/** `500MB`, `20G`, `1.5GiB`, `1000000` (bytes), or a number of bytes: K, M, G and T are powers of 1024. */
 const sizeSchema = (name: string) =>
-  z.string().transform((text, ctx) => {
-    const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(text.trim())
-    const bytes = match ? Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] ?? NaN)) : NaN
+  z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const match = typeof value === 'string' ? /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(value.trim()) : null
+    const bytes =
+      typeof value === 'number'
+        ? value
+        : match
+          ? Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] ?? NaN))
+          : NaN
     if (!Number.isSafeInteger(bytes) || bytes < 1024 * 1024) {
       ctx.addIssue({
         code: 'custom',
-        message: `--${name} ${text} is not a size of at least 1 MiB: give bytes or a number with K, M, G or T, e.g. 500MB or 20GB`
+        message: `--${name} ${value} is not a size of at least 1 MiB: give bytes or a number with K, M, G or T, e.g. 500MB or 20GB`
       })
       return z.NEVER
     }
@@ -128,7 +133,7 @@ export const ServeOptionsSchema = z
     proxyPort: portSchema('proxy-port').default(3001),
     maxShapes: countSchema('max-shapes').default(DEFAULT_MAX_SHAPES),
     /** Bytes; absent: half of what is free on the data folder's disk when the shape engine starts. */
-    maxDisk: z.union([z.number().int().positive(), sizeSchema('max-disk')]).optional(),
+    maxDisk: sizeSchema('max-disk').optional(),
     maxConnections: countSchema('max-connections').default(DEFAULT_MAX_CONNECTIONS)
   })
   .refine((options) => !options.ui || LOOPBACK.includes(options.host), {

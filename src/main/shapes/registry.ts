@@ -283,8 +283,11 @@ export class ShapeRegistry {
       if (restored) this.register(restored)
       else await rm(dir, { recursive: true, force: true })
     }
-    this.limits.maxDiskBytes =
-      this.options.limits.maxDiskBytes ?? (await defaultDiskBudget(shapesDir, this.limits.diskUsed()))
+    const used = this.limits.diskUsed()
+    this.limits.maxDiskBytes = this.options.limits.maxDiskBytes ?? (await defaultDiskBudget(shapesDir, used))
+    this.options.log(
+      `shape logs: ${formatBytes(used)} of their ${formatBytes(this.limits.maxDiskBytes)} budget (--max-disk), ${this.limits.size} of at most ${this.limits.maxShapes} shapes (--max-shapes)`
+    )
     this.keepToShapeLimit(null)
     this.keepToDiskBudget(null)
   }
