@@ -26,8 +26,13 @@ describe('syncscope tap keeps its recording bounded', () => {
   let dir: string
 
   beforeAll(async () => {
-    upstream = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' }).end(bomb)
+    upstream = createServer((req, res) => {
+      if (req.url === '/ok') return res.writeHead(200, { 'content-type': 'application/json' }).end('[]')
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' })
+      if (!req.url?.startsWith('/broken')) return res.end(bomb)
+      // not gzip at all, in pieces: the tap records what it can and goes on
+      res.write(Buffer.from('data: not gzip\n\n'))
+      setTimeout(() => res.end(Buffer.from('data: still not gzip\n\n')), 50)
     })
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
     dir = await mkdtemp(join(tmpdir(), 'syncscope-tap-bounds-'))
@@ -45,14 +50,27 @@ describe('syncscope tap keeps its recording bounded', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
+  it('passes a body that is not what its content-encoding says, and records what it could', async () => {
+    const response = await fetch(`${tap.url}/broken`, { headers: { 'accept-encoding': 'identity' } }).catch(
+      (error: Error) => error
+    )
+    // the client's own decoder fails on it; the tap neither fails nor stops
+    if (!(response instanceof Error)) await response.arrayBuffer().catch(() => undefined)
+    await expect.poll(() => tap.entries.some((entry) => entry.request.url.endsWith('/broken'))).toBe(true)
+    const after = await fetch(`${tap.url}/ok`)
+    expect(after.status).toBe(200)
+    expect(await after.text()).toBe('[]')
+  })
+
   it('passes a compressed body through untouched but decompresses and records only up to its limit', async () => {
     const response = await fetch(`${tap.url}/v1/shape?table=issues&offset=0_inf&handle=h&live=true&live_sse=true`, {
       headers: { 'accept-encoding': 'gzip' }
     })
     // fetch inflates what the tap passed on: all of it arrived
     expect((await response.text()).length).toBe(BOMB_FRAMES * 10)
-    await expect.poll(() => tap.entries.length).toBe(1)
-    const [entry] = tap.entries
+    const recorded = () => tap.entries.find((entry) => entry.request.url.includes('live_sse'))
+    await expect.poll(recorded).toBeDefined()
+    const entry = recorded()
     expect(entry!.response.bodySize).toBe(bomb.length)
     expect(entry!.response.content.text.length).toBe(MAX_BODY_CHARS)
     expect(entry!.response.content._truncated).toBe(true)

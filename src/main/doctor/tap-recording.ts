@@ -126,23 +126,22 @@ export class BodyRecorder {
     this.decoded = decoder
       ? new Promise((resolve) => {
           decoder.on('data', (chunk: Buffer) => this.record(chunk))
-          decoder
-            .once('end', resolve)
-            .once('close', resolve)
-            .once('error', () => resolve())
+          decoder.once('end', () => (this.record(null), resolve())).once('close', resolve)
+          // a body that is not what its content-encoding says is recorded as far as it decoded
+          decoder.on('error', () => resolve())
         })
       : Promise.resolve()
   }
 
   write(chunk: Buffer): void {
-    if (this.full) return
+    if (this.full || this.decoder?.destroyed) return
     if (this.decoder) this.decoder.write(chunk)
     else this.record(chunk)
   }
 
   /** The body ended: resolves once what was still being decompressed is recorded. */
   end(): Promise<void> {
-    if (!this.full) {
+    if (!this.full && !this.decoder?.destroyed) {
       this.decoder?.end()
       if (!this.decoder) this.record(null)
     }
