@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import { connect, type AddressInfo, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +7,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tapMain } from '../../src/main/cli/doctor'
 import { startTap, type RunningTap } from '../../src/main/doctor/tap'
+import { holdConnections, tooManyConnections } from '../support/connections'
 import {
   MAX_BODY_CHARS,
   MAX_ENTRIES,
@@ -89,21 +90,11 @@ describe('syncscope tap keeps its recording bounded', () => {
       maxConnections: 2
     })
     const port = Number(new URL(other.url).port)
-    const held: Socket[] = await Promise.all(
-      [0, 1].map(
-        () =>
-          new Promise<Socket>((resolve) => {
-            const socket = connect(port, '127.0.0.1', () => resolve(socket))
-          })
-      )
-    )
+    const held = await holdConnections(port, 2)
     try {
       const refused = await fetch(`${other.url}/v1/shape?offset=-1`)
       expect(refused.status).toBe(503)
-      expect(await refused.json()).toEqual({
-        code: 'too_many_connections',
-        message: 'the tap has 2 connections open, its limit (--max-connections): retry in a few seconds'
-      })
+      expect(await refused.json()).toEqual(tooManyConnections('the tap', 2))
     } finally {
       for (const socket of held) socket.destroy()
       await other.close()

@@ -1,9 +1,10 @@
 import { createServer, request, type Server } from 'node:http'
-import { connect, type AddressInfo, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveFetchHandler, type NodeFetchServer } from '../../src/main/proxy/node-server'
 import { MAX_DECOMPRESSED_BYTES, forward } from '../../src/main/proxy/upstream'
+import { holdConnections, tooManyConnections } from '../support/connections'
 
 /** 16 MiB of zeros gzipped, sent again and again: far more than the cap once inflated, a few hundred kB on the wire. */
 const PIECE = gzipSync(Buffer.alloc(16 * 1024 * 1024), { level: 9 })
@@ -54,22 +55,12 @@ describe('the proxy bounds what a hostile upstream and a connection flood can co
 
   it('answers connections past its cap 503 naming the limit', async () => {
     const port = Number(new URL(proxy.url).port)
-    const held = await Promise.all(
-      [0, 1].map(
-        () =>
-          new Promise<Socket>((resolve) => {
-            const socket = connect(port, '127.0.0.1', () => resolve(socket))
-          })
-      )
-    )
+    const held = await holdConnections(port, 2)
     try {
       const refused = await fetch(`${proxy.url}/v1/shape?offset=-1`)
       expect(refused.status).toBe(503)
       expect(refused.headers.get('retry-after')).toBe('5')
-      expect(await refused.json()).toEqual({
-        code: 'too_many_connections',
-        message: 'the proxy has 2 connections open, its limit (--max-connections): retry in a few seconds'
-      })
+      expect(await refused.json()).toEqual(tooManyConnections('the proxy', 2))
     } finally {
       for (const socket of held) socket.destroy()
     }

@@ -1,45 +1,8 @@
-import { request } from 'node:http'
 import { type Socket, connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { overLimitAnswered } from '../../src/main/net/connection-limit'
+import { holdConnections, onNewConnection, statusOn, tooManyConnections } from '../support/connections'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-
-/** One request on a connection of its own (no pooled connection is reused). */
-function onNewConnection(url: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    request(url, { agent: false }, (res) => {
-      let body = ''
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-    })
-      .on('error', reject)
-      .end()
-  })
-}
-
-/** Opens a connection and keeps it, idle; resolves once connected. */
-function holdConnection(port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket))
-    socket.on('error', reject)
-  })
-}
-
-/** The status of a request written on a connection already open. */
-function statusOn(socket: Socket, port: number, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    let text = ''
-    const read = (chunk: Buffer) => {
-      text += chunk.toString()
-      const status = /^HTTP\/1\.1 (\d+)/.exec(text)
-      if (!status) return
-      socket.off('data', read)
-      resolve(Number(status[1]))
-    }
-    socket.on('data', read)
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
-  })
-}
 
 describe('--max-connections: a flood of connections is refused, health still answers', () => {
   let server: TestShapeServer
@@ -52,16 +15,13 @@ describe('--max-connections: a flood of connections is refused, health still ans
 
   it('answers connections past the cap 503, closes those past its margin, and serves the ones it has', async () => {
     const port = Number(new URL(server.url).port)
-    const held = await Promise.all(Array.from({ length: MAX }, () => holdConnection(port)))
+    const held = await holdConnections(port, MAX)
     const flood: Socket[] = []
     try {
       const refused = await onNewConnection(`${server.url}/v1/shape?table=issues&offset=-1`)
       expect(refused.status).toBe(503)
       expect(refused.headers['retry-after']).toBe('5')
-      expect(JSON.parse(refused.body)).toEqual({
-        code: 'too_many_connections',
-        message: `the Syncscope server has ${MAX} connections open, its limit (--max-connections): retry in a few seconds`
-      })
+      expect(JSON.parse(refused.body)).toEqual(tooManyConnections('the Syncscope server', MAX))
       const health = await onNewConnection(`${server.url}/v1/health`)
       expect(health.status).toBe(200)
       expect(JSON.parse(health.body)).toEqual({ status: 'active' })
