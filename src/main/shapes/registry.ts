@@ -41,9 +41,6 @@ export interface ShapeRegistryOptions {
 
 /** How often the disk budget is checked against the logs' growth (snapshots are checked at every chunk). */
 const DISK_CHECK_MS = 1_000
-/** A definition whose snapshot did not fit is refused this long without building it again (a 409 loop otherwise). */
-const TOO_LARGE_REMEMBERED_MS = 60_000
-const TOO_LARGE_KEPT = 1_000
 
 /**
  * The shapes of one database by identity and handle (the reference's ShapeCache): creates them (their snapshot
@@ -68,8 +65,6 @@ export class ShapeRegistry {
   /** The shapes by last use, and the bounds on their number and disk; the disk budget is known once restored. */
   private readonly limits: ShapeLimits
   private readonly diskCheck: NodeJS.Timeout
-  /** Definitions (by identity) whose snapshot alone passed the disk budget, until when they are refused. */
-  private readonly tooLarge = new Map<string, { error: ShapeTooLargeError; until: number }>()
 
   constructor(private readonly options: ShapeRegistryOptions) {
     this.limits = new ShapeLimits(options.limits.maxShapes, Infinity)
@@ -116,9 +111,8 @@ export class ShapeRegistry {
       this.limits.used(existing)
       return existing
     }
-    const refused = this.tooLarge.get(definition.identity)
-    if (refused && refused.until > Date.now()) throw refused.error
-    this.tooLarge.delete(definition.identity)
+    const refused = this.limits.refusal(definition.identity)
+    if (refused) throw refused
     let creating = this.creating.get(definition.identity)
     if (!creating) {
       creating = this.create(definition).finally(() => this.creating.delete(definition.identity))
@@ -175,15 +169,6 @@ export class ShapeRegistry {
     return shape
   }
 
-  private refuseTooLarge(identity: string, error: ShapeTooLargeError): void {
-    this.tooLarge.delete(identity)
-    this.tooLarge.set(identity, { error, until: Date.now() + TOO_LARGE_REMEMBERED_MS })
-    for (const oldest of this.tooLarge.keys()) {
-      if (this.tooLarge.size <= TOO_LARGE_KEPT) break
-      this.tooLarge.delete(oldest)
-    }
-  }
-
   /** Past --max-shapes, the least recently used shapes (never `keep`, the one just made) are dropped: they refetch. */
   private keepToShapeLimit(keep: Shape | null): void {
     const victims = this.limits.overCount(keep)
@@ -216,7 +201,7 @@ export class ShapeRegistry {
       try {
         this.keepToDiskBudget(grown)
       } catch (error) {
-        if (error instanceof ShapeTooLargeError) this.refuseTooLarge(grown.definition.identity, error)
+        if (error instanceof ShapeTooLargeError) this.limits.refuse(grown.definition.identity, error)
         throw error
       }
     }

@@ -10,6 +10,9 @@ export interface ShapeLimitSettings {
 }
 
 export const DEFAULT_MAX_SHAPES = 100_000
+/** A definition whose snapshot did not fit is refused this long without building it again (a 409 loop otherwise). */
+const TOO_LARGE_REMEMBERED_MS = 60_000
+const TOO_LARGE_KEPT = 1_000
 
 /** One shape's snapshot alone needs more than the disk budget: it is refused (413) rather than built and dropped. */
 export class ShapeTooLargeError extends Error {
@@ -46,6 +49,8 @@ export async function defaultDiskBudget(dir: string, used: number): Promise<numb
  */
 export class ShapeLimits {
   private readonly recentlyUsed = new Set<Shape>()
+  /** Definitions (by identity) whose snapshot alone passed the disk budget, until when they are refused. */
+  private readonly tooLarge = new Map<string, { error: ShapeTooLargeError; until: number }>()
 
   constructor(
     readonly maxShapes: number,
@@ -105,5 +110,22 @@ export class ShapeLimits {
       excess -= shape.diskBytes
     }
     return victims
+  }
+
+  /** Why a definition is refused without being built (its snapshot did not fit a moment ago); null when it is not. */
+  refusal(identity: string): ShapeTooLargeError | null {
+    const refused = this.tooLarge.get(identity)
+    if (refused && refused.until > Date.now()) return refused.error
+    this.tooLarge.delete(identity)
+    return null
+  }
+
+  refuse(identity: string, error: ShapeTooLargeError): void {
+    this.tooLarge.delete(identity)
+    this.tooLarge.set(identity, { error, until: Date.now() + TOO_LARGE_REMEMBERED_MS })
+    for (const oldest of this.tooLarge.keys()) {
+      if (this.tooLarge.size <= TOO_LARGE_KEPT) break
+      this.tooLarge.delete(oldest)
+    }
   }
 }
