@@ -211,7 +211,11 @@ describe('the redacted bundle, for secrets in less obvious places', () => {
       ).toBe(true)
     const redacted = redactRecording(original)
     const everything = decodedTexts(redacted)
-    expect(Object.entries(HIDDEN).filter(([, secret]) => everything.includes(secret)).map(([name]) => name)).toEqual([])
+    expect(
+      Object.entries(HIDDEN)
+        .filter(([, secret]) => everything.includes(secret))
+        .map(([name]) => name)
+    ).toEqual([])
     for (const [name, secret] of Object.entries(HIDDEN)) {
       expect(everything, name).not.toContain(secret)
       expect(everything, name).not.toContain(encodeURIComponent(secret))
