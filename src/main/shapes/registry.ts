@@ -169,6 +169,16 @@ export class ShapeRegistry {
     return shape
   }
 
+  /** A shape's snapshot grew (one function for every shape, so an idle shape costs no closure of its own). */
+  private readonly diskGrowth = (grown: Shape): void => {
+    try {
+      this.keepToDiskBudget(grown)
+    } catch (error) {
+      if (error instanceof ShapeTooLargeError) this.limits.refuse(grown.definition.identity, error)
+      throw error
+    }
+  }
+
   /** Past --max-shapes, the least recently used shapes (never `keep`, the one just made) are dropped: they refetch. */
   private keepToShapeLimit(keep: Shape | null): void {
     const victims = this.limits.overCount(keep)
@@ -197,14 +207,7 @@ export class ShapeRegistry {
     this.shapes.set(definition.identity, shape)
     this.byHandle.set(shape.handle, shape)
     this.limits.add(shape)
-    shape.onDiskGrowth = (grown) => {
-      try {
-        this.keepToDiskBudget(grown)
-      } catch (error) {
-        if (error instanceof ShapeTooLargeError) this.limits.refuse(grown.definition.identity, error)
-        throw error
-      }
-    }
+    shape.onDiskGrowth = this.diskGrowth
     for (const key of tableKeys(definition)) {
       const shapes = this.byTable.get(key)
       if (shapes) shapes.add(shape)
