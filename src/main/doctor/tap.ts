@@ -13,8 +13,6 @@ import { hostAllowed } from '../headless/guard'
 import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
 import { BodyRecorder, type HarEntry, MAX_BODY_CHARS, TapRecording, headerList, newEntry } from './tap-recording'
 
-export type { HarEntry } from './tap-recording'
-
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the tap's own business on each side. */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -41,6 +39,7 @@ export interface TapOptions {
 
 export interface RunningTap {
   url: string
+  /** The latest exchanges recorded, within the recording's bounds. */
   entries: HarEntry[]
   /** Writes the HAR once more and stops; open streams are cut. */
   close(): Promise<void>
