@@ -73,3 +73,39 @@ describe('opening the shape API to more pages and hosts', () => {
     expect(() => parseServeOptions(args, {})).toThrow(message)
   })
 })
+
+describe('the bounds of the shape server', () => {
+  it('has generous defaults: 100,000 shapes, half the free disk (decided at start), 16,384 connections', () => {
+    const options = parseServeOptions([], {})
+    expect(options.maxShapes).toBe(100_000)
+    expect(options.maxDisk).toBeUndefined()
+    expect(options.maxConnections).toBe(16_384)
+  })
+
+  it.each([
+    ['1048576', 1024 ** 2],
+    ['500MB', 500 * 1024 ** 2],
+    ['500 mib', 500 * 1024 ** 2],
+    ['20G', 20 * 1024 ** 3],
+    ['1.5GiB', 1.5 * 1024 ** 3],
+    ['2t', 2 * 1024 ** 4]
+  ])('reads --max-disk %s as %d bytes', (text, bytes) => {
+    expect(parseServeOptions(['--max-disk', text], {}).maxDisk).toBe(bytes)
+  })
+
+  it.each(['', 'lots', '10 parsecs', '1000', '0.5MB'])('refuses --max-disk %j naming the form', (text) => {
+    expect(() => parseServeOptions(['--max-disk', text], {})).toThrow(
+      `--max-disk ${text} is not a size of at least 1 MiB: give bytes or a number with K, M, G or T, e.g. 500MB or 20GB`
+    )
+  })
+
+  it('refuses a --max-shapes or --max-connections that is not a positive whole number', () => {
+    expect(parseServeOptions(['--max-shapes', '10', '--max-connections', '64'], {})).toMatchObject({
+      maxShapes: 10,
+      maxConnections: 64
+    })
+    expect(() => parseServeOptions(['--max-shapes', '0'], {})).toThrow('--max-shapes must be at least 1')
+    expect(() => parseServeOptions(['--max-connections', 'many'], {})).toThrow('--max-connections must be a number')
+    expect(() => parseServeOptions(['--max-shapes', '2.5'], {})).toThrow('--max-shapes must be a whole number')
+  })
+})

@@ -24,6 +24,10 @@ export interface TestShapeServerOptions {
   corsOrigins?: string[]
   /** `--allowed-host` values: Host names besides loopback and the bound address. */
   allowedHosts?: string[]
+  /** `--max-shapes`, `--max-disk` (bytes) and `--max-connections`. */
+  maxShapes?: number
+  maxDisk?: number
+  maxConnections?: number
   /** The app's log lines (default: stderr with SYNCSCOPE_DEBUG, else nowhere). */
   log?: (line: string) => void
 }
@@ -60,7 +64,10 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     corsOrigins: options.corsOrigins,
     allowedHosts: options.allowedHosts,
     cacheMaxAge: options.cacheMaxAge,
-    cacheStaleAge: options.cacheStaleAge
+    cacheStaleAge: options.cacheStaleAge,
+    maxShapes: options.maxShapes,
+    maxDisk: options.maxDisk,
+    maxConnections: options.maxConnections
   })
   const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
   const app = await startApp({ serve, rendererDir: null, log })

@@ -4,6 +4,8 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
+import { DEFAULT_MAX_SHAPES } from '../shapes/storage/shape-limits'
+import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
 
@@ -54,6 +56,34 @@ const secondsSchema = (name: string) =>
     .min(0, `--${name} must be 0 or more seconds`)
     .max(31_536_000, `--${name} must be at most a year (31536000 seconds)`)
 
+const countSchema = (name: string) =>
+  z.coerce
+    .number({ error: `--${name} must be a number` })
+    .int(`--${name} must be a whole number`)
+    .min(1, `--${name} must be at least 1`)
+
+const SIZE_UNITS: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 }
+
+/** `500MB`, `20G`, `1.5GiB`, `1000000` (bytes), or a number of bytes: K, M, G and T are powers of 1024. */
+const sizeSchema = (name: string) =>
+  z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const match = typeof value === 'string' ? /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(value.trim()) : null
+    const bytes =
+      typeof value === 'number'
+        ? value
+        : match
+          ? Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? '').toLowerCase()] ?? NaN))
+          : NaN
+    if (!Number.isSafeInteger(bytes) || bytes < 1024 * 1024) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `--${name} ${value} is not a size of at least 1 MiB: give bytes or a number with K, M, G or T, e.g. 500MB or 20GB`
+      })
+      return z.NEVER
+    }
+    return bytes
+  })
+
 export const ServeOptionsSchema = z
   .object({
     port: portSchema('port').default(3000),
@@ -100,7 +130,11 @@ export const ServeOptionsSchema = z
     cacheMaxAge: secondsSchema('cache-max-age').default(DEFAULT_CACHE.maxAge),
     cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
     proxyConfig: z.string().min(1).optional(),
-    proxyPort: portSchema('proxy-port').default(3001)
+    proxyPort: portSchema('proxy-port').default(3001),
+    maxShapes: countSchema('max-shapes').default(DEFAULT_MAX_SHAPES),
+    /** Bytes; absent: half of what is free on the data folder's disk when the shape engine starts. */
+    maxDisk: sizeSchema('max-disk').optional(),
+    maxConnections: countSchema('max-connections').default(DEFAULT_MAX_CONNECTIONS)
   })
   .refine((options) => !options.ui || LOOPBACK.includes(options.host), {
     message: '--ui serves the app contract, which only listens on loopback: use --host 127.0.0.1',
@@ -129,7 +163,13 @@ export const SERVE_USAGE = `syncscope serve [options]
   --cache-max-age S      max-age of catch-up answers (for a CDN or proxy in front); default 60
   --cache-stale-age S    their stale-while-revalidate; default 300
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
-  --proxy-port N         port of the proxy; default 3001`
+  --proxy-port N         port of the proxy; default 3001
+  --max-shapes N         shapes kept; past it the least recently used are dropped (their clients refetch);
+                         default ${DEFAULT_MAX_SHAPES}
+  --max-disk SIZE        disk the shape logs may take, e.g. 20GB; past it the least recently used shapes are
+                         dropped; default half of what is free on the data folder's disk at start
+  --max-connections N    open connections per server (shape API and UI, proxy); more are answered 503;
+                         default ${DEFAULT_MAX_CONNECTIONS}`
 
 /** The shape API secret: `--secret`, `--secret-file` or `SYNCSCOPE_SECRET`, in that order; at most one option. */
 function shapeSecret(values: { secret?: string; 'secret-file'?: string }, env: NodeJS.ProcessEnv): string | undefined {
@@ -163,7 +203,10 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'cache-max-age': { type: 'string' },
       'cache-stale-age': { type: 'string' },
       'proxy-config': { type: 'string' },
-      'proxy-port': { type: 'string' }
+      'proxy-port': { type: 'string' },
+      'max-shapes': { type: 'string' },
+      'max-disk': { type: 'string' },
+      'max-connections': { type: 'string' }
     }
   })
   const parsed = ServeOptionsSchema.safeParse({
@@ -183,7 +226,10 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     cacheMaxAge: values['cache-max-age'],
     cacheStaleAge: values['cache-stale-age'],
     proxyConfig: values['proxy-config'],
-    proxyPort: values['proxy-port']
+    proxyPort: values['proxy-port'],
+    maxShapes: values['max-shapes'],
+    maxDisk: values['max-disk'],
+    maxConnections: values['max-connections']
   })
   if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('\n'))
   return parsed.data

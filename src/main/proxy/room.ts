@@ -81,6 +81,7 @@ export async function startProxyRoom(context: RoomContext): Promise<ProxyRoom> {
       host: serve.host,
       allowedHosts: serve.allowedHosts,
       port: serve.proxyPort,
+      maxConnections: serve.maxConnections,
       localShapeUrl: () => context.serverUrl,
       localHeaderBrand: serve.headerBrand,
       appOrigins: () => appOrigins(context),

@@ -48,6 +48,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
         databaseUrl: db.url,
         dir: databaseFolder(serve.dataDir, db, embedded),
         chunkBytes: serve.chunkBytes,
+        limits: { maxShapes: serve.maxShapes, maxDiskBytes: serve.maxDisk ?? null },
         log
       })
     } catch (error) {

@@ -12,6 +12,7 @@ import { Collector } from './replication/collector'
 import { SnapshotBuilder } from './snapshot/builder'
 import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
+import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
 import type { SubqueryRuntime } from './subquery/runtime'
 
@@ -23,6 +24,8 @@ export interface ShapeServiceOptions {
   dir: string
   /** Snapshot and log chunk size in bytes. */
   chunkBytes: number
+  /** How many shapes are kept and how much disk their files may take (least recently used ones are dropped). */
+  limits: ShapeLimitSettings
   log(line: string): void
 }
 
@@ -79,7 +82,8 @@ export class ShapeService {
       subqueries: this.subqueries,
       snapshots,
       replication: () => this.replication,
-      resolve: (input) => this.catalog.resolve(input)
+      resolve: (input) => this.catalog.resolve(input),
+      limits: options.limits
     })
     this.collector = new Collector({
       dir: options.dir,
@@ -171,6 +175,11 @@ export class ShapeService {
     return this.registry.size
   }
 
+  /** Bytes the shapes' snapshots and logs take (what --max-disk bounds). */
+  get diskUsed(): number {
+    return this.registry.diskUsed
+  }
+
   active(identity: string): Shape | undefined {
     return this.registry.active(identity)
   }
@@ -194,6 +203,11 @@ export class ShapeService {
 
   shapeFor(definition: ResolvedShape): Promise<Shape> {
     return this.registry.shapeFor(definition)
+  }
+
+  /** A request used the shape: the least recently used ones are dropped first when there are too many. */
+  used(shape: Shape): void {
+    this.registry.used(shape)
   }
 
   /** A shape whose files turned out damaged when read: dropped, so its clients refetch it from Postgres. */

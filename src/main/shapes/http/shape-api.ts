@@ -11,7 +11,8 @@ import { routingPath } from '../../net/request-path'
 import { type CacheSettings, catchUpCacheControl, preflightHeaders } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
-import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog } from './serve-log'
+import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog, tooLarge } from './serve-log'
+import { ShapeTooLargeError } from '../storage/shape-limits'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
 
@@ -203,6 +204,7 @@ function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
   if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
   if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
   if (error instanceof ServiceStoppingError) return r.unavailable(error.message, 1)
+  if (error instanceof ShapeTooLargeError) return tooLarge(r, error)
   if (isConnectionError(error))
     return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
   options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)

@@ -94,6 +94,13 @@ export class Shape {
   private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
   private readonly chunkChecks: ChunkCheck[] = []
   private readonly waiters = new Set<Wake>()
+  /** Bytes of the snapshot chunk files written so far. */
+  private snapshotBytes = 0
+  /**
+   * Told when a snapshot chunk adds to the shape's files (the registry's disk budget); what it throws fails the
+   * snapshot (ShapeTooLargeError).
+   */
+  onDiskGrowth: ((shape: Shape) => void) | null = null
 
   constructor(
     readonly handle: string,
@@ -121,6 +128,7 @@ export class Shape {
     })
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
     shape.chunkChecks.push(...meta.chunks)
+    shape.snapshotBytes = meta.chunks.reduce((sum, check) => sum + check.bytes, 0)
     shape.move({ kind: 'restored', info: meta.snapshot, chunks: meta.chunks.length })
     shape.visibility = xidSnapshot(meta.snapshot.xmin, meta.snapshot.xmax, meta.snapshot.xipList)
     return shape
@@ -174,6 +182,11 @@ export class Shape {
     return this.log.lastOffset
   }
 
+  /** Bytes the shape's snapshot and log take on disk. */
+  get diskBytes(): number {
+    return this.snapshotBytes + this.log.diskBytes
+  }
+
   /** Takes a committed transaction's entries for this shape; returns true when the log grew. */
   receive(xid: number, entries: LogEntry[]): boolean {
     if (this.invalidated || entries.length === 0) return false
@@ -199,6 +212,13 @@ export class Shape {
   /** A snapshot chunk is written: kept in memory for the readers to come (see FOLLOWER_PATIENCE_MS), then announced. */
   async chunkWritten(chunk: number, last: boolean, body: HeldChunk): Promise<void> {
     this.chunkChecks[chunk] = { bytes: body.bytes.length, crc: crc32(body.bytes) }
+    this.snapshotBytes += body.bytes.length
+    try {
+      this.onDiskGrowth?.(this)
+    } catch (error) {
+      body.release()
+      throw error
+    }
     await this.chunks.keep(snapshotKey(chunk), body, KEEP_WRITTEN_CHUNK_MS, FOLLOWER_PATIENCE_MS)
     if (this.invalidated) return
     this.move({ kind: 'chunk', chunk, last })
