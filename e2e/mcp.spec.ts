@@ -47,6 +47,9 @@ test.describe('MCP servers page', () => {
         }
       })
     )
+    // the workspace file is the person's own: approved as it is (the review and approval: mcp-trust.spec.ts)
+    const review = await app.call<{ sha256: string }>('mcp.workspaceReview')
+    await app.call('mcp.approveWorkspace', { sha256: review.sha256 })
     await openApp(page, 'mcp')
     await expect(page.getByTestId('mcp-state-broken')).toHaveText('error')
     await expect(page.getByTestId('mcp-error-broken')).toContainText(

@@ -33,7 +33,7 @@ import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
-import { importForeignEntry, type SourceKind } from './config/parse'
+import { transportOf, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
   DEFAULT_RESTART,
@@ -216,7 +216,13 @@ export class Registry {
     const entry = this.entry(name)
     const connection = entry.connection
     const oauth = this.oauthStates.get(name)
-    const state = entry.invalid ? 'error' : entry.config?.disabled ? 'disabled' : (connection?.state ?? 'idle')
+    const state = entry.invalid
+      ? entry.invalid.code === 'untrusted'
+        ? 'untrusted'
+        : 'error'
+      : entry.config?.disabled
+        ? 'disabled'
+        : (connection?.state ?? 'idle')
     return {
       name,
       transport: entry.config?.transport ?? transportOf(entry.origin?.raw ?? null),
@@ -893,12 +899,6 @@ function covers(granted: string, wanted: string): boolean {
 /** Streamable HTTP answers 404 to a session id the server no longer knows. */
 function isExpiredSession(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404
-}
-
-/** The transport an invalid entry was meant to have, in any of the file formats. */
-function transportOf(raw: Record<string, unknown> | null): 'http' | 'stdio' | null {
-  const transport = raw ? importForeignEntry(raw).transport : null
-  return transport === 'http' || transport === 'stdio' ? transport : null
 }
 
 function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {
