@@ -588,7 +588,8 @@ export class Registry {
       this.loginWaiters.delete(name)
       return { ok: error === null, message }
     }
-    if (!state || !this.entries.has(name)) return { ok: false, message: `no login is in flight for ${name}` }
+    if (!state?.pendingState || !this.entries.has(name))
+      return { ok: false, message: `no login is in flight for ${name}: start the login again` }
     if (!statesMatch(state.pendingState, params.state)) {
       log.add(
         'callback',

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hostAllowed } from '../../net/host-rule'
 import { SHARED_CALLBACK_PATH } from './client-metadata'
 
 export interface CallbackParams {
@@ -22,6 +23,46 @@ const PREFIX = `${SHARED_CALLBACK_PATH}/`
 function page(ok: boolean, message: string): string {
   const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
   return `<!doctype html><meta charset="utf-8"><title>Syncscope — ${ok ? 'logged in' : 'login failed'}</title><body style="font-family:sans-serif;margin:3rem"><h1>${ok ? 'Logged in' : 'Login failed'}</h1><p data-testid="oauth-result">${escaped}</p><p>You can close this tab.</p></body>`
+}
+
+type ReadCallback = { server: string | null; params: CallbackParams } | { refused: 400 | 403 | 404; message: string }
+
+/**
+ * A request to the listener as a callback, or why it is refused: a Host other than loopback (a DNS-rebinding page
+ * under its own name), another method or path, a path that is not valid percent-encoding.
+ */
+function readCallback(req: IncomingMessage): ReadCallback {
+  const host = req.headers.host
+  if (!hostAllowed({ bindHost: '127.0.0.1', allowedHosts: [] }, host))
+    return { refused: 403, message: `Host '${host ?? ''}' is not this server: the OAuth redirect comes to 127.0.0.1` }
+  let url: URL
+  try {
+    url = new URL(req.url ?? '/', 'http://127.0.0.1')
+  } catch {
+    return { refused: 400, message: 'not a valid callback URL' }
+  }
+  const shared = url.pathname === SHARED_CALLBACK_PATH
+  if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX)))
+    return { refused: 404, message: 'not an OAuth callback' }
+  let server: string | null = null
+  if (!shared) {
+    try {
+      server = decodeURIComponent(url.pathname.slice(PREFIX.length))
+    } catch {
+      return { refused: 400, message: 'not a valid callback path (a malformed percent-escape)' }
+    }
+  }
+  const get = (key: string) => url.searchParams.get(key)
+  return {
+    server,
+    params: {
+      code: get('code'),
+      state: get('state'),
+      iss: get('iss'),
+      error: get('error'),
+      errorDescription: get('error_description')
+    }
+  }
 }
 
 /**
@@ -71,23 +112,13 @@ export class CallbackListeners {
 
   private async listen(port: number): Promise<number> {
     const server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
       const send = (status: number, ok: boolean, message: string) => {
         res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
         res.end(page(ok, message))
       }
-      const shared = url.pathname === SHARED_CALLBACK_PATH
-      if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX)))
-        return send(404, false, 'not an OAuth callback')
-      const name = shared ? null : decodeURIComponent(url.pathname.slice(PREFIX.length))
-      const get = (key: string) => url.searchParams.get(key)
-      this.handle(name, {
-        code: get('code'),
-        state: get('state'),
-        iss: get('iss'),
-        error: get('error'),
-        errorDescription: get('error_description')
-      }).then(
+      const callback = readCallback(req)
+      if ('refused' in callback) return send(callback.refused, false, callback.message)
+      this.handle(callback.server, callback.params).then(
         (result) => send(result.ok ? 200 : 400, result.ok, result.message),
         (error: unknown) => send(500, false, (error as Error).message)
       )
