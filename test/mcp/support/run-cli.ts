@@ -14,6 +14,8 @@ export interface RunningCli {
   stdout(): string
   stderr(): string
   exited: Promise<CliRun>
+  /** Ends it (SIGTERM), for one that would otherwise wait. */
+  stop(): void
 }
 
 export interface CliOptions {
@@ -46,7 +48,7 @@ export function startMcpCli(args: string[], options: CliOptions = {}): RunningCl
   const exited = new Promise<CliRun>((done) =>
     child.once('close', (code) => done({ code, stdout, stderr, ms: Date.now() - started }))
   )
-  return { stdout: () => stdout, stderr: () => stderr, exited }
+  return { stdout: () => stdout, stderr: () => stderr, exited, stop: () => void child.kill('SIGTERM') }
 }
 
 /** Runs `syncscope mcp …` to its end. */
