@@ -10,6 +10,7 @@ import type {
   OAuthExchange,
   WorkspaceReview
 } from '../../shared/contract/mcp'
+import { clientMetadataDocument } from './auth/client-metadata'
 import { extractSecrets, keychainFields, restoreMasked } from './config/entry-secrets'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
 import { ConfigLayers, type Layer } from './config/layers'
@@ -207,11 +208,19 @@ export class McpHost {
     await this.registry.applyConfig({ servers, invalid, origins, clientMetadataUrl: this.clientMetadata().url })
   }
 
-  /** The app's client ID metadata document URL in force: the host's option (the CLI flag), else settings.json's. */
+  /**
+   * The app's client ID metadata document URL in force (the host's option, the CLI flag, wins over settings.json's),
+   * and the document to publish there: one loopback callback per server that logs in with the grant.
+   */
   clientMetadata(): ClientMetadataSetting {
-    if (this.options.clientMetadataUrl) return { url: this.options.clientMetadataUrl, source: 'flag' }
-    const url = this.files.find('settings')?.parsed?.clientMetadataUrl ?? null
-    return { url, source: url ? 'settings' : null }
+    const flag = this.options.clientMetadataUrl
+    const url = flag ?? this.files.find('settings')?.parsed?.clientMetadataUrl ?? null
+    if (!url) return { url: null, source: null, document: null }
+    const servers = this.registry
+      .list()
+      .filter((entry) => entry.authMode === 'authorizationCode')
+      .map((entry) => entry.name)
+    return { url, source: flag ? 'flag' : 'settings', document: clientMetadataDocument(url, servers) }
   }
 
   /** Writes `mcp.clientMetadataUrl` into settings.json (null removes it); authorization-code servers reconnect with it. */

@@ -23,6 +23,7 @@ import type {
 import {
   AuthorizationCodeProvider,
   guardResource,
+  sameIssuer,
   seedOAuthState,
   statesMatch,
   type AuthorizationCodeConfig,
@@ -577,10 +578,12 @@ export class Registry {
     return new Promise((resolve) => this.loginWaiters.set(name, [...(this.loginWaiters.get(name) ?? []), resolve]))
   }
 
-  /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
-  async completeLogin(server: string | null, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
-    const name = server ?? this.serverAwaiting(params.state)
-    if (name === null) return { ok: false, message: 'no login in flight has this state; start the login again' }
+  /**
+   * The redirect back from the browser to the callback path of `name`: `state` must match that server's request in
+   * flight, and `iss` (RFC 9207) the authorisation server it went to; where that server says it sends `iss`, a callback
+   * without one is refused (an answer from another authorisation server: a mix-up).
+   */
+  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
     const log = this.oauthLog(name)
     const state = this.oauthStates.get(name)
     const finish = (error: McpToolError | null, message: string) => {
@@ -601,6 +604,11 @@ export class Registry {
       return { ok: false, message: 'the state parameter does not match the login in flight; start the login again' }
     }
     delete state.pendingState
+    const issuerProblem = issProblem(state, params.iss)
+    if (issuerProblem) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, 400, `${issuerProblem.note}: refused (RFC 9207)`)
+      return finish({ code: 'needs_login', message: issuerProblem.message }, issuerProblem.message)
+    }
     if (params.error) {
       log.add(
         'callback',
@@ -612,20 +620,6 @@ export class Registry {
       return finish(
         { code: 'needs_login', message: `the authorisation server refused: ${params.error}` },
         `login refused: ${params.error}`
-      )
-    }
-    const issuer = state.discovery?.authorizationServerMetadata?.issuer
-    if (params.iss && issuer && params.iss !== issuer) {
-      log.add(
-        'callback',
-        'GET',
-        `oauth callback for ${name}`,
-        400,
-        `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`
-      )
-      return finish(
-        { code: 'needs_login', message: 'the callback came from another authorisation server' },
-        'the callback names another authorisation server'
       )
     }
     if (!params.code)
@@ -650,12 +644,6 @@ export class Registry {
         ? `${name} is connected.`
         : `${name}: ${described.error?.message ?? described.state}`
     )
-  }
-
-  /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
-  private serverAwaiting(received: string | null): string | null {
-    for (const [name, state] of this.oauthStates) if (statesMatch(state.pendingState, received)) return name
-    return null
   }
 
   /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
@@ -859,9 +847,8 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const shared = this.clientMetadataUrl ? null : name
     const redirectUri =
-      config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
+      config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
     return new AuthorizationCodeProvider(
@@ -890,6 +877,31 @@ export class Registry {
   private changed(names: string[]): void {
     if (!this.closed) this.options.onChange?.(names)
   }
+}
+
+/**
+ * Why a callback's `iss` shows it is not the answer of the authorisation server the login went to, or null: it must
+ * equal that server's issuer whenever present, and be present where its metadata advertises
+ * `authorization_response_iss_parameter_supported`.
+ */
+function issProblem(state: OAuthState, iss: string | null): { message: string; note: string } | null {
+  const metadata = state.discovery?.authorizationServerMetadata as
+    { issuer?: string; authorization_response_iss_parameter_supported?: unknown } | undefined
+  if (iss === null)
+    return metadata?.authorization_response_iss_parameter_supported === true
+      ? {
+          message: 'the authorisation server sends iss (RFC 9207) and this callback has none',
+          note: 'no iss although the authorisation server advertises it'
+        }
+      : null
+  const expected = metadata?.issuer ?? state.discovery?.authorizationServerUrl
+  const same = metadata?.issuer ? iss === expected : expected !== undefined && sameIssuer(iss, expected)
+  return same
+    ? null
+    : {
+        message: 'the callback came from another authorisation server',
+        note: `iss ${iss} is not ${expected ?? 'the issuer of this login (unknown)'}`
+      }
 }
 
 function covers(granted: string, wanted: string): boolean {

@@ -314,7 +314,9 @@ export const ClientMetadataUrlSchema = z.string().refine((value) => {
 /** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
 export const ClientMetadataSettingSchema = z.object({
   url: z.string().nullable(),
-  source: z.enum(['settings', 'flag']).nullable()
+  source: z.enum(['settings', 'flag']).nullable(),
+  /** The document to publish at `url`: it lists the callback of every server that logs in with the grant. */
+  document: z.record(z.string(), z.unknown()).nullable()
 })
 export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
 

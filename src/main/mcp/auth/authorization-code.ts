@@ -77,7 +77,8 @@ export function statesMatch(expected: string | undefined, received: string | nul
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-function sameIssuer(a: string, b: string): boolean {
+/** Issuer URLs equal but for trailing slashes (how the SDK and servers may write the same one). */
+export function sameIssuer(a: string, b: string): boolean {
   const strip = (url: string) => url.replace(/\/+$/, '')
   return strip(a) === strip(b)
 }
