@@ -28,13 +28,13 @@ export interface JsonText {
   mode: number
 }
 
-/** The file's text and mode; a missing file reads as empty (mode 0644 for the file that will be created). */
+/** The file's text and mode; a missing file reads as empty (mode 0600 for the file that will be created). */
 export async function readJsonText(path: string): Promise<JsonText> {
   try {
     return { text: await readFile(path, 'utf8'), mode: (await stat(path)).mode & 0o777 }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    return { text: '', mode: 0o644 }
+    return { text: '', mode: 0o600 }
   }
 }
 
