@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync, statSync, lstatSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { preparePrivateDataDir } from '../../src/main/data-dir'
 import { clusterDirOf } from '../../src/main/db/cluster'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
+import { openToOthers } from '../support/file-modes'
 import { removeDataDir } from '../support/postgres'
 import { startTestShapeServer } from '../support/shape-server'
 import { get, syncToEnd } from '../support/shape-http'
@@ -149,19 +150,6 @@ describe('the embedded Postgres is not a door for other local users', () => {
     }
   })
 })
-
-/** Every folder and file under `dir` whose mode lets anyone but the owner in. */
-function openToOthers(dir: string): string[] {
-  const found: string[] = []
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name)
-    const info = lstatSync(path)
-    if (info.isSymbolicLink()) continue
-    if ((info.mode & 0o077) !== 0) found.push(`${path} ${(info.mode & 0o777).toString(8)}`)
-    if (info.isDirectory()) found.push(...openToOthers(path))
-  }
-  return found
-}
 
 describe('the data folder is private', () => {
   it('a data folder swept by an earlier version gets its later 0644 files (proxy.json) made private once more', async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { McpHost } from '../../src/main/mcp/host'
 import { boundName, entryBinding } from '../../src/main/mcp/persistence/binding'
 import { keychainStore, type SecretStore } from '../../src/main/mcp/persistence/secret-store'
+import { openToOthers } from '../support/file-modes'
 import { keyringUnavailable, startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
 import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
@@ -232,6 +233,8 @@ describe.skipIf(skipReason !== null)(
       expectNothingLeaked()
       expect((await cli(['trust', '--revoke'])).code).toBe(0)
       expect((await cli(['list', '--json'])).stdout).toContain('"state": "untrusted"')
+      // what the app and `syncscope mcp` wrote into the data folder (settings, approvals) is the person's only
+      expect(openToOthers(dataDir)).toEqual([])
     })
 
     it("what an earlier version stored by name alone goes to the person's own entry of that name, never to one that shadows it", async () => {
