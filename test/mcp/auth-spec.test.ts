@@ -10,14 +10,9 @@ import { McpHost } from '../../src/main/mcp/host'
 import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { Registry, type RegistryOptions } from '../../src/main/mcp/registry'
 import type { OAuthTokens } from '../../src/shared/contract/mcp'
-import {
-  authorizeInBrowser,
-  startAuthServer,
-  type AuthServerOptions,
-  type RunningAuthServer
-} from './support/oauth-server'
-import { startMcpHttpServer, type Gate, type RunningMcpHttpServer } from './support/mcp-http-server'
+import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 import { textOf, waitFor } from './support/processes'
+import { startProtectedServer } from './support/protected-server'
 import { runMcpCli, startMcpCli } from './support/run-cli'
 
 // The MCP authorisation spec's newer parts against real pieces: SDK servers behind oidc-provider.
@@ -31,20 +26,10 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop()
 })
 
-type OAuthGate = Extract<Gate, { kind: 'oauth' }>
-
-async function protectedServer(
-  gate: Omit<OAuthGate, 'kind' | 'issuer'> = {},
-  as: Omit<AuthServerOptions, 'resource'> = {}
-): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer; moveTo(next: RunningAuthServer): void }> {
-  let issuer = ''
-  const rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer, ...gate })
-  stops.push(rs.stop)
-  const authServer = await startAuthServer({ resource: rs.url, ...as })
-  stops.push(authServer.stop)
-  issuer = authServer.issuer
-  return { as: authServer, rs, moveTo: (next) => void (issuer = next.issuer) }
-}
+const protectedServer = (
+  gate: Parameters<typeof startProtectedServer>[1] = {},
+  as: Parameters<typeof startProtectedServer>[2] = {}
+) => startProtectedServer(stops, gate, as)
 
 function newRegistry(options: RegistryOptions = {}): Registry {
   registry = new Registry(options)

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { clientMetadataDocument } from '../../src/main/mcp/auth/client-metadata'
 import { Registry } from '../../src/main/mcp/registry'
-import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
-import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
+import { authorizeInBrowser } from './support/oauth-server'
+import type { RunningMcpHttpServer } from './support/mcp-http-server'
 import { textOf } from './support/processes'
+import { startProtectedServer } from './support/protected-server'
 
 // OAuth mix-up (RFC 9207 and the OAuth security BCP) on the loopback redirect: every server has a callback path of its
 // own, also with the app's client ID metadata document; a callback is matched by path and state; `iss` is required
@@ -34,17 +35,8 @@ async function documentFetcher(servers: string[]): Promise<(url: string) => Prom
 }
 
 /** An MCP server behind its own oidc-provider that accepts client ID metadata documents. */
-async function protectedServer(
-  fetchClientMetadata: (url: string) => Promise<Response>
-): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer }> {
-  let issuer = ''
-  const rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer })
-  stops.push(rs.stop)
-  const as = await startAuthServer({ resource: rs.url, fetchClientMetadata })
-  stops.push(as.stop)
-  issuer = as.issuer
-  return { as, rs }
-}
+const protectedServer = (fetchClientMetadata: (url: string) => Promise<Response>) =>
+  startProtectedServer(stops, {}, { fetchClientMetadata })
 
 async function registryWith(servers: Record<string, RunningMcpHttpServer>): Promise<Registry> {
   registry = new Registry({ clientMetadataUrl: CLIENT_ID })
