@@ -276,9 +276,16 @@ describe.skipIf(skipReason !== null)(
       // the typed-in secret moved to the settings entry as its file was read; the tokens wait for it to be in service
       expect(await store.get('secret:oldgh:auth.key')).toBeUndefined()
 
-      // without the workspace's entries, the person's own work as before
-      await writeWorkspace({ servers: {} })
-      expect((await cli(['trust', '--yes'])).code).toBe(0)
+      // the person removes the workspace's entries on the MCP page (the approved file stays approved): their own
+      // entries work as before, what was stored for them untouched by the removal
+      const page = await startHost()
+      try {
+        expect(await page.remove('oldgh', 'workspace')).toBe(true)
+        expect(await page.remove('oldsec', 'workspace')).toBe(true)
+        expect(page.workspaceReview()).toMatchObject({ state: 'trusted', servers: [] })
+      } finally {
+        await page.close()
+      }
       const own = await startHost()
       try {
         expect(own.registry.describe('oldgh')).toMatchObject({ state: 'connected', source: 'settings' })

@@ -60,9 +60,12 @@ export class BoundSecrets {
     return forgetPersisted(this.store, boundName(owner), { client: false })
   }
 
-  /** The server is removed: its secrets, tokens and client, and whatever an earlier version stored by its name. */
+  /**
+   * The server is removed: its secrets, tokens and client, and what an earlier version stored by its name when they
+   * were this entry's to adopt (never those of the person's own entry a removed workspace entry shadowed).
+   */
   async forget(owner: SecretOwner, fields: string[]): Promise<void> {
-    for (const server of [boundName(owner), owner.name]) {
+    for (const server of this.adopts(owner) ? [boundName(owner), owner.name] : [boundName(owner)]) {
       await forgetPersisted(this.store, server, { client: true }).catch(() => {})
       for (const field of fields) await this.store.delete(secretAccount(server, field)).catch(() => {})
     }
