@@ -49,6 +49,8 @@ describe('the OAuth callback listener of `syncscope serve`', () => {
         }
       })
     )
+    // a workspace mcp.json nobody approved: the banner says its servers do not run
+    await writeFile(join(dataDir, 'mcp.json'), JSON.stringify({ servers: {} }))
     serve = spawn(
       process.execPath,
       [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--workspace', dataDir, '--database', postgres.url],
@@ -62,6 +64,12 @@ describe('the OAuth callback listener of `syncscope serve`', () => {
     if (serve) await endServe(serve)
     await postgres?.destroy()
     await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('says at start-up that an unapproved workspace mcp.json runs nothing', () => {
+    expect(output).toContain(
+      `${join(dataDir, 'mcp.json')} is not approved: its servers do not run until you approve it (the MCP page, or \`syncscope mcp trust\`)`
+    )
   })
 
   it('answers 400 to a malformed escape in the path and keeps serving', async () => {
