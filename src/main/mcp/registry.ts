@@ -478,6 +478,8 @@ export class Registry {
     try {
       return await request(await this.client(name))
     } catch (error) {
+      // sent with the old token while another call refreshed it: the tokens are new now
+      if (refusedDuringRefresh(error)) return request(await this.client(name))
       if (!isExpiredSession(error)) throw error
     }
     await this.entry(name).connection?.reset()
@@ -912,6 +914,18 @@ function covers(granted: string, wanted: string): boolean {
 /** Streamable HTTP answers 404 to a session id the server no longer knows. */
 function isExpiredSession(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404
+}
+
+/**
+ * The SDK's transport marks "authorised" for all its requests at once: a request sent with the old access token
+ * that is refused (401) just after a concurrent one refreshed it fails with this, though the new token would do.
+ */
+function refusedDuringRefresh(error: unknown): boolean {
+  return (
+    error instanceof StreamableHTTPError &&
+    error.code === 401 &&
+    error.message.includes('after successful authentication')
+  )
 }
 
 function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {
