@@ -47,6 +47,11 @@ test.describe('MCP servers page', () => {
         }
       })
     )
+    // the workspace file is the person's own: approved as it is, once the app has read it (the review and approval
+    // on the page: mcp-trust.spec.ts)
+    const review = () => app.call<{ sha256: string; servers: unknown[] } | null>('mcp.workspaceReview')
+    await expect.poll(async () => (await review())?.servers.length).toBe(2)
+    await app.call('mcp.approveWorkspace', { sha256: (await review())!.sha256 })
     await openApp(page, 'mcp')
     await expect(page.getByTestId('mcp-state-broken')).toHaveText('error')
     await expect(page.getByTestId('mcp-error-broken')).toContainText(

@@ -14,7 +14,7 @@ export const ROOM_IMPORTS = {
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
   fs: [],
   headless: ['net', 'rpc', '@csp', '@events'],
-  mcp: ['fs', '@rooms'],
+  mcp: ['fs', 'net', '@rooms'],
   net: [],
   proxy: ['fs', 'headless', 'net', 'shapes', 'sql', '@resources', '@rooms'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],

@@ -13,6 +13,7 @@ import {
   type SecretStore
 } from '../../src/main/mcp/persistence/secret-store'
 import { McpHost } from '../../src/main/mcp/host'
+import { boundName, entryBinding } from '../../src/main/mcp/persistence/binding'
 import { aesGcmCipher } from './support/aes-cipher'
 import { watchArgv } from './support/argv-watch'
 import { describeWith } from '../support/facility-tests'
@@ -395,11 +396,13 @@ describeWith(
         await fetch(await authorizeInBrowser(authorizeUrl))
         expect(await done).toBeNull()
         await first.close()
-        expect(JSON.parse(await lookup('tokens:kc'))).toMatchObject({
+        // kept under the server's name and URL: `tokens:kc@<digest of the URL>`
+        const kc = boundName({ name: 'kc', binding: entryBinding({ transport: 'http', url: rs.url }) })
+        expect(JSON.parse(await lookup(`tokens:${kc}`))).toMatchObject({
           accessToken: expect.any(String),
           refreshToken: expect.any(String)
         })
-        expect(JSON.parse(await lookup('client:kc'))).toMatchObject({
+        expect(JSON.parse(await lookup(`client:${kc}`))).toMatchObject({
           clientId: expect.any(String),
           issuer: expect.stringContaining(as.issuer)
         })
@@ -408,8 +411,8 @@ describeWith(
         expect(second.registry.describe('kc').state).toBe('connected')
         expect(as.requests.filter((request) => request.path === '/auth')).toHaveLength(1)
         expect(await second.remove('kc')).toBe(true)
-        expect(await native.get('tokens:kc')).toBeUndefined()
-        expect(await native.get('client:kc')).toBeUndefined()
+        expect(await native.get(`tokens:${kc}`)).toBeUndefined()
+        expect(await native.get(`client:${kc}`)).toBeUndefined()
         await second.close()
       } finally {
         await as.stop()

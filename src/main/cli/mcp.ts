@@ -8,6 +8,7 @@ import { McpHost } from '../mcp/host'
 import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
 import { exportCommand } from './mcp-export'
+import { trustCommand, untrustedNote } from './mcp-trust'
 import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
@@ -19,6 +20,8 @@ export const MCP_USAGE = `syncscope mcp list [--json]                         th
   syncscope mcp export --to claude-desktop|claude-code|vscode|cursor [--server NAME]… [--yes] [--file PATH]
                                                      write entries calling \`mcp run\` into that host's config file;
                                                      shows the diff, --yes writes it
+  syncscope mcp trust [--yes | --revoke] [--json]    review the workspace mcp.json (its servers, what they ask for);
+                                                     --yes approves that content: until then nothing in it runs
 options for all:
   --config FILE      read only this file (mcp.json, or a Claude/Cursor/VS Code config)
   --workspace DIR    workspace holding mcp.json (default: the current folder), layered over
@@ -47,6 +50,7 @@ function parse(argv: string[]) {
       server: { type: 'string', multiple: true },
       file: { type: 'string' },
       yes: { type: 'boolean' },
+      revoke: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -111,6 +115,8 @@ async function run(
     if (!values.json) io.err(`secrets: ${host.secretStore.description}\n`)
     const badFiles = host.sources().filter((source) => source.error)
     for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
+    const note = untrustedNote(host.workspaceReview())
+    if (note) io.err(note)
     // an invalid config is a failure for scripts too, as --json shows it: each bad entry is listed with its error
     const invalid = entries.filter((entry) => entry.error?.code === 'invalid_config')
     if (invalid.length > 0)
@@ -120,6 +126,7 @@ async function run(
     return badFiles.length > 0 || invalid.length > 0 ? 1 : 0
   }
   if (command === 'export') return exportCommand(registry, { ...values, ...dirs, configFile: host.configFile }, io)
+  if (command === 'trust') return trustCommand(host, values, io)
   const server = required(positionals[0], 'the server name')
   if (command === 'run')
     return runServer(registry, server, {
@@ -183,6 +190,8 @@ export async function mcpMain(
     return parsed.values.help ? 0 : 2
   }
   const { values } = parsed
+  // what this process writes (secrets file, approvals, lock files) is for this user only
+  process.umask(0o077)
   const clientMetadataUrl = values['client-metadata-url']
   const checkedUrl = clientMetadataUrl === undefined ? null : ClientMetadataUrlSchema.safeParse(clientMetadataUrl)
   if (checkedUrl && !checkedUrl.success) {

@@ -23,6 +23,7 @@ import type {
 import {
   AuthorizationCodeProvider,
   guardResource,
+  sameIssuer,
   seedOAuthState,
   statesMatch,
   type AuthorizationCodeConfig,
@@ -33,7 +34,7 @@ import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
-import { importForeignEntry, type SourceKind } from './config/parse'
+import { transportOf, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
   DEFAULT_RESTART,
@@ -216,7 +217,13 @@ export class Registry {
     const entry = this.entry(name)
     const connection = entry.connection
     const oauth = this.oauthStates.get(name)
-    const state = entry.invalid ? 'error' : entry.config?.disabled ? 'disabled' : (connection?.state ?? 'idle')
+    const state = entry.invalid
+      ? entry.invalid.code === 'untrusted'
+        ? 'untrusted'
+        : 'error'
+      : entry.config?.disabled
+        ? 'disabled'
+        : (connection?.state ?? 'idle')
     return {
       name,
       transport: entry.config?.transport ?? transportOf(entry.origin?.raw ?? null),
@@ -471,6 +478,8 @@ export class Registry {
     try {
       return await request(await this.client(name))
     } catch (error) {
+      // sent with the old token while another call refreshed it: the tokens are new now
+      if (refusedDuringRefresh(error)) return request(await this.client(name))
       if (!isExpiredSession(error)) throw error
     }
     await this.entry(name).connection?.reset()
@@ -571,10 +580,12 @@ export class Registry {
     return new Promise((resolve) => this.loginWaiters.set(name, [...(this.loginWaiters.get(name) ?? []), resolve]))
   }
 
-  /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
-  async completeLogin(server: string | null, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
-    const name = server ?? this.serverAwaiting(params.state)
-    if (name === null) return { ok: false, message: 'no login in flight has this state; start the login again' }
+  /**
+   * The redirect back from the browser to the callback path of `name`: `state` must match that server's request in
+   * flight, and `iss` (RFC 9207) the authorisation server it went to; where that server says it sends `iss`, a callback
+   * without one is refused (an answer from another authorisation server: a mix-up).
+   */
+  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
     const log = this.oauthLog(name)
     const state = this.oauthStates.get(name)
     const finish = (error: McpToolError | null, message: string) => {
@@ -582,7 +593,8 @@ export class Registry {
       this.loginWaiters.delete(name)
       return { ok: error === null, message }
     }
-    if (!state || !this.entries.has(name)) return { ok: false, message: `no login is in flight for ${name}` }
+    if (!state?.pendingState || !this.entries.has(name))
+      return { ok: false, message: `no login is in flight for ${name}: start the login again` }
     if (!statesMatch(state.pendingState, params.state)) {
       log.add(
         'callback',
@@ -594,6 +606,11 @@ export class Registry {
       return { ok: false, message: 'the state parameter does not match the login in flight; start the login again' }
     }
     delete state.pendingState
+    const issuerProblem = issProblem(state, params.iss)
+    if (issuerProblem) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, 400, `${issuerProblem.note}: refused (RFC 9207)`)
+      return finish({ code: 'needs_login', message: issuerProblem.message }, issuerProblem.message)
+    }
     if (params.error) {
       log.add(
         'callback',
@@ -605,20 +622,6 @@ export class Registry {
       return finish(
         { code: 'needs_login', message: `the authorisation server refused: ${params.error}` },
         `login refused: ${params.error}`
-      )
-    }
-    const issuer = state.discovery?.authorizationServerMetadata?.issuer
-    if (params.iss && issuer && params.iss !== issuer) {
-      log.add(
-        'callback',
-        'GET',
-        `oauth callback for ${name}`,
-        400,
-        `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`
-      )
-      return finish(
-        { code: 'needs_login', message: 'the callback came from another authorisation server' },
-        'the callback names another authorisation server'
       )
     }
     if (!params.code)
@@ -643,12 +646,6 @@ export class Registry {
         ? `${name} is connected.`
         : `${name}: ${described.error?.message ?? described.state}`
     )
-  }
-
-  /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
-  private serverAwaiting(received: string | null): string | null {
-    for (const [name, state] of this.oauthStates) if (statesMatch(state.pendingState, received)) return name
-    return null
   }
 
   /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
@@ -852,9 +849,8 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const shared = this.clientMetadataUrl ? null : name
     const redirectUri =
-      config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
+      config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
     return new AuthorizationCodeProvider(
@@ -885,6 +881,31 @@ export class Registry {
   }
 }
 
+/**
+ * Why a callback's `iss` shows it is not the answer of the authorisation server the login went to, or null: it must
+ * equal that server's issuer whenever present, and be present where its metadata advertises
+ * `authorization_response_iss_parameter_supported`.
+ */
+function issProblem(state: OAuthState, iss: string | null): { message: string; note: string } | null {
+  const metadata = state.discovery?.authorizationServerMetadata as
+    { issuer?: string; authorization_response_iss_parameter_supported?: unknown } | undefined
+  if (iss === null)
+    return metadata?.authorization_response_iss_parameter_supported === true
+      ? {
+          message: 'the authorisation server sends iss (RFC 9207) and this callback has none',
+          note: 'no iss although the authorisation server advertises it'
+        }
+      : null
+  const expected = metadata?.issuer ?? state.discovery?.authorizationServerUrl
+  const same = metadata?.issuer ? iss === expected : expected !== undefined && sameIssuer(iss, expected)
+  return same
+    ? null
+    : {
+        message: 'the callback came from another authorisation server',
+        note: `iss ${iss} is not ${expected ?? 'the issuer of this login (unknown)'}`
+      }
+}
+
 function covers(granted: string, wanted: string): boolean {
   const held = new Set(granted.split(' '))
   return wanted.split(' ').every((scope) => !scope || held.has(scope))
@@ -895,10 +916,16 @@ function isExpiredSession(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404
 }
 
-/** The transport an invalid entry was meant to have, in any of the file formats. */
-function transportOf(raw: Record<string, unknown> | null): 'http' | 'stdio' | null {
-  const transport = raw ? importForeignEntry(raw).transport : null
-  return transport === 'http' || transport === 'stdio' ? transport : null
+/**
+ * The SDK's transport marks "authorised" for all its requests at once: a request sent with the old access token
+ * that is refused (401) just after a concurrent one refreshed it fails with this, though the new token would do.
+ */
+function refusedDuringRefresh(error: unknown): boolean {
+  return (
+    error instanceof StreamableHTTPError &&
+    error.code === 401 &&
+    error.message.includes('after successful authentication')
+  )
 }
 
 function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {

@@ -149,7 +149,9 @@ export const McpToolErrorCodeSchema = z.enum([
   'insufficient_scope',
   'invalid_answer',
   'crash_loop',
-  'unknown_server'
+  'unknown_server',
+  /** The entry comes from a workspace file the person has not approved (or that changed since): never run. */
+  'untrusted'
 ])
 export const McpToolErrorSchema = z.object({
   code: McpToolErrorCodeSchema,
@@ -165,7 +167,15 @@ export const McpToolErrorSchema = z.object({
 })
 export type McpToolError = z.infer<typeof McpToolErrorSchema>
 
-export const McpStateSchema = z.enum(['idle', 'connecting', 'connected', 'needs-login', 'error', 'disabled'])
+export const McpStateSchema = z.enum([
+  'idle',
+  'connecting',
+  'connected',
+  'needs-login',
+  'error',
+  'disabled',
+  'untrusted'
+])
 export type McpState = z.infer<typeof McpStateSchema>
 
 /** Where an entry comes from: a config file, the host's `extraMcpServers`, or `Registry.addServer` (programmatic). */
@@ -304,11 +314,52 @@ export const ClientMetadataUrlSchema = z.string().refine((value) => {
 /** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
 export const ClientMetadataSettingSchema = z.object({
   url: z.string().nullable(),
-  source: z.enum(['settings', 'flag']).nullable()
+  source: z.enum(['settings', 'flag']).nullable(),
+  /** The document to publish at `url`: it lists the callback of every server that logs in with the grant. */
+  document: z.record(z.string(), z.unknown()).nullable()
 })
 export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
 
 const named = z.object({ name: McpServerNameSchema })
+
+/** A placeholder a file's entry asks to have filled in: an environment variable, the home folder, a secret, an input. */
+export const PlaceholderSchema = z.object({
+  kind: z.enum(['env', 'userHome', 'keychain', 'input']),
+  /** The variable, the secret's field (`auth.key`) or the input's id; empty for userHome. */
+  name: z.string()
+})
+export type Placeholder = z.infer<typeof PlaceholderSchema>
+
+/** A workspace mcp.json as the person reviews it before approving: each server, where it goes, what it asks for. */
+export const WorkspaceReviewSchema = z.object({
+  path: z.string(),
+  /** Of the content reviewed: the approval is pinned to it. */
+  sha256: z.string(),
+  state: z.enum(['trusted', 'untrusted', 'changed']),
+  approvedAt: z.string().nullable(),
+  /** Why the file's servers cannot be read (not JSON); they are then listed as none. */
+  error: z.string().nullable(),
+  servers: z.array(
+    z.object({
+      name: z.string(),
+      transport: z.enum(['http', 'stdio']).nullable(),
+      /** The URL, or the command line. */
+      target: z.string().nullable(),
+      asks: z.array(PlaceholderSchema),
+      /** The person's own entry of the same name this one overrides, and whether it is the same server. */
+      overrides: z
+        .object({
+          source: SourceKindSchema,
+          path: z.string().nullable(),
+          target: z.string().nullable(),
+          /** Same URL (origin + path) or command line: the stored secrets and tokens of that entry go to this one. */
+          sameTarget: z.boolean()
+        })
+        .nullable()
+    })
+  )
+})
+export type WorkspaceReview = z.infer<typeof WorkspaceReviewSchema>
 
 /** Another host's MCP config file (Claude Desktop/Code, VS Code, Cursor) and what `mcp export` would change in it. */
 export const HostExportSchema = z.object({
@@ -382,6 +433,12 @@ export const mcpCalls = {
   'mcp.hostExports': call(z.object({}), z.array(HostExportSchema)),
   /** Writes the export previewed (`beforeDigest` of the file as shown): refused if the file changed since. */
   'mcp.exportToHost': call(z.object({ host: HostExportSchema.shape.host, beforeDigest: z.string() }), HostExportSchema),
+  /** The workspace mcp.json for review (null: there is none): its servers, what they ask for, its approval. */
+  'mcp.workspaceReview': call(z.object({}), WorkspaceReviewSchema.nullable()),
+  /** Approves the workspace mcp.json with this content (`sha256` of the review shown): refused if it changed since. */
+  'mcp.approveWorkspace': call(z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/) }), WorkspaceReviewSchema),
+  /** Takes the approval away: the file's servers stop and are listed as untrusted. */
+  'mcp.revokeWorkspace': call(z.object({}), WorkspaceReviewSchema.nullable()),
   /** A value for a VS Code `${input:id}`; it goes to the secret store. */
   'mcp.setInput': call(
     z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }),

@@ -1,8 +1,47 @@
 import { decodeJwt } from 'jose'
 import { MCP_OAUTH_LOG_KEPT, type OAuthExchange } from '../../../shared/contract/mcp'
+import { McpFailure } from '../errors'
 
 type Step = OAuthExchange['step']
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>
+
+/** The most an authorisation server's answer (metadata, registration, tokens, an error) may take once decompressed. */
+export const MAX_AUTH_ANSWER_BYTES = 1024 * 1024
+
+/**
+ * The response with its body read through a counter: past `MAX_AUTH_ANSWER_BYTES` (counted after decompression, as
+ * fetch inflates while the body is read) the reading stops and fails naming the cap, so a small gzip body that
+ * inflates to gigabytes is never held.
+ */
+function bounded(response: Response, method: string, url: string): Response {
+  if (!response.body) return response
+  const reader = response.body.getReader()
+  let read = 0
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) return controller.close()
+      read += value.byteLength
+      if (read > MAX_AUTH_ANSWER_BYTES) {
+        await reader.cancel()
+        const where = new URL(url)
+        controller.error(
+          new McpFailure(
+            'invalid_answer',
+            `the answer to ${method} ${where.origin}${where.pathname} is larger than 1 MiB once decompressed: refused`
+          )
+        )
+        return
+      }
+      controller.enqueue(value)
+    },
+    cancel: (reason) => reader.cancel(reason)
+  })
+  const headers = new Headers(response.headers)
+  headers.delete('content-encoding')
+  headers.delete('content-length')
+  return new Response(body, { status: response.status, statusText: response.statusText, headers })
+}
 
 const REDACTED_PARAMS = ['code', 'state', 'code_verifier', 'access_token', 'refresh_token', 'client_secret']
 
@@ -84,7 +123,8 @@ export class OAuthLog {
 
   /**
    * A fetch that records every auth exchange (discovery, registration, token, refresh) and every resource request
-   * the server refused with 401/403, never a body or a header value.
+   * the server refused with 401/403, never a body or a header value. The bodies of auth answers (discovery,
+   * registration, tokens) are read up to MAX_AUTH_ANSWER_BYTES.
    */
   recording(base: FetchLike): FetchLike {
     return async (input, init) => {
@@ -93,7 +133,8 @@ export class OAuthLog {
         /\/(reg|register|registration)\b/.test(new URL(candidate).pathname)
       )
       try {
-        const response = await base(input, init)
+        const answer = await base(input, init)
+        const response = step !== 'resource' ? bounded(answer, init?.method ?? 'GET', url) : answer
         if (step !== 'resource' || response.status === 401 || response.status === 403) {
           const challenge = response.headers.get('www-authenticate')
           const claims =

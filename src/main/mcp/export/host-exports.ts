@@ -4,11 +4,13 @@ import type { Registry } from '../registry'
 import { EXPORT_HOSTS, hostConfigPath, hostFormat, type ExportHost } from './hosts'
 import { applyExport, planExport, type ExportPlan, type LauncherCommand } from './launcher-entries'
 
-/** The servers an export writes: every valid, enabled entry. */
+/** The servers an export writes: every valid, enabled entry of an approved file. */
 export function exportableServers(registry: Registry): string[] {
   return registry
     .list()
-    .filter((entry) => entry.state !== 'disabled' && entry.error?.code !== 'invalid_config')
+    .filter(
+      (entry) => entry.state !== 'disabled' && entry.state !== 'untrusted' && entry.error?.code !== 'invalid_config'
+    )
     .map((entry) => entry.name)
 }
 

@@ -59,6 +59,9 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.hostExports': () => guarded(() => describeHostExports(registry, launcher())),
     'mcp.exportToHost': ({ host: target, beforeDigest }) =>
       guarded(() => exportToHost(registry, target, beforeDigest, launcher())),
+    'mcp.workspaceReview': async () => host.workspaceReview(),
+    'mcp.approveWorkspace': ({ sha256 }) => guarded(() => host.approveWorkspace(sha256)),
+    'mcp.revokeWorkspace': () => guarded(() => host.revokeWorkspace()),
     'mcp.setInput': async ({ id, value }) => {
       await host.setInput(id, value)
       return { stored: true as const }
