@@ -6,6 +6,7 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import type { CheckerOptions } from '../checker/context'
 import { formatJunit, formatReport } from '../checker/format'
 import { CHECKS, CheckerUsageError, runConformance } from '../checker/run'
+import { stdio, type Output } from './output'
 
 export const CHECK_USAGE = `syncscope check <url> [options]      protocol conformance of a shape endpoint (this app, a service, a proxy/CDN)
   --header-brand B   service (default) or electric: the protocol header names expected
@@ -120,16 +121,8 @@ function parse(argv: string[]) {
   })
 }
 
-interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-
 /** `syncscope check <url>`: runs the battery, prints the report, exits 1 when a check failed. */
-export async function checkMain(
-  argv: string[],
-  io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }
-): Promise<number> {
+export async function checkMain(argv: string[], io: Output = stdio): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`usage:\n  ${CHECK_USAGE}\n`)
     return 0

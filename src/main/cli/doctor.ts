@@ -8,6 +8,7 @@ import { RecordingInputError } from '../doctor/input'
 import { redactRecording } from '../doctor/redact'
 import { startTap } from '../doctor/tap'
 import { writeAtomically } from '../fs/atomic-write'
+import { stdio, type Output } from './output'
 
 export const DOCTOR_USAGE = `syncscope doctor <file.har|recording.json> [options]   diagnose a recorded sync (a browser HAR, a tap's HAR, a Syncscope recording)
   --json             print the report as JSON
@@ -19,12 +20,6 @@ export const TAP_USAGE = `syncscope tap --upstream URL [options]   a recording p
   --port N           port to listen on; default 3100, 0 picks a free one
   --host H           address to bind; default 127.0.0.1
   --out FILE         the HAR file written after every exchange; default syncscope-tap.har`
-
-interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-const stdio: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }
 
 /** `syncscope doctor <file>`: the timeline and the diagnoses of a recorded sync. */
 export async function doctorMain(argv: string[], io: Output = stdio): Promise<number> {
