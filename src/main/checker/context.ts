@@ -33,10 +33,11 @@ export const findingFor = (id: FindingId, message: string, evidence: Evidence[],
   }
 }
 
-/** What one check found: findings, or why it was skipped, and notes on how it passed. */
+/** What one check found: findings, or why it was skipped or could not finish, and notes on how it passed. */
 export class Outcome {
   readonly findings: Finding[] = []
   skipped: string | null = null
+  failed: string | null = null
   readonly notes: string[] = []
 
   constructor(private readonly brand: HeaderBrand) {}
@@ -52,6 +53,11 @@ export class Outcome {
 
   skip(reason: string): void {
     this.skipped = reason
+  }
+
+  /** The check could not finish (it threw): no verdict, and it counts as failed. */
+  fail(reason: string): void {
+    this.failed = reason
   }
 
   note(text: string): void {

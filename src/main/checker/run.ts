@@ -31,10 +31,14 @@ function skipReason(check: Check, options: CheckerOptions): string | null {
 }
 
 function statusOf(outcome: Outcome): CheckResult['status'] {
+  if (outcome.failed) return 'error'
   if (outcome.findings.some((finding) => finding.severity === 'error')) return 'fail'
   if (outcome.findings.length > 0) return 'warn'
   return outcome.skipped ? 'skip' : 'pass'
 }
+
+const describeError = (error: unknown): string =>
+  error instanceof Error ? error.message.split('\n')[0] || error.name : String(error)
 
 async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   const started = performance.now()
@@ -47,12 +51,13 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
     } catch (error) {
       if (error instanceof ProbeFailure)
         outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
-      // e.g. the --write-sql database went away: the check did not run, which is not a verdict on the endpoint
-      else outcome.skip(`the check could not run: ${(error as Error).message}`)
+      // e.g. the --write-sql database went away: no verdict on the endpoint, and no pass either
+      else outcome.fail(`the check could not finish: ${describeError(error)}`)
     }
   }
   const status = statusOf(outcome)
-  const reasonText = status === 'skip' ? outcome.skipped : outcome.notes.join('; ') || null
+  const reasonText =
+    status === 'skip' ? outcome.skipped : status === 'error' ? outcome.failed : outcome.notes.join('; ') || null
   return {
     id: check.id,
     title: check.title,
@@ -101,6 +106,12 @@ export async function runConformance(
     startedAt: startedAt.toISOString(),
     ms: Math.round(performance.now() - started),
     checks: results,
-    summary: { pass: count('pass'), fail: count('fail'), warn: count('warn'), skip: count('skip') }
+    summary: {
+      pass: count('pass'),
+      fail: count('fail'),
+      warn: count('warn'),
+      skip: count('skip'),
+      error: count('error')
+    }
   }
 }

@@ -19,7 +19,7 @@ export const CHECK_USAGE = `syncscope check <url> [options]      protocol confor
   --max-wait S       longest wait for a server timer (long-poll, keep-alive, SSE lifetime); default 65
   --json             print the report as JSON
   --junit FILE       also write the report as JUnit XML
-  exit code 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error`
+  exit code 0 when no check failed (warnings allowed), 1 when one failed or could not finish, 2 on a usage error`
 
 const pairSchema = (flag: string, separator: string) =>
   z
@@ -142,7 +142,7 @@ export async function checkMain(argv: string[], io: Output = stdio): Promise<num
     )
     io.out(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report))
     if (options.junit) await writeFile(resolve(options.junit), formatJunit(report))
-    return report.summary.fail > 0 ? 1 : 0
+    return report.summary.fail + report.summary.error > 0 ? 1 : 0
   } catch (error) {
     if (error instanceof CheckerUsageError) {
       io.err(`syncscope check: ${error.message}\n`)

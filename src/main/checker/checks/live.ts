@@ -104,8 +104,15 @@ async function changeDelivered(ctx: CheckContext, outcome: Outcome, synced: Sync
     params: liveParams(synced),
     timeoutMs: DELIVERY_MS + 5_000
   })
-  await sleep(300)
-  const key = await commitRow(ctx, 'long-poll')
+  let key: string
+  try {
+    await sleep(300)
+    key = await commitRow(ctx, 'long-poll')
+  } catch (error) {
+    // the check ends here (see runOne); the long-poll still in flight is left to end on its own
+    pending.catch(() => undefined)
+    throw error
+  }
   let probe: Probe
   try {
     probe = await pending
@@ -196,6 +203,7 @@ async function openSse(
   try {
     stream = await opening
   } catch (error) {
+    await during.catch(() => undefined)
     if (!(error instanceof ProbeFailure && error.timedOut)) throw error
     outcome.add(
       'sse.buffered',
@@ -203,8 +211,12 @@ async function openSse(
       error.evidence
     )
     return null
-  } finally {
+  }
+  try {
     await during
+  } catch (error) {
+    stream.close()
+    throw error
   }
   const type = stream.response.headers.get('content-type') ?? ''
   if (stream.response.status !== 200 || !type.startsWith('text/event-stream')) {
