@@ -1,6 +1,6 @@
 import type { Evidence, Finding } from '../../shared/findings'
 import { headerName, type HeaderBrand, type ProtocolHeader } from '../../shared/protocol'
-import { open, send, type OpenStream, type Probe, type ProbeRequest } from './probe'
+import { open, send, type OpenStream, type Probe, type ProbeFailure, type ProbeRequest } from './probe'
 import { RULES, type FindingId } from './rules'
 import type { WriteTable } from './write-table'
 
@@ -45,6 +45,13 @@ export class Outcome {
   add(id: FindingId, message: string, ...evidence: Array<Evidence | Probe | OpenStream>): void {
     if (this.findings.some((finding) => finding.id === id)) return
     this.findings.push(findingFor(id, message, evidence.map(toEvidence), this.brand))
+  }
+
+  /** A request that gave nothing to judge: the endpoint is unreachable, or its body is past the checker's cap. */
+  addFailure(failure: ProbeFailure): void {
+    if (failure.kind === 'too-large')
+      this.add('body.too-large', `The answer to "${failure.evidence.label}": ${failure.message}.`, failure.evidence)
+    else this.add('setup.unreachable', `A request failed: ${failure.message}.`, failure.evidence)
   }
 
   has(id: FindingId): boolean {

@@ -143,7 +143,7 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
     }
   } catch (error) {
     if (!(error instanceof ProbeFailure)) throw error
-    outcome.add('setup.unreachable', `The request failed: ${error.message}.`, error.evidence)
+    outcome.addFailure(error)
     return { synced: null, outcome }
   }
 }

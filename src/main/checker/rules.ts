@@ -85,6 +85,11 @@ export const RULES = {
     rule: 'The snapshot holds each row once: one insert per key.',
     section: OFFSETS
   },
+  'body.too-large': {
+    severity: 'error',
+    rule: 'A response body stays within a few MB: the log comes in chunks (the reference closes one at 10 MB), and a compressed body inflates to one chunk, not more. The checker reads 64 MiB of a body at most.',
+    section: OFFSETS
+  },
   'sync.bad-message': {
     severity: 'error',
     rule: 'Change messages carry `key`, `value` (column → text or null) and `headers.operation`; control messages `headers.control`.',

@@ -49,8 +49,7 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
     try {
       await check.run(ctx, outcome)
     } catch (error) {
-      if (error instanceof ProbeFailure)
-        outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
+      if (error instanceof ProbeFailure) outcome.addFailure(error)
       // e.g. the --write-sql database went away: no verdict on the endpoint, and no pass either
       else outcome.fail(`the check could not finish: ${describeError(error)}`)
     }
