@@ -100,6 +100,11 @@ export const RULES = {
     rule: '`offset=now` answers at once: 200 with only an `up-to-date` message, the handle and the latest offset.',
     section: OFFSETS
   },
+  'now.ignored': {
+    severity: 'error',
+    rule: '`offset=now` skips the log: the answer holds only `up-to-date` and the latest offset, never the rows from the start (`offset=-1`).',
+    section: OFFSETS
+  },
   'etag.missing': {
     severity: 'warning',
     rule: 'Shape log responses carry an `etag` (`"<handle>:<requested offset>:<response offset>"`).',
