@@ -265,7 +265,8 @@ export const RULES = {
   'sse.no-keep-alive': {
     severity: 'warning',
     rule: 'An idle SSE stream sends the comment `: keep-alive` every 21 s.',
-    section: LIVE
+    section: LIVE,
+    fix: 'If the origin sends them (`curl -N` on it shows `: keep-alive` every 21 s), something in front drops SSE comment lines: a proxy, CDN or gateway that parses or rewrites `text/event-stream` must pass `:` lines through, or idle streams hit its idle timeout.'
   },
   'sse.outlives-max-age': {
     severity: 'error',

@@ -2,14 +2,22 @@ import type { CheckResult, ConformanceReport } from '../../shared/contract/check
 import { maskUrl } from '../../shared/shape-client/recorder'
 import type { Check } from './checks/check'
 import { cachingChecks } from './checks/caching'
-import { liveChecks } from './checks/live'
+import { longPollCheck, mustRefetchCheck } from './checks/live'
+import { sseCheck, sseLifetimeCheck } from './checks/sse'
 import { syncChecks } from './checks/sync'
 import { CheckContext, type CheckerOptions, Outcome } from './context'
 import { ProbeFailure } from './probe'
 import { WriteTable } from './write-table'
 
 /** Every check, in report order. */
-export const CHECKS: readonly Check[] = [...syncChecks, ...cachingChecks, ...liveChecks]
+export const CHECKS: readonly Check[] = [
+  ...syncChecks,
+  ...cachingChecks,
+  longPollCheck,
+  sseCheck,
+  sseLifetimeCheck,
+  mustRefetchCheck
+]
 
 export class CheckerUsageError extends Error {}
 
