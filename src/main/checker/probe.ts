@@ -177,6 +177,8 @@ export class OpenStream {
   raw = ''
   endMs: number | null = null
   failure: string | null = null
+  /** The stream sent more than MAX_BODY_BYTES: the checker stopped reading it there. */
+  tooLarge = false
   readonly ended: Promise<void>
   private readonly waiters = new Set<() => void>()
 
@@ -206,6 +208,7 @@ export class OpenStream {
         if (done) break
         bytes += value.byteLength
         if (bytes > MAX_BODY_BYTES) {
+          this.tooLarge = true
           this.failure = `the stream sent ${tooLarge}; the checker stopped reading it`
           await reader.cancel()
           break

@@ -1,3 +1,4 @@
+import { Transform } from 'node:stream'
 import type { FindingId } from '../../../src/main/checker/rules'
 import type { Answer, Fault } from './fault-proxy'
 import {
@@ -567,6 +568,21 @@ const LIVE: FaultCase[] = [
     cause: /The change reached the client \d+\.\d s after the request/,
     fix: /proxy_buffering off/,
     writes: true
+  },
+  {
+    mode: 'sse-gzip-bomb',
+    what: 'the event stream is a gzip bomb: 260 KB that inflate to 256 MiB without a newline',
+    fault: {
+      stream: {
+        head: (headers) => (headers['content-encoding'] = 'gzip'),
+        pieces: () => new Transform({ transform: (_chunk, _encoding, done) => done(null, BOMB) })
+      }
+    },
+    checks: ['sse'],
+    finding: 'body.too-large',
+    cause: /^The answer to "SSE with nothing new": the stream sent more than 64 MiB; the checker stopped reading it\.$/,
+    fix: null,
+    also: ['sse.compressed']
   },
   {
     mode: 'keep-alive-stripped',

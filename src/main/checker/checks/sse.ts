@@ -82,6 +82,13 @@ async function openSse(
   return stream
 }
 
+/** Closes a stream the check is done with; one that sent more than the checker reads is named for it. */
+function finish(outcome: Outcome, stream: OpenStream): void {
+  stream.close()
+  if (stream.tooLarge)
+    outcome.add('body.too-large', `The answer to "${stream.evidence().label}": ${stream.failure}.`, stream)
+}
+
 /** The stream's own headers: not compressed, protocol headers, cache-control, cursor. */
 function expectStreamHeaders(ctx: CheckContext, outcome: Outcome, stream: OpenStream): void {
   const encoding = stream.response.headers.get('content-encoding')
@@ -132,7 +139,7 @@ async function sseDelivery(ctx: CheckContext, outcome: Outcome): Promise<number 
       )
     return null
   } finally {
-    stream.close()
+    finish(outcome, stream)
   }
 }
 
@@ -158,7 +165,7 @@ async function sseKeepAlive(ctx: CheckContext, outcome: Outcome): Promise<Eviden
     else outcome.add('sse.no-keep-alive', `No keep-alive within ${wait / 1000} s.`, stream)
     return null
   } finally {
-    stream.close()
+    finish(outcome, stream)
   }
 }
 
@@ -221,7 +228,7 @@ export const sseLifetimeCheck: Check = {
         )
       else outcome.note(`ended after ${((stream.endMs ?? 0) / 1000).toFixed(1)} s (max-age ${maxAge} s)`)
     } finally {
-      stream.close()
+      finish(outcome, stream)
     }
   }
 }
