@@ -49,6 +49,11 @@ export const RULES = {
     rule: 'A shape log response is a JSON array of change and control messages (`content-type: application/json`).',
     section: OFFSETS
   },
+  'body.too-large': {
+    severity: 'error',
+    rule: 'A response body stays within a few MB: the log comes in chunks (the reference closes one at 10 MB), and a compressed body inflates to one chunk, not more. The checker reads 64 MiB of a body at most.',
+    section: OFFSETS
+  },
   'sync.no-progress': {
     severity: 'error',
     rule: 'Each non-live response moves the offset past the requested one until the body ends with `up-to-date`.',
@@ -83,11 +88,6 @@ export const RULES = {
   'sync.duplicate-key': {
     severity: 'error',
     rule: 'The snapshot holds each row once: one insert per key.',
-    section: OFFSETS
-  },
-  'body.too-large': {
-    severity: 'error',
-    rule: 'A response body stays within a few MB: the log comes in chunks (the reference closes one at 10 MB), and a compressed body inflates to one chunk, not more. The checker reads 64 MiB of a body at most.',
     section: OFFSETS
   },
   'sync.bad-message': {
