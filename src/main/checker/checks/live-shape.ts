@@ -32,6 +32,10 @@ export async function liveShape(ctx: CheckContext, outcome: Outcome, where: stri
   return synced
 }
 
+/** A shape that no row the checker commits ever enters (with writes): its live requests wait undisturbed. */
+export const quietShape = (ctx: CheckContext, outcome: Outcome): Promise<Synced | null> =>
+  liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+
 /** A live answer's cursor is there and past the one sent. */
 export function expectCursor(ctx: CheckContext, outcome: Outcome, probe: Probe | OpenStream): void {
   const response = 'response' in probe ? probe.response : probe

@@ -5,7 +5,7 @@ import { controlsOf, endsUpToDate, expectCacheControl, expectMessages, expectPro
 import type { Synced } from '../follow'
 import { ProbeFailure, type Probe } from '../probe'
 import { type Check, randomTag, sleep } from './check'
-import { DELIVERY_MS, commitRow, expectCursor, liveParams, liveShape } from './live-shape'
+import { DELIVERY_MS, commitRow, expectCursor, liveParams, liveShape, quietShape } from './live-shape'
 
 /** The official client abandons a long-poll after this long. */
 const CLIENT_WATCHDOG_MS = 45_000
@@ -101,7 +101,7 @@ export const longPollCheck: Check = {
   title: 'Live long-poll: held, timeout answer, cursor, changes',
   async run(ctx, outcome) {
     // With writes: a shape that never matches a row waits for the timeout undisturbed; another sees only this check's rows.
-    const quiet = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+    const quiet = await quietShape(ctx, outcome)
     if (!quiet) return
     const busy = ctx.writeTable ? await liveShape(ctx, outcome, "label = 'long-poll'") : null
     await Promise.all([

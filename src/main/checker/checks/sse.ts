@@ -5,7 +5,7 @@ import { expectCacheControl, expectProtocolHeaders } from '../expect'
 import type { Synced } from '../follow'
 import { ProbeFailure, type OpenStream } from '../probe'
 import { type Check, sleep } from './check'
-import { DELIVERY_MS, commitRow, expectCursor, liveParams, liveShape } from './live-shape'
+import { DELIVERY_MS, commitRow, expectCursor, liveParams, liveShape, quietShape } from './live-shape'
 
 /** The spec's keep-alive interval, plus slack. */
 const KEEP_ALIVE_WAIT_MS = 25_000
@@ -148,7 +148,7 @@ async function sseDelivery(ctx: CheckContext, outcome: Outcome): Promise<number 
  * whole wait is returned (its evidence) for the sse check to judge beside the delivery of a change.
  */
 async function sseKeepAlive(ctx: CheckContext, outcome: Outcome): Promise<Evidence | null> {
-  const synced = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+  const synced = await quietShape(ctx, outcome)
   if (!synced) return null
   const stream = await openSse(ctx, outcome, synced, 'SSE with nothing new')
   if (!stream) return null
@@ -208,7 +208,7 @@ export const sseLifetimeCheck: Check = {
   id: 'sse-lifetime',
   title: 'SSE stream ends before its max-age',
   async run(ctx, outcome) {
-    const synced = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+    const synced = await quietShape(ctx, outcome)
     if (!synced) return
     const stream = await openSse(ctx, outcome, synced, 'SSE left open until it ends')
     if (!stream) return
