@@ -81,7 +81,11 @@ describe('syncscope check names each fault by its cause (a fault-injecting proxy
   it.each(FAULTS)('$mode — $what: named $finding, with its cause and fix', async (fault) => {
     const report = (await reports.get(fault.mode))!
     const findings = findingsOf(report)
-    expect([...new Set(findings.map((finding) => finding.id))].sort()).toEqual(
+    const seen = report.checks.map((check) => ({
+      check: `${check.id}: ${check.status}${check.reason ? ` (${check.reason})` : ''}`,
+      findings: check.findings.map((finding) => `${finding.id}: ${finding.message}`)
+    }))
+    expect([...new Set(findings.map((finding) => finding.id))].sort(), JSON.stringify(seen, null, 1)).toEqual(
       [fault.finding, ...(fault.also ?? [])].sort()
     )
     for (const finding of findings.filter(({ id }) => id === fault.finding)) {

@@ -97,6 +97,17 @@ async function readAll(stream: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
+/** A failure of the proxy or of its upstream, as a 502 naming it (never a hang a check would misread). */
+function failed(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) return void res.destroy()
+  const message = `fault proxy: ${(error as Error).message} ${(error as NodeJS.ErrnoException).code ?? ''}`.trim()
+  send(res, {
+    status: 502,
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(JSON.stringify({ message }))
+  })
+}
+
 function send(res: ServerResponse, answer: Answer): void {
   const headers: Record<string, string> = { ...answer.headers, 'content-length': String(answer.body.length) }
   delete headers['transfer-encoding']
@@ -134,15 +145,17 @@ export async function startFaultProxy(upstream: string, faults: Record<string, F
           res.once('close', () => reply.destroy())
           return
         }
-        void readAll(reply).then((body) => {
-          const received: Answer = { status: reply.statusCode ?? 502, headers, body }
-          const answer = fault.answer?.(received, asked) ?? received
-          cache?.store(asked, answer)
-          send(res, answer)
-        })
+        readAll(reply)
+          .then((body) => {
+            const received: Answer = { status: reply.statusCode ?? 502, headers, body }
+            const answer = fault.answer?.(received, asked) ?? received
+            cache?.store(asked, answer)
+            send(res, answer)
+          })
+          .catch((error: unknown) => failed(res, error))
       }
     )
-    out.on('error', () => res.destroy())
+    out.on('error', (error) => failed(res, error))
     res.once('close', () => out.destroy())
     out.end(asked.body)
   }
@@ -151,18 +164,20 @@ export async function startFaultProxy(upstream: string, faults: Record<string, F
     const [, mode = '', ...rest] = (req.url ?? '/').split('/')
     const fault = faults[mode]
     if (!fault) return send(res, { status: 404, headers: {}, body: Buffer.from(`no fault mode '${mode}'`) })
-    void readAll(req).then((body) => {
-      const url = new URL(`/${rest.join('/')}`, upstream)
-      const received: Asked = { method: req.method ?? 'GET', url, headers: headersOf(req), body }
-      const asked = fault.request?.(received) ?? received
-      if (asked === 'hold') return
-      if (asked === 'reset') return req.socket.destroy()
-      if (isAnswer(asked)) return send(res, asked)
-      const cache = caches.get(mode)
-      const hit = cache?.lookup(asked)
-      if (hit) return send(res, hit)
-      forward(asked, res, fault, cache)
-    })
+    void readAll(req)
+      .then((body) => {
+        const url = new URL(`/${rest.join('/')}`, upstream)
+        const received: Asked = { method: req.method ?? 'GET', url, headers: headersOf(req), body }
+        const asked = fault.request?.(received) ?? received
+        if (asked === 'hold') return
+        if (asked === 'reset') return req.socket.destroy()
+        if (isAnswer(asked)) return send(res, asked)
+        const cache = caches.get(mode)
+        const hit = cache?.lookup(asked)
+        if (hit) return send(res, hit)
+        forward(asked, res, fault, cache)
+      })
+      .catch((error: unknown) => failed(res, error))
   })
   server.on('connection', (socket) => {
     sockets.add(socket)
