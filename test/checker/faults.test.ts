@@ -11,6 +11,8 @@ import { startFaultProxy, type FaultProxy } from './support/fault-proxy'
 import { FAULTS, type FaultCase } from './support/faults'
 
 const SOUND = 'sound'
+/** A sound service that closes the connection under each request the first time it is asked (a keep-alive race). */
+const CLOSES_ONCE = 'closes-each-connection-once'
 const findingsOf = (report: ConformanceReport) => report.checks.flatMap((check) => check.findings)
 
 /**
@@ -42,7 +44,7 @@ describe('syncscope check names each fault by its cause (a fault-injecting proxy
   let proxy: FaultProxy
   const reports = new Map<string, Promise<ConformanceReport>>()
 
-  const check = (mode: string, fault?: FaultCase) =>
+  const check = (mode: string, fault?: Partial<FaultCase>) =>
     runConformance({
       url: proxy.endpoint(mode),
       headerBrand: 'service',
@@ -57,12 +59,18 @@ describe('syncscope check names each fault by its cause (a fault-injecting proxy
   beforeAll(async () => {
     // chunks of 1 MB: the initial sync of `issues` takes a few catch-up requests
     server = await startTestShapeServer({ longPollTimeout: 2_000, sseKeepAlive: 1_000, chunkBytes: 1_000_000 })
+    const asked = new Set<string>()
     proxy = await startFaultProxy(server.url, {
       [SOUND]: {},
+      [CLOSES_ONCE]: {
+        request: ({ method, url }) =>
+          asked.has(`${method} ${url.href}`) ? undefined : (asked.add(`${method} ${url.href}`), 'reset')
+      },
       ...Object.fromEntries(FAULTS.map((fault) => [fault.mode, fault.fault]))
     })
     // every mode's run at once, against the one server; each test below waits for its own
     reports.set(SOUND, check(SOUND))
+    reports.set(CLOSES_ONCE, check(CLOSES_ONCE, { checks: ['initial-sync', 'offset-now', 'handles', 'cors'] }))
     for (const fault of FAULTS) reports.set(fault.mode, check(fault.mode, fault))
     for (const report of reports.values()) report.catch(() => undefined)
   })
@@ -76,6 +84,12 @@ describe('syncscope check names each fault by its cause (a fault-injecting proxy
     const report = (await reports.get(SOUND))!
     expect(findingsOf(report).map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
     expect(report.summary).toEqual({ pass: CHECKS.length - 1, fail: 0, warn: 0, skip: 1, error: 0 })
+  })
+
+  it('a connection closed under a safe request is tried again once, as clients do: no finding', async () => {
+    const report = (await reports.get(CLOSES_ONCE))!
+    expect(findingsOf(report).map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
+    expect(report.summary).toMatchObject({ pass: 4, fail: 0 })
   })
 
   it.each(FAULTS)('$mode — $what: named $finding, with its cause and fix', async (fault) => {

@@ -123,8 +123,35 @@ function tooLargeError(response: Response): string {
   return `the body is ${tooLarge}${wire.length > 0 ? ` (${wire.join(', ')})` : ''}; the checker stopped reading it`
 }
 
+/**
+ * A connection closed under a request before any answer: what a keep-alive connection the server closed just as it
+ * was reused looks like. Browsers and clients send a safe request again then, once; so does the checker.
+ */
+function closedUnderUs(error: unknown, method: string): boolean {
+  return (
+    error instanceof ProbeFailure &&
+    error.kind === 'network' &&
+    ['GET', 'HEAD', 'OPTIONS'].includes(method) &&
+    /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed/.test(error.message)
+  )
+}
+
+/** Runs `attempt`, and once more when the connection was closed under a safe request. */
+async function withOneRetry<T>(request: ProbeRequest, attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt()
+  } catch (error) {
+    if (!closedUnderUs(error, request.method ?? 'GET')) throw error
+    return attempt()
+  }
+}
+
 /** Sends one request and reads the whole answer; a network failure throws ProbeFailure with its evidence. */
-export async function send(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
+export function send(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
+  return withOneRetry(request, () => sendOnce(url, request, headers))
+}
+
+async function sendOnce(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
   const method = request.method ?? 'GET'
   const evidence = requestEvidence(request.label, url, method, headers, request.body)
   const started = performance.now()
@@ -273,7 +300,11 @@ export class OpenStream {
 }
 
 /** Sends a request and returns once its head has arrived, leaving the body to stream. */
-export async function open(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
+export function open(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
+  return withOneRetry(request, () => openOnce(url, request, headers))
+}
+
+async function openOnce(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
   const method = request.method ?? 'GET'
   const evidence = requestEvidence(request.label, url, method, headers, request.body)
   const controller = new AbortController()
