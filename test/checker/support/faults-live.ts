@@ -28,17 +28,17 @@ export const LIVE_FAULTS: FaultCase[] = [
   },
   {
     mode: 'long-poll-not-held',
-    what: 'long-polls are answered at once (the service treats live=true as a catch-up)',
+    what: 'long-polls are answered at once: up-to-date, the same offset, a new cursor',
     fault: {
-      // sent on as a catch-up (marked, to dress its answer as a live one: cursor, cache-control)
-      request: requests(isLongPoll, (asked) => ({
-        ...withParams(asked, { live: null, cursor: null }),
-        headers: { ...asked.headers, 'x-fault-was-live': '1' }
-      })),
-      answer: answers(
-        200,
-        (a) => withHeaders(a, { 'service-cursor': '199999999999', 'cache-control': 'public, max-age=5' }),
-        (asked) => asked.headers['x-fault-was-live'] === '1'
+      // answered here, not by the server: at once even on a loaded machine
+      request: requests(isLongPoll, (asked) =>
+        reply(200, [{ headers: { control: 'up-to-date' } }], {
+          'cache-control': 'public, max-age=5, stale-while-revalidate=5',
+          'service-handle': param(asked, 'handle') ?? '',
+          'service-offset': param(asked, 'offset') ?? '',
+          'service-cursor': '199999999999',
+          'service-up-to-date': ''
+        })
       )
     },
     checks: ['long-poll'],
