@@ -5,6 +5,7 @@ import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
 import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
 import { doctorMain, tapMain } from './cli/doctor'
+import { exitWhenDrained } from './cli/output'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
 
@@ -85,12 +86,12 @@ function describeFailure(error: unknown): string {
   return line ?? code ?? error.name
 }
 
-function fail(error: unknown): never {
+function fail(error: unknown): void {
   process.stderr.write(`syncscope: ${describeFailure(error)}\n`)
   if (process.env.SYNCSCOPE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`)
-  process.exit(1)
+  void exitWhenDrained(1)
 }
 
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)
-main(process.argv.slice(2)).then((code) => process.exit(code), fail)
+main(process.argv.slice(2)).then(exitWhenDrained, fail)

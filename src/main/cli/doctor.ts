@@ -9,6 +9,7 @@ import { redactRecording } from '../doctor/redact'
 import { startTap } from '../doctor/tap'
 import { writeAtomically } from '../fs/atomic-write'
 import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
+import { stdio, type Output } from './output'
 
 export const DOCTOR_USAGE = `syncscope doctor <file.har|recording.json> [options]   diagnose a recorded sync (a browser HAR, a tap's HAR, a Syncscope recording)
   --json             print the report as JSON
@@ -21,12 +22,6 @@ export const TAP_USAGE = `syncscope tap --upstream URL [options]   a recording p
   --host H           address to bind; default 127.0.0.1
   --out FILE         the HAR file written after every exchange; default syncscope-tap.har
   --max-connections N  open connections served at once, more are answered 503; default ${DEFAULT_MAX_CONNECTIONS}`
-
-interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-const stdio: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }
 
 /** `syncscope doctor <file>`: the timeline and the diagnoses of a recorded sync. */
 export async function doctorMain(argv: string[], io: Output = stdio): Promise<number> {
