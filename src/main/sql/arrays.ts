@@ -73,3 +73,33 @@ export function formatArray(items: readonly (string | null)[]): string {
   )
   return `{${quoted.join(',')}}`
 }
+
+type ArrayTest = (a: unknown[], b: unknown[]) => boolean
+
+/** Below this many element pairs a nested loop is quicker than a set of keys. */
+const PAIRWISE_LIMIT = 256
+
+/**
+ * `@>`, `<@` and `&&` (a NULL element equals nothing): small arrays compared pair by pair, larger ones through a set
+ * of keys (`key` equal exactly when `order` says equal), so the work stays linear in the two arrays.
+ */
+export function arrayContainment(
+  operator: string,
+  order: (a: unknown, b: unknown) => number,
+  key: (item: unknown) => string
+): ArrayTest | undefined {
+  const finder = (haystack: unknown[], needles: number): ((needle: unknown) => boolean) => {
+    if (haystack.length * needles <= PAIRWISE_LIMIT)
+      return (needle) => needle !== null && haystack.some((item) => item !== null && order(item, needle) === 0)
+    const keys = new Set<string>()
+    for (const item of haystack) if (item !== null) keys.add(key(item))
+    return (needle) => needle !== null && keys.has(key(needle))
+  }
+  const containsAll: ArrayTest = (haystack, needles) => needles.every(finder(haystack, needles.length))
+  const tests: Record<string, ArrayTest> = {
+    '@>': containsAll,
+    '<@': (a, b) => containsAll(b, a),
+    '&&': (a, b) => a.some(finder(b, a.length))
+  }
+  return Object.hasOwn(tests, operator) ? tests[operator] : undefined
+}

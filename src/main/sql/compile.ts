@@ -1,5 +1,6 @@
 import type { Node } from 'libpg-query'
 import * as ast from './ast'
+import { arrayContainment } from './arrays'
 import { type ColumnTypes, lookupColumn } from './column-types'
 import { WhereError, WhereRuntimeError } from './errors'
 import { like, likeMatcher } from './like'
@@ -717,15 +718,8 @@ function arrayOperator(
   if (l.type.kind !== 'array' || r.type.kind !== 'array' || !sameType(l.type, r.type) || !isOrdered(l.type.element)) {
     fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
   }
-  const order = comparator(l.type.element)
-  const contains = (haystack: unknown[], needle: unknown): boolean =>
-    needle !== null && haystack.some((item) => item !== null && order(item, needle) === 0)
-  const tests: Record<string, (a: unknown[], b: unknown[]) => boolean> = {
-    '@>': (a, b) => b.every((item) => contains(a, item)),
-    '<@': (a, b) => a.every((item) => contains(b, item)),
-    '&&': (a, b) => a.some((item) => contains(b, item))
-  }
-  const test = tests[operator]
+  const element = l.type.element
+  const test = arrayContainment(operator, comparator(element), (item) => keyOf(element, item))
   if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
   const [lhs, rhs] = [l.evaluate, r.evaluate]
   return {

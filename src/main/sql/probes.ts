@@ -40,6 +40,7 @@ export function isKeyable(type: SqlType): boolean {
   return ['int', 'numeric', 'text', 'enum', 'uuid', 'bool', 'date', 'timestamp', 'timestamptz'].includes(type.kind)
 }
 
+/** Equal exactly when the evaluator compares the two values equal (floats too: -0 is 0, NaN is NaN). */
 export function keyOf(type: SqlType, value: unknown): string {
   switch (type.kind) {
     case 'int':
@@ -48,6 +49,8 @@ export function keyOf(type: SqlType, value: unknown): string {
       return v.canonicalNumber(value as v.Numeric)
     case 'bool':
       return value ? 't' : 'f'
+    case 'float':
+      return value === 0 ? '0' : String(value)
     default:
       return String(value)
   }
