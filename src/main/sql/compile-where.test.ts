@@ -118,7 +118,7 @@ describe('compileWhere: rejections', () => {
   })
 
   it('keeps quoted column names exact', () => {
-    expect(compile(`"Mixed" = 'x'`).sql).toBe(`("Mixed" = 'x'::text)`)
+    expect(compile(`"Mixed" = 'x'`).sql).toBe(`("Mixed" COLLATE "C" = 'x'::text)`)
     expect(rejection(`Mixed = 'x'`).message).toBe('unknown column "mixed"')
   })
 
@@ -136,14 +136,14 @@ describe('compileWhere: safe SQL', () => {
   it('inlines params as typed literals and never copies user text', () => {
     expect(compile('owner_id = $1', { 1: '42' }).sql).toBe(`(owner_id = CAST('42' AS bigint))`)
     const injected = compile('title = $1', { 1: "x' OR '1'='1" })
-    expect(injected.sql).toBe(`(title = 'x'' OR ''1''=''1'::text)`)
+    expect(injected.sql).toBe(`(title COLLATE "C" = 'x'' OR ''1''=''1'::text)`)
     expect(injected.matches({ title: "x' OR '1'='1" })).toBe(true)
     expect(injected.matches({ title: 'x' })).toBe(false)
   })
 
   it('drops comments and keeps a top-level OR inside its parentheses', () => {
     const compiled = compile("id = 1 OR title = 'a' -- AND secret = 'x'")
-    expect(compiled.sql).toBe(`(id = '1'::int OR title = 'a'::text)`)
+    expect(compiled.sql).toBe(`(id = '1'::int OR title COLLATE "C" = 'a'::text)`)
     expect(`${compiled.sql} AND (done)`).toContain(`'a'::text) AND`)
   })
 

@@ -12,6 +12,10 @@ function invalid(typeLabel: string, text: string): WhereRuntimeError {
   return new WhereRuntimeError(`invalid input syntax for type ${typeLabel}: "${text}"`)
 }
 
+export function divisionByZero(): never {
+  throw new WhereRuntimeError('division by zero')
+}
+
 // ---------- integers ----------
 
 export type IntName = 'int2' | 'int4' | 'int8'
@@ -170,6 +174,15 @@ export function multiplyNumeric(a: Numeric, b: Numeric): Numeric {
   if (typeof a === 'object' && typeof b === 'object')
     return checkNumeric({ digits: a.digits * b.digits, scale: a.scale + b.scale })
   return infinity(signOf(a) * signOf(b))
+}
+
+export function moduloNumeric(a: Numeric, b: Numeric): Numeric {
+  if (a === 'NaN' || b === 'NaN') return 'NaN'
+  if (typeof b === 'object' && b.digits === 0n) divisionByZero()
+  if (typeof a !== 'object') return 'NaN'
+  if (typeof b !== 'object') return a
+  const scale = Math.max(a.scale, b.scale)
+  return { digits: rescale(a, scale) % rescale(b, scale), scale }
 }
 
 export function negateNumeric(a: Numeric): Numeric {

@@ -415,3 +415,54 @@ describe('LIKE and ILIKE agree with Postgres (COLLATE "C") for every pattern of 
     expect(actual).toEqual(expected)
   })
 })
+
+describe('generated SQL compares text as the evaluator does on columns with a nondeterministic collation', () => {
+  let ciColumns: ColumnTypes
+  let ciRows: Record<string, string | null>[]
+  beforeAll(async () => {
+    await client.query(`
+      CREATE COLLATION case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+      CREATE TABLE ci (id int4 PRIMARY KEY, t text COLLATE case_insensitive, u varchar(20) COLLATE case_insensitive,
+                       tags text[] COLLATE case_insensitive);
+      INSERT INTO ci VALUES (1, 'abc', 'ABC', '{abc,x}'), (2, 'ABC', 'abc', '{ABC}'), (3, 'Abc', NULL, '{}'),
+        (4, 'abd', 'abd', '{abd,ABC}'), (5, 'ß', 'SS', '{ß}'), (6, 'a%c', 'A%C', '{a%c}'), (7, NULL, 'x', NULL)`)
+    ciColumns = (await readTableInfo(client, 'public', 'ci')).columnTypes
+    ciRows = (
+      await client.query<Record<string, string | null>>('SELECT id::text, t, u, tags::text FROM ci ORDER BY id')
+    ).rows
+  })
+
+  it.each([
+    "t = 'abc'",
+    "t <> 'abc'",
+    "'ABC' = t",
+    "t IN ('abc', 'x')",
+    "t NOT IN ('abc')",
+    't = u',
+    't IS DISTINCT FROM u',
+    't IS NOT DISTINCT FROM u',
+    "nullif(t, 'abc') IS NULL",
+    "t = ANY(ARRAY['abc', 'abd'])",
+    "t <> ALL('{abc}')",
+    "'abc' = ANY(tags)",
+    "tags @> '{abc}'",
+    "tags <@ '{abc,x,ABC}'",
+    "tags && ARRAY['ABC']",
+    "t LIKE 'a%'",
+    "t LIKE 'AB_'",
+    "t NOT LIKE '%c'",
+    't LIKE u',
+    "t ILIKE 'abc'",
+    "t < 'b'",
+    "t BETWEEN 'a' AND 'b'",
+    "lower(t) = 'abc'",
+    "t || 'x' = 'abcx'",
+    "t = 'ss' OR u = 'ss'"
+  ])('%s', async (where) => {
+    const compiled = compileWhere({ where, params: {}, columns: ciColumns })
+    const expected = (
+      await client.query<{ id: number }>(`SELECT id FROM ci WHERE ${compiled.sql} ORDER BY id`)
+    ).rows.map((row) => row.id)
+    expect(ciRows.filter((row) => compiled.matches(row)).map((row) => Number(row.id))).toEqual(expected)
+  })
+})
