@@ -3,6 +3,7 @@ import * as ast from './ast'
 import { arrayContainment } from './arrays'
 import { type ColumnTypes, lookupColumn } from './column-types'
 import { WhereError, WhereRuntimeError } from './errors'
+import { checkInputCaps } from './input-caps'
 import { like, likeMatcher } from './like'
 import {
   type Alternatives,
@@ -754,6 +755,7 @@ function unifyAll(ctx: CompileContext, nodes: Typed[], what: string, location: n
 
 /** The whole where: a boolean, or an untyped literal or placeholder read as one. */
 export function compileCondition(ctx: CompileContext, node: Node): Typed {
+  checkInputCaps(node, ctx.params, ctx.offset)
   return toBool(ctx, compileNode(ctx, node), 'WHERE')
 }
 
