@@ -53,12 +53,14 @@ export function funcCall(name: string, args: Node[]): Node {
 
 const POSITION_KEYS = new Set(['location', 'rexpr_list_start', 'rexpr_list_end', 'list_start', 'list_end'])
 
+/** A tree without source positions, its keys in one order: a tree changed in code compares equal to its parse. */
 export function withoutPositions(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutPositions)
   if (value === null || typeof value !== 'object') return value
   return Object.fromEntries(
     Object.entries(value)
       .filter(([key]) => !POSITION_KEYS.has(key))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, inner]) => [key, withoutPositions(inner)])
   )
 }
