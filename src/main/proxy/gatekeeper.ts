@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
-import { checkWhereColumns, queryableColumnsOf } from './column-policy'
+import { authorisedWhere } from './column-policy'
 import { parseJsonObject, readBodyBytes } from './request-body'
 import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
 import {
@@ -14,6 +14,7 @@ import {
   tableText,
   type CanonicalShape
 } from './shape-definition'
+import { grantsFor, queryableColumnsOf, type TableGrants } from './subquery-grants'
 import type { Caller } from './tokens'
 import { conjoin, parseWhere } from './where-tree'
 
@@ -63,6 +64,7 @@ function grantedShape(
   table: string,
   policy: TablePolicy,
   caller: Caller,
+  grants: TableGrants,
   asked: z.output<typeof GatekeeperRequestSchema>
 ): CanonicalShape {
   const askedParams = Array.isArray(asked.params)
@@ -89,9 +91,9 @@ function grantedShape(
   const queryable = queryableColumnsOf(
     canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
   )
-  if (asked.where && queryable) checkWhereColumns(asked.where, queryable, 'the requested where')
+  const scope = { table: tableText(requested), allowed: queryable }
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
-  let where = asked.where ? parseWhere(asked.where) : null
+  let where = asked.where ? authorisedWhere(asked.where, askedParams, scope, grants, 'the requested where').tree : null
   let params = requested.params
   if (filter) {
     const filterTree = parseWhere(filter.where)
@@ -134,7 +136,7 @@ export async function gatekeeper(
   const asked = readGatekeeperRequest(parseJsonObject(await readBodyBytes(request)))
   let shape: CanonicalShape
   try {
-    shape = grantedShape(table, policy, caller, asked)
+    shape = grantedShape(table, policy, caller, grantsFor(runtime.loaded.tables, caller), asked)
   } catch (error) {
     if (error instanceof WhereError) throw new ShapeDefinitionError(error.param, error.message)
     throw error

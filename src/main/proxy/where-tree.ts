@@ -10,7 +10,8 @@ export interface WhereTree {
   placeholders: Set<number>
 }
 
-function rebuild(node: Node): WhereTree {
+/** The tree (changed in place, e.g. a row filter put into a subquery) with its canonical text rebuilt. */
+export function rebuildWhere(node: Node): WhereTree {
   const canonical = deparseExpression(node)
   if (canonical === undefined)
     throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around its operands', 'where')
@@ -20,7 +21,7 @@ function rebuild(node: Node): WhereTree {
 /** Parses `text` as one boolean expression (no other SQL clauses); throws WhereError naming the problem. Call `await loadParser()` first. */
 export function parseWhere(text: string): WhereTree {
   const whereClause = bareWhereClause(parseSelect(WHERE_PREFIX, text, 'where'))
-  return rebuild(whereClause)
+  return rebuildWhere(whereClause)
 }
 
 function mapTree(value: unknown, visit: (node: Record<string, unknown>) => unknown): unknown {
@@ -49,6 +50,15 @@ function shiftPlaceholders(node: Node, shift: number): Node {
   }) as Node
 }
 
+/** The same condition with every `$n` replaced by the string literal `values[n]` (typed by context, as a parameter is). */
+export function bindPlaceholders(node: Node, values: Readonly<Record<string, string>>): Node {
+  return mapTree(node, (candidate) => {
+    const ref = candidate.ParamRef as { number?: number } | undefined
+    const value = ref ? values[String(ref.number ?? 0)] : undefined
+    return value === undefined ? undefined : { A_Const: { sval: { sval: value } } }
+  }) as Node
+}
+
 function conjuncts(node: Node): Node[] {
   if ('BoolExpr' in node && node.BoolExpr.boolop === 'AND_EXPR') return node.BoolExpr.args ?? []
   return [node]
@@ -60,5 +70,5 @@ function conjuncts(node: Node): Node[] {
  */
 export function conjoin(first: WhereTree, second: WhereTree, firstParamCount: number): WhereTree {
   const args = [...conjuncts(first.node), ...conjuncts(shiftPlaceholders(second.node, firstParamCount))]
-  return rebuild({ BoolExpr: { boolop: 'AND_EXPR', args } })
+  return rebuildWhere({ BoolExpr: { boolop: 'AND_EXPR', args } })
 }

@@ -1,5 +1,5 @@
 // The SQL toolkit's public entry: code outside src/main/sql imports from here only (eslint enforces it).
-export { WHERE_PREFIX, deparseExpression, loadParser, parse } from './ast'
+export { WHERE_PREFIX, deparseExpression, deparseSortClause, loadParser, parse } from './ast'
 export {
   type CompiledWhere,
   type CompileWhereInput,
