@@ -30,9 +30,19 @@ export type Probe =
 /** Probes of which a matching row passes at least one; empty when no row can match. */
 export type Alternatives = readonly Probe[]
 
+type Probed = { type: SqlType; ast: Node; evaluate: (row: RowValues) => unknown }
+
+/** Probe values already named, by expression: an IN list of thousands tests one expression thousands of times. */
+const probeValues = new WeakMap<Probed, ProbeValue>()
+
 /** The probe value of an expression: its evaluator, named by its type and parse tree. */
-export function probeValue(node: { type: SqlType; ast: Node; evaluate: (row: RowValues) => unknown }): ProbeValue {
-  return { key: JSON.stringify([node.type, withoutPositions(node.ast)]), type: node.type, read: node.evaluate }
+export function probeValue(node: Probed): ProbeValue {
+  let value = probeValues.get(node)
+  if (!value) {
+    value = { key: JSON.stringify([node.type, withoutPositions(node.ast)]), type: node.type, read: node.evaluate }
+    probeValues.set(node, value)
+  }
+  return value
 }
 
 /** Types whose equality (in the evaluator) is equality of keyOf. */
