@@ -85,11 +85,30 @@ export function parseNumeric(text: string): Numeric {
   let scale = fraction.length - exponent
   if (scale > NUMERIC_MAX_SCALE || all.length - zeros - scale > NUMERIC_MAX_INTEGER_DIGITS) throw numericOverflow()
   let digits = BigInt(all)
+  let shown = all
   if (scale < 0) {
     digits *= 10n ** BigInt(-scale)
+    shown += '0'.repeat(-scale)
     scale = 0
   }
-  return { digits: match[1] === '-' ? -digits : digits, scale }
+  const value = { digits: match[1] === '-' ? -digits : digits, scale }
+  numericTexts.set(value, decimalText(shown, scale, digits !== 0n && match[1] === '-'))
+  return value
+}
+
+/**
+ * The text of numerics read from text, built from that text: printing one (a constant in generated SQL, a probe's
+ * bound) never turns its digits back into decimal, which costs far more than linear time for long numbers.
+ */
+const numericTexts = new WeakMap<Decimal, string>()
+
+/** `digits` (leading zeros allowed) with the point `scale` digits from the right, as numeric output writes it. */
+function decimalText(digits: string, scale: number, negative: boolean): string {
+  let zeros = 0
+  while (zeros < digits.length - scale - 1 && digits.charCodeAt(zeros) === 48) zeros++
+  const text = digits.slice(zeros).padStart(scale + 1, '0')
+  const fraction = scale > 0 ? `.${text.slice(text.length - scale)}` : ''
+  return `${negative ? '-' : ''}${text.slice(0, text.length - scale)}${fraction}`
 }
 
 /** Postgres's limits on a computed numeric: past 131,072 integer digits an error; past 16,383 decimals rounded. */
@@ -194,6 +213,8 @@ export function negateNumeric(a: Numeric): Numeric {
 
 export function numericToString(value: Numeric): string {
   if (typeof value !== 'object') return value
+  const known = numericTexts.get(value)
+  if (known !== undefined) return known
   const negative = value.digits < 0n
   const text = (negative ? -value.digits : value.digits).toString().padStart(value.scale + 1, '0')
   const whole = text.slice(0, text.length - value.scale)
