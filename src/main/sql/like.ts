@@ -81,6 +81,7 @@ function startOfLast(value: string, count: number): number {
  */
 function shiftAndSearch(segment: Segment): (value: string, from: number) => number {
   const length = segment.atoms.length
+  if (length <= 32) return shiftAndSearchOneWord(segment)
   const words = Math.ceil(length / 32)
   const anyMask = new Uint32Array(words)
   segment.atoms.forEach((atom, index) => {
@@ -109,6 +110,29 @@ function shiftAndSearch(segment: Segment): (value: string, from: number) => numb
         carry = current >>> 31
       }
       if (((state[lastWord] as number) & lastBit) !== 0) return position
+    }
+    return -1
+  }
+}
+
+/** shiftAndSearch for a segment of at most 32 atoms: its state fits one number. */
+function shiftAndSearchOneWord(segment: Segment): (value: string, from: number) => number {
+  let anyMask = 0
+  segment.atoms.forEach((atom, index) => {
+    if (atom === ANY) anyMask |= 1 << index
+  })
+  const masks = new Map<number, number>()
+  segment.atoms.forEach((atom, index) => {
+    if (atom !== ANY) masks.set(atom, (masks.get(atom) ?? anyMask) | (1 << index))
+  })
+  const accept = 1 << (segment.atoms.length - 1)
+  return (value, from) => {
+    let state = 0
+    for (let position = from; position < value.length;) {
+      const code = value.codePointAt(position) as number
+      position += code > 0xffff ? 2 : 1
+      state = ((state << 1) | 1) & (masks.get(code) ?? anyMask)
+      if ((state & accept) !== 0) return position
     }
     return -1
   }
