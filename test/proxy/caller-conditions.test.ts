@@ -260,7 +260,7 @@ describe('caps on parameters and LIKE patterns: 400 naming the cap', () => {
     [
       'a gatekeeper parameter',
       { where: 'title = $1', params: [long(80_000)] },
-      /params\[1\] is 80,000 characters long.*MAX_PARAM_LENGTH/
+      /80,000 characters long \(params\[1\]: 80,000\).*\(MAX_PARAMS_LENGTH\)/
     ],
     [
       'a gatekeeper LIKE pattern',
@@ -284,7 +284,7 @@ describe('caps on parameters and LIKE patterns: 400 naming the cap', () => {
     [
       'a POST body parameter cast to float8',
       { where: 'priority < $1::float8', params: { 1: long(80_000) } },
-      /MAX_PARAM_LENGTH/
+      /MAX_PARAMS_LENGTH/
     ],
     ['a POST body LIKE pattern', { where: `title LIKE '${'%_'.repeat(600)}'` }, /MAX_LIKE_PATTERN_LENGTH/]
   ])('named shapes refuse a subset with %s', async (_, body, message) => {
@@ -317,6 +317,6 @@ describe('caps on parameters and LIKE patterns: 400 naming the cap', () => {
       body: JSON.stringify({ where: 'priority < $1::float8', params: { 1: `${long(80_000)}x` } })
     })
     expect(subset.status).toBe(400)
-    expect(JSON.stringify(await subset.json())).toContain('(MAX_PARAM_LENGTH)')
+    expect(JSON.stringify(await subset.json())).toContain('(MAX_PARAMS_LENGTH)')
   })
 })

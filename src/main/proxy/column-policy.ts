@@ -1,5 +1,5 @@
 import { subsetParam } from '../../shared/protocol'
-import { InputCapError, WhereError, checkInputCaps, checkParamLength, deparseSortClause, parseSelect } from '../sql'
+import { InputCapError, WhereError, checkInputCaps, checkParamsLength, deparseSortClause, parseSelect } from '../sql'
 import { BodyError } from './request-body'
 import { Refusal } from './refusal'
 import type { CanonicalShape } from './shape-definition'
@@ -14,7 +14,7 @@ function capRefusal(error: unknown, what: string): unknown {
 function checkCaps(tree: unknown, params: Readonly<Record<string, string>>, what: string): void {
   try {
     checkInputCaps(tree, params)
-    for (const [key, value] of Object.entries(params)) checkParamLength(key, value)
+    checkParamsLength(params)
   } catch (error) {
     throw capRefusal(error, what)
   }

@@ -15,9 +15,9 @@ export { type WhereParam, WhereError, WhereRuntimeError, isCallersQueryError } f
 export {
   InputCapError,
   MAX_LIKE_PATTERN_LENGTH,
-  MAX_PARAM_LENGTH,
+  MAX_PARAMS_LENGTH,
   checkInputCaps,
-  checkParamLength
+  checkParamsLength
 } from './input-caps'
 export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'

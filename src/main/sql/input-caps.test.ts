@@ -1,5 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type ColumnTypes, InputCapError, MAX_LIKE_PATTERN_LENGTH, MAX_PARAM_LENGTH, compileWhere, loadParser } from '.'
+import {
+  type ColumnTypes,
+  InputCapError,
+  MAX_LIKE_PATTERN_LENGTH,
+  MAX_PARAMS_LENGTH,
+  compileWhere,
+  loadParser
+} from '.'
 
 const columns: ColumnTypes = {
   title: { type: 'text', category: 'text' },
@@ -21,19 +28,20 @@ beforeAll(async () => {
 })
 
 describe('caps on what a where hands the evaluator', () => {
-  it(`refuses a parameter over ${MAX_PARAM_LENGTH} characters, naming it and the cap`, () => {
-    const error = capError('score > $2::float8 OR title = $1', { 1: 'x', 2: '1'.repeat(MAX_PARAM_LENGTH + 1) })
+  it(`refuses parameters over ${MAX_PARAMS_LENGTH} characters together, naming the longest and the cap`, () => {
+    const error = capError('score > $2::float8 OR title = $1', { 1: 'x', 2: '1'.repeat(MAX_PARAMS_LENGTH) })
     expect(error.param).toBe('params[2]')
-    expect(error.cap).toBe('MAX_PARAM_LENGTH')
+    expect(error.cap).toBe('MAX_PARAMS_LENGTH')
     expect(error.message).toBe(
-      `params[2] is 65,537 characters long; a parameter may hold at most 65,536 (MAX_PARAM_LENGTH)`
+      'the parameters are 65,537 characters long (params[2]: 65,536); together they may hold at most 65,536 (MAX_PARAMS_LENGTH)'
     )
+    const many = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [String(i + 1), 'x'.repeat(20_000)]))
+    expect(capError('title IN ($1, $2, $3, $4, $5)', many).cap).toBe('MAX_PARAMS_LENGTH')
   })
 
-  it('takes a parameter of exactly the cap', () => {
-    expect(() =>
-      compileWhere({ where: 'title = $1', params: { 1: 'x'.repeat(MAX_PARAM_LENGTH) }, columns })
-    ).not.toThrow()
+  it('takes parameters of exactly the cap', () => {
+    const params = { 1: 'x'.repeat(MAX_PARAMS_LENGTH - 1), 2: 'y' }
+    expect(() => compileWhere({ where: 'title = $1 OR title = $2', params, columns })).not.toThrow()
   })
 
   it.each([

@@ -2,11 +2,12 @@ import { WhereError, type WhereParam } from './errors'
 
 /**
  * Caps on what a caller's where hands the evaluator (the where itself is capped at MAX_WHERE_LENGTH). Every parser
- * and matcher is linear, so these keep one request, and each change routed through a shape, within a bounded cost.
+ * and matcher is linear, so these keep one request, and each change routed through a shape, within a bounded cost
+ * (bench/adversarial-inputs.ts).
  */
 
-/** The longest value of one `$n` parameter, in characters. */
-export const MAX_PARAM_LENGTH = 65_536
+/** How long the `$n` parameters of one where may be, together, in characters. */
+export const MAX_PARAMS_LENGTH = 65_536
 
 /** The longest LIKE / ILIKE pattern, in characters: matching a segment with `_` costs ⌈its length / 32⌉ per character. */
 export const MAX_LIKE_PATTERN_LENGTH = 1_024
@@ -16,7 +17,7 @@ export class InputCapError extends WhereError {
   constructor(
     message: string,
     param: WhereParam,
-    readonly cap: 'MAX_PARAM_LENGTH' | 'MAX_LIKE_PATTERN_LENGTH',
+    readonly cap: 'MAX_PARAMS_LENGTH' | 'MAX_LIKE_PATTERN_LENGTH',
     position?: number
   ) {
     super(message, param, position)
@@ -25,13 +26,22 @@ export class InputCapError extends WhereError {
 
 const number = (value: number) => value.toLocaleString('en')
 
-export function checkParamLength(key: string, value: string, what = `params[${key}]`): void {
-  if (value.length > MAX_PARAM_LENGTH)
-    throw new InputCapError(
-      `${what} is ${number(value.length)} characters long; a parameter may hold at most ${number(MAX_PARAM_LENGTH)} (MAX_PARAM_LENGTH)`,
-      /^[1-9]\d*$/.test(key) ? `params[${Number(key)}]` : 'params',
-      'MAX_PARAM_LENGTH'
-    )
+/** Refuses parameters longer than MAX_PARAMS_LENGTH together, naming the longest. */
+export function checkParamsLength(params: Readonly<Record<string, string>>): void {
+  let total = 0
+  let longest: [string, string] = ['', '']
+  for (const [key, value] of Object.entries(params)) {
+    total += value.length
+    if (value.length >= longest[1].length) longest = [key, value]
+  }
+  if (total <= MAX_PARAMS_LENGTH) return
+  const [key, value] = longest
+  const numbered = /^[1-9]\d*$/.test(key)
+  throw new InputCapError(
+    `the parameters are ${number(total)} characters long (params[${key}]: ${number(value.length)}); together they may hold at most ${number(MAX_PARAMS_LENGTH)} (MAX_PARAMS_LENGTH)`,
+    numbered ? `params[${Number(key)}]` : 'params',
+    'MAX_PARAMS_LENGTH'
+  )
 }
 
 type Tree = Record<string, unknown>
@@ -74,11 +84,13 @@ function textLengths(order: readonly Tree[], params: Readonly<Record<string, str
  */
 export function checkInputCaps(tree: unknown, params: Readonly<Record<string, string>>, offset = 0): void {
   const order = preorder(tree)
+  const used: Record<string, string> = {}
   for (const node of order) {
     const param = paramNumber(node)
     const value = param === undefined ? undefined : params[String(param)]
-    if (value !== undefined) checkParamLength(String(param), value)
+    if (value !== undefined) used[String(param)] = value
   }
+  checkParamsLength(used)
   const likes = order.flatMap((node) => {
     const expr = node.A_Expr as { kind?: string; rexpr?: Tree; location?: number } | undefined
     return (expr?.kind === 'AEXPR_LIKE' || expr?.kind === 'AEXPR_ILIKE') && expr.rexpr ? [expr] : []
