@@ -71,10 +71,16 @@ function grantedShape(
     ? Object.fromEntries(asked.params.map((value, index) => [String(index + 1), value]))
     : (asked.params ?? {})
   const askedColumns = typeof asked.columns === 'string' ? readColumnList(asked.columns) : asked.columns
+  const queryable = queryableColumnsOf(
+    canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
+  )
+  const scope = { table, allowed: queryable }
+  // parsed once: the tree is checked, then canonicalised, then joined to the row filter
+  let where = asked.where ? authorisedWhere(asked.where, askedParams, scope, grants, 'the requested where').tree : null
   const requested = canonicaliseShape({
     table,
     columns: askedColumns,
-    where: asked.where,
+    where,
     params: askedParams,
     replica: asked.replica
   })
@@ -88,12 +94,7 @@ function grantedShape(
         `columns ${extra.join(', ')} of ${table} are not allowed; allowed: ${allowed.join(', ')}`
       )
   }
-  const queryable = queryableColumnsOf(
-    canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
-  )
-  const scope = { table: tableText(requested), allowed: queryable }
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
-  let where = asked.where ? authorisedWhere(asked.where, askedParams, scope, grants, 'the requested where').tree : null
   let params = requested.params
   if (filter) {
     const filterTree = parseWhere(filter.where)
@@ -109,7 +110,7 @@ function grantedShape(
   return canonicaliseShape({
     table,
     columns: requested.columns?.map(identifierText) ?? policy.columns,
-    where: where?.canonical,
+    where,
     params,
     replica: requested.replica,
     queryableColumns: policy.queryableColumns

@@ -1,5 +1,5 @@
 import type { Node } from 'libpg-query'
-import { WHERE_PREFIX, WhereError, bareWhereClause, deparseExpression, parseSelect } from '../sql'
+import { MAX_WHERE_LENGTH, WHERE_PREFIX, WhereError, bareWhereClause, deparseExpression, parseSelect } from '../sql'
 
 /** A where clause read by the Postgres parser: its tree and the one canonical text the tree deparses to. */
 export interface WhereTree {
@@ -15,6 +15,12 @@ export function rebuildWhere(node: Node): WhereTree {
   const canonical = deparseExpression(node)
   if (canonical === undefined)
     throw new WhereError('where could not be rebuilt as equivalent SQL; add parentheses around its operands', 'where')
+  // a where the proxy built (a row filter joined to it) must still read back wherever it is sent
+  if (canonical.length > MAX_WHERE_LENGTH)
+    throw new WhereError(
+      `where is too long once the row filter is added: ${canonical.length.toLocaleString('en')} characters, at most ${MAX_WHERE_LENGTH.toLocaleString('en')} (MAX_WHERE_LENGTH)`,
+      'where'
+    )
   return { node, canonical, placeholders: placeholdersOf(node) }
 }
 
