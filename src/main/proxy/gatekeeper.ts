@@ -6,6 +6,7 @@ import { authorisedWhere } from './column-policy'
 import { parseJsonObject, readBodyBytes } from './request-body'
 import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
 import {
+  canonicalParams,
   canonicaliseShape,
   identifierText,
   readColumnList,
@@ -75,15 +76,10 @@ function grantedShape(
     canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
   )
   const scope = { table, allowed: queryable }
-  // parsed once: the tree is checked, then canonicalised, then joined to the row filter
+  // parsed once and rebuilt once: checked, joined to the row filter, then canonicalised as the whole
   let where = asked.where ? authorisedWhere(asked.where, askedParams, scope, grants, 'the requested where').tree : null
-  const requested = canonicaliseShape({
-    table,
-    columns: askedColumns,
-    where,
-    params: askedParams,
-    replica: asked.replica
-  })
+  const requested = canonicaliseShape({ table, columns: askedColumns, replica: asked.replica })
+  const requestedParams = canonicalParams(askedParams, where?.placeholders ?? new Set())
   const allowed = policy.columns ? canonicaliseShape({ table, columns: policy.columns }).columns : null
   if (requested.columns && allowed) {
     const extra = requested.columns.filter((column) => !allowed.includes(column))
@@ -95,7 +91,7 @@ function grantedShape(
       )
   }
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
-  let params = requested.params
+  let params = requestedParams
   if (filter) {
     const filterTree = parseWhere(filter.where)
     where = where ? conjoin(filterTree, where, filter.params.length) : filterTree
@@ -103,7 +99,7 @@ function grantedShape(
     params = {
       ...bound,
       ...Object.fromEntries(
-        Object.entries(requested.params).map(([key, value]) => [String(Number(key) + filter.params.length), value])
+        Object.entries(requestedParams).map(([key, value]) => [String(Number(key) + filter.params.length), value])
       )
     }
   }

@@ -89,7 +89,11 @@ function canonicalColumns(field: string, columns: readonly string[] | null): str
   return unique
 }
 
-function canonicalParams(params: Readonly<Record<string, string>>, placeholders: Set<number>): Record<string, string> {
+/** The params in order, each used by a placeholder and each placeholder given; throws ShapeDefinitionError naming `params`. */
+export function canonicalParams(
+  params: Readonly<Record<string, string>>,
+  placeholders: ReadonlySet<number>
+): Record<string, string> {
   const keys = Object.keys(params)
     .map(Number)
     .sort((a, b) => a - b)
@@ -133,9 +137,10 @@ export function canonicaliseShape(definition: {
 }): CanonicalShape {
   const { schema, name } = readField('table', () => parseTableName(definition.table))
   const given = definition.where
-  const where = readField('where', () =>
-    typeof given === 'string' && given !== '' ? parseWhere(given) : given || null
-  )
+  const where = readField('where', () => {
+    const tree = typeof given === 'string' && given !== '' ? parseWhere(given) : given || null
+    return tree && { canonical: tree.canonical, placeholders: tree.placeholders }
+  })
   return {
     schema,
     name,
