@@ -294,7 +294,8 @@ describe('proxy auth: named shapes', () => {
     const breakOut = await post({ where: 'true) OR (true' })
     expect(breakOut.status).toBe(400)
     const probe = await post({ order_by: 'CAST((SELECT version()) AS int) DESC', limit: 1 })
-    expect(probe.status).toBe(400)
+    expect(probe.status).toBe(403)
+    expect(((await probe.json()) as { error: { code: string } }).error.code).toBe('subquery_not_allowed')
     for (const body of [
       { table: 'users' },
       { where: 'true', columns: 'email' },
