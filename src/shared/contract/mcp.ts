@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { call, event } from './define'
+import { ToolFilterSchema } from './mcp-tool-filter'
 
 /** Server names become keychain accounts and tool prefixes (`mcp__<name>__<tool>`), so they stay tool-name safe. */
 export const McpServerNameSchema = z
@@ -105,7 +106,9 @@ const httpFields = {
   /** Extra request headers (imported from `headers` of Claude Code, Cursor and VS Code configs). */
   headers: stringMap.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  /** Which tools other hosts get through `syncscope mcp run` (see mcp-tool-filter.ts). */
+  tools: ToolFilterSchema.optional()
 }
 const stdioFields = {
   transport: z.literal('stdio'),
@@ -115,7 +118,8 @@ const stdioFields = {
   cwd: z.string().min(1).optional(),
   auth: McpAuthConfigSchema.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  tools: ToolFilterSchema.optional()
 }
 
 const transportError = { error: 'transport must be "http" or "stdio"' }
