@@ -9,7 +9,7 @@ import type { Rooms } from '../../rooms'
 import type { HandlersFor } from '../dispatcher'
 
 /** Expected failures reach the renderer as their McpToolError code, with the config path at fault. */
-async function guarded<T>(work: () => Promise<T>): Promise<T> {
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
