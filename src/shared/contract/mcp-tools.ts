@@ -83,6 +83,11 @@ export const mcpToolCalls = {
   'mcp.toolBudget': call(z.object({ name: McpServerNameSchema, ...formatInput }), ServerBudgetSchema),
   /** Every server's totals from the tools known so far; starts nothing. */
   'mcp.budgetOverview': call(z.object(formatInput), BudgetOverviewSchema),
+  /** Ticks (exposed) or unticks one tool: its name goes into or out of the filter's lists, as little as that takes. */
+  'mcp.setToolExposed': call(
+    z.object({ name: McpServerNameSchema, tool: z.string().min(1), exposed: z.boolean(), ...formatInput }),
+    ServerBudgetSchema
+  ),
   /** Writes the server's `tools` filter into its file (null removes it); no reconnect. */
   'mcp.setToolFilter': call(
     z.object({ name: McpServerNameSchema, filter: ToolFilterSchema.nullable(), ...formatInput }),

@@ -4,7 +4,7 @@ import { McpFailure } from '../errors'
 import type { McpHost } from '../host'
 import type { Registry } from '../registry'
 import { serverBudget } from './budget'
-import { normaliseFilter } from './filter'
+import { normaliseFilter, withToolExposed } from './filter'
 import { tokenizerInfo } from './tokenizer'
 
 /** Lists a server's tools (connecting, or starting it, if needed) and prices each one as the host sends it. */
@@ -57,4 +57,15 @@ export async function saveToolFilter(host: McpHost, name: string, filter: ToolFi
   const { tools: _previous, ...rest } = entry.config
   const next = normaliseFilter(filter ?? undefined)
   await host.save(name, next ? { ...rest, tools: next } : rest, entry.source === 'workspace' ? 'workspace' : 'settings')
+}
+
+/** One tool ticked or unticked on the MCP page: the smallest change to the server's filter that does it. */
+export async function setToolExposed(host: McpHost, name: string, tool: string, exposed: boolean): Promise<void> {
+  let next: ToolFilter | undefined
+  try {
+    next = withToolExposed(host.registry.toolFilter(name), tool, exposed)
+  } catch (error) {
+    throw new McpFailure('invalid_config', (error as Error).message)
+  }
+  await saveToolFilter(host, name, next ?? null)
 }

@@ -1,5 +1,5 @@
 import type { mcpToolCalls } from '../../../shared/contract/mcp-tools'
-import { budgetOverview, measureServer, saveToolFilter } from '../../mcp/tools/budgets'
+import { budgetOverview, measureServer, saveToolFilter, setToolExposed } from '../../mcp/tools/budgets'
 import type { Rooms } from '../../rooms'
 import type { HandlersFor } from '../dispatcher'
 import { guarded } from './mcp'
@@ -10,6 +10,11 @@ export function mcpToolHandlers(rooms: Rooms): HandlersFor<typeof mcpToolCalls> 
   return {
     'mcp.toolBudget': ({ name, format }) => guarded(() => measureServer(host.registry, name, format)),
     'mcp.budgetOverview': async ({ format }) => budgetOverview(host.registry, format),
+    'mcp.setToolExposed': ({ name, tool, exposed, format }) =>
+      guarded(async () => {
+        await setToolExposed(host, name, tool, exposed)
+        return measureServer(host.registry, name, format)
+      }),
     'mcp.setToolFilter': ({ name, filter, format }) =>
       guarded(async () => {
         await saveToolFilter(host, name, filter)
