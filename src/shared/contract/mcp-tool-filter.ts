@@ -17,8 +17,14 @@ export const ToolPatternSchema = z
  * Which of a server's tools other hosts get (through `syncscope mcp run`): with `allow`, only the tools it matches; never
  * a tool `deny` matches (deny wins). An empty `allow` exposes nothing.
  */
-export const ToolFilterSchema = z.strictObject({
-  allow: z.array(ToolPatternSchema).max(MAX_TOOL_PATTERNS).optional(),
-  deny: z.array(ToolPatternSchema).max(MAX_TOOL_PATTERNS).optional()
-})
+const patterns = z.array(ToolPatternSchema).max(MAX_TOOL_PATTERNS, `at most ${MAX_TOOL_PATTERNS} patterns`).optional()
+export const ToolFilterSchema = z.strictObject(
+  { allow: patterns, deny: patterns },
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown ${issue.keys.length === 1 ? 'field' : 'fields'} ${issue.keys.join(', ')} (a tool filter has allow and deny)`
+        : undefined
+  }
+)
 export type ToolFilter = z.infer<typeof ToolFilterSchema>
