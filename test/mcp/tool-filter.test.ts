@@ -79,7 +79,7 @@ describe('tool filter: globs, verdicts, edits and the gate', () => {
     }
     expect(gate.fromServer(other)).toBe(other)
     gate.fromHost({ jsonrpc: '2.0', id: 8, method: 'tools/list' })
-    const listed = gate.fromServer({ ...other, id: 8 }) as { result: { tools: unknown[] } }
+    const listed = gate.fromServer({ ...other, id: 8 }) as unknown as { result: { tools: unknown[] } }
     expect(listed.result.tools).toEqual([])
   })
 })
