@@ -1,10 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startAsHost } from './support/host-client'
 import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { waitFor } from './support/processes'
 import { runMcpCli } from './support/run-cli'
@@ -30,20 +30,6 @@ async function exportedEntry(server: string): Promise<{ command: string; args: s
     JSON.parse(await readFile(file, 'utf8')) as { mcpServers: Record<string, { command: string; args: string[] }> }
   ).mcpServers
   return entries[server]!
-}
-
-/** Starts the entry as a host does: `env -i` with a clean HOME, over stdio, with the SDK's client. */
-async function startAsHost(entry: { command: string; args: string[] }) {
-  const transport = new StdioClientTransport({
-    command: '/usr/bin/env',
-    args: ['-i', 'PATH=/usr/bin', `HOME=${cleanHome}`, entry.command, ...entry.args],
-    stderr: 'pipe'
-  })
-  let stderr = ''
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const client = new Client({ name: 'a-host', version: '1.0.0' }, { capabilities: {} })
-  await client.connect(transport, { timeout: 40_000 })
-  return { client, stderr: () => stderr }
 }
 
 const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name)
@@ -81,7 +67,7 @@ describe('syncscope mcp run enforces the tool filter for a host (env -i, clean H
   it('cuts a 100-tool stdio server to the allowed tools, refuses a denied tool called by name, and keeps the filter after list_changed', async () => {
     const entry = await exportedEntry('many')
     expect(entry.args.slice(0, 4)).toEqual([join(ROOT, 'bin/syncscope.js'), 'mcp', 'run', 'many'])
-    const host = await startAsHost(entry)
+    const host = await startAsHost(entry, cleanHome)
     const { client } = host
     const changed = new Promise<void>((done) =>
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => done())
@@ -129,7 +115,7 @@ describe('syncscope mcp run enforces the tool filter for a host (env -i, clean H
   }, 120_000)
 
   it('filters a remote server bridged over streamable HTTP the same way', async () => {
-    const host = await startAsHost(await exportedEntry('remote'))
+    const host = await startAsHost(await exportedEntry('remote'), cleanHome)
     expect(await names(host.client)).toEqual(['echo'])
     const refused = await host.client.callTool({ name: 'whoami', arguments: {} }).catch((error: unknown) => error)
     expect(refused).toMatchObject({ code: ErrorCode.InvalidParams })
@@ -140,23 +126,14 @@ describe('syncscope mcp run enforces the tool filter for a host (env -i, clean H
   }, 120_000)
 
   it('a host that sends a batch or a malformed line gets nothing past the gate', async () => {
-    const entry = await exportedEntry('many')
-    const transport = new StdioClientTransport({
-      command: '/usr/bin/env',
-      args: ['-i', 'PATH=/usr/bin', `HOME=${cleanHome}`, entry.command, ...entry.args],
-      stderr: 'pipe'
-    })
-    let stderr = ''
-    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    const client = new Client({ name: 'a-host', version: '1.0.0' })
-    await client.connect(transport, { timeout: 40_000 })
+    const { client, transport, stderr } = await startAsHost(await exportedEntry('many'), cleanHome)
     const before = (await readFile(callLog, 'utf8')).length
     // the SDK's transport writes what it is given: a JSON-RPC batch holding a call of a denied tool
     const batch = [
       { jsonrpc: '2.0', id: 901, method: 'tools/call', params: { name: 'delete_everything', arguments: {} } }
     ]
     await (transport as unknown as { send(message: unknown): Promise<void> }).send(batch)
-    await waitFor('the launcher to log the dropped line', () => stderr.includes('dropped'))
+    await waitFor('the launcher to log the dropped line', () => stderr().includes('dropped'))
     expect(await names(client)).toContain('read_file')
     await client.close()
     expect((await readFile(callLog, 'utf8')).length).toBe(before)

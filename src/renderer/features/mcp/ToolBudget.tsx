@@ -4,7 +4,7 @@ import type { HostFormat, ServerBudget, ToolCost } from '../../../shared/contrac
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'
 import { share, sortRows, useSort } from './budget-sort'
-import { SortHeader } from './SortHeader'
+import { SortableHead, type HeadColumn } from './SortHeader'
 
 export interface BudgetSettings {
   contextWindow: number
@@ -99,6 +99,13 @@ function TokenizerNote({ tokenizer }: { tokenizer: ServerBudget['tokenizer'] }) 
 }
 
 type OverviewColumn = 'server' | 'tools' | 'exposedTokens' | 'totalTokens'
+const OVERVIEW_COLUMNS: HeadColumn<OverviewColumn>[] = [
+  { column: 'server', label: 'server' },
+  { column: 'tools', label: 'tools exposed' },
+  { column: 'exposedTokens', label: 'tokens exposed' },
+  { label: 'share' },
+  { column: 'totalTokens', label: 'tokens of all tools' }
+]
 
 /** Every server's tool budget: what hosts get, of all it lists; servers not measured yet start only on request. */
 export function BudgetOverviewPanel({
@@ -132,15 +139,7 @@ export function BudgetOverviewPanel({
       <BudgetSettingsForm settings={settings} onChange={onSettings} />
       <ErrorBox error={overview.error ?? measure.error} />
       <table className="grid mcp-budget">
-        <thead>
-          <tr>
-            <SortHeader column="server" label="server" sort={sort} onSort={toggle} />
-            <SortHeader column="tools" label="tools exposed" sort={sort} onSort={toggle} />
-            <SortHeader column="exposedTokens" label="tokens exposed" sort={sort} onSort={toggle} />
-            <th>share</th>
-            <SortHeader column="totalTokens" label="tokens of all tools" sort={sort} onSort={toggle} />
-          </tr>
-        </thead>
+        <SortableHead columns={OVERVIEW_COLUMNS} sort={sort} onSort={toggle} />
         <tbody>
           {rows.map((row) => (
             <tr key={row.server} data-testid={`mcp-budget-row-${row.server}`}>
@@ -205,6 +204,15 @@ export function BudgetOverviewPanel({
 }
 
 type ToolColumn = 'exposed' | 'name' | 'tokens' | 'description' | 'input' | 'output'
+const TOOL_COLUMNS: HeadColumn<ToolColumn>[] = [
+  { column: 'exposed', label: 'exposed' },
+  { column: 'name', label: 'tool (as the host names it)' },
+  { column: 'tokens', label: 'tokens' },
+  { label: 'share' },
+  { column: 'description', label: 'description' },
+  { column: 'input', label: 'input schema' },
+  { column: 'output', label: 'output schema (not sent)' }
+]
 
 function toolValue(tool: ToolCost, key: ToolColumn): number | string | null {
   if (key === 'exposed') return tool.exposed ? 1 : 0
@@ -286,17 +294,7 @@ export function ServerToolBudget({
             <p className="hint">This entry is not in a file the app writes: edit its filter where it is defined.</p>
           )}
           <table className="grid mcp-budget">
-            <thead>
-              <tr>
-                <SortHeader column="exposed" label="exposed" sort={sort} onSort={toggle} />
-                <SortHeader column="name" label="tool (as the host names it)" sort={sort} onSort={toggle} />
-                <SortHeader column="tokens" label="tokens" sort={sort} onSort={toggle} />
-                <th>share</th>
-                <SortHeader column="description" label="description" sort={sort} onSort={toggle} />
-                <SortHeader column="input" label="input schema" sort={sort} onSort={toggle} />
-                <SortHeader column="output" label="output schema (not sent)" sort={sort} onSort={toggle} />
-              </tr>
-            </thead>
+            <SortableHead columns={TOOL_COLUMNS} sort={sort} onSort={toggle} />
             <tbody>
               {sortRows(data.tools, sort, toolValue).map((tool) => (
                 <tr
