@@ -46,6 +46,8 @@ test('tool budget: per-server totals, a sortable per-tool table with shares, and
   expect(budget.total).toEqual({ tools: 44, tokens: sum })
   await expect(overview.getByTestId('mcp-budget-row-many')).toContainText('44 of 44')
   await expect(overview.getByTestId('mcp-budget-exposed-many')).toHaveText(sum.toLocaleString('en'))
+  const everything = await app.call<Budget>('mcp.toolBudget', { name: 'everything' })
+  await expect(overview.getByTestId('mcp-budget-tools-sum')).toHaveText(String(44 + everything.total.tools))
   // sortable: by server name, then by exposed tokens again
   await overview.getByTestId('sort-server').click()
   await overview.getByTestId('sort-server').click()

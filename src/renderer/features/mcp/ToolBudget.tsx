@@ -12,6 +12,8 @@ export interface BudgetSettings {
 }
 
 const SETTINGS_KEY = 'syncscope.mcp.budget'
+/** VS Code refuses a chat request with more tools than this. */
+const VSCODE_TOOL_LIMIT = 128
 const DEFAULT_SETTINGS: BudgetSettings = { contextWindow: 200_000, format: 'claude' }
 const FORMAT_LABELS: Record<HostFormat, string> = {
   claude: 'Claude Code (Anthropic tools: name, description cut at 2048 characters, input_schema)',
@@ -133,6 +135,7 @@ export function BudgetOverviewPanel({
   )
   const measurable = servers.filter((row) => !row.total && ['idle', 'connecting', 'connected'].includes(row.state))
   const exposedSum = servers.reduce((sum, row) => sum + (row.exposed?.tokens ?? 0), 0)
+  const toolsSum = servers.reduce((sum, row) => sum + (row.exposed?.tools ?? 0), 0)
   return (
     <section className="panel" aria-label="Tool budget" data-testid="mcp-budget-overview">
       <h2>Tool budget</h2>
@@ -182,7 +185,7 @@ export function BudgetOverviewPanel({
         <tfoot>
           <tr>
             <th>all servers</th>
-            <td />
+            <td data-testid="mcp-budget-tools-sum">{toolsSum}</td>
             <td data-testid="mcp-budget-exposed-sum">{exposedSum.toLocaleString('en')}</td>
             <td>{share(exposedSum, settings.contextWindow)}</td>
             <td />
@@ -197,6 +200,11 @@ export function BudgetOverviewPanel({
         >
           Measure all ({measurable.length})
         </button>
+      )}
+      {toolsSum > VSCODE_TOOL_LIMIT && (
+        <p className="warn" data-testid="mcp-budget-too-many">
+          {toolsSum} tools exposed: VS Code sends at most {VSCODE_TOOL_LIMIT} tools in a request.
+        </p>
       )}
       {overview.data && <TokenizerNote tokenizer={overview.data.tokenizer} />}
     </section>
