@@ -89,6 +89,17 @@ describe("mcp export to Claude Code: the tool filters in Claude Code's own form 
     expect((await settingsOf(path)).permissions.deny).toEqual(['Bash(rm:*)', 'mcp__fx__delete_all'])
   })
 
+  it('settings that are not JSON: left alone when no filter needs them, else refused in one line', async () => {
+    const path = join(dir, 'broken', 'settings.json')
+    await mkdir(join(dir, 'broken'))
+    await writeFile(path, '{ "permissions": { // a comment\n } }')
+    const unfiltered = await planClaudePermissions([{ name: 'fx', filter: undefined }], dataDir, path)
+    expect(unfiltered.diff).toEqual([])
+    await expect(planClaudePermissions([{ name: 'fx', filter: { deny: ['a'] } }], dataDir, path)).rejects.toThrow(
+      /settings\.json is not valid JSON \(.+\); fix it by hand before exporting tool filters to it/
+    )
+  })
+
   it('finds Claude Code settings under ~/.claude, or CLAUDE_CONFIG_DIR', () => {
     expect(claudeSettingsPath('/home/ann', {})).toBe('/home/ann/.claude/settings.json')
     expect(claudeSettingsPath('/home/ann', { CLAUDE_CONFIG_DIR: '/etc/claude' })).toBe('/etc/claude/settings.json')

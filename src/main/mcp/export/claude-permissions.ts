@@ -4,7 +4,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import type { ToolFilter } from '../../../shared/contract/mcp-tool-filter'
 import { writeAtomically } from '../../fs/atomic-write'
-import { editJsonText, objectAt, readJsonText } from '../config/json-file'
+import { editJsonText, jsonSyntaxProblem, objectAt, readJsonText } from '../config/json-file'
 import { McpFailure } from '../errors'
 import { lineDiff } from './line-diff'
 
@@ -64,9 +64,17 @@ async function readRecord(recordPath: string): Promise<Record<string, string[]>>
   }
 }
 
-function denyList(text: string): unknown[] {
+function denyList(path: string, text: string): unknown[] {
   if (text.trim() === '') return []
-  const deny = (JSON.parse(text) as { permissions?: { deny?: unknown } } | null)?.permissions?.deny
+  let root: unknown
+  try {
+    root = JSON.parse(text)
+  } catch (error) {
+    throw new Error(`${path} ${jsonSyntaxProblem(error)}; fix it by hand before exporting tool filters to it`, {
+      cause: error
+    })
+  }
+  const deny = (root as { permissions?: { deny?: unknown } } | null)?.permissions?.deny
   return Array.isArray(deny) ? deny : []
 }
 
@@ -84,7 +92,8 @@ export async function planClaudePermissions(
   const wanted = servers.map((server) => claudeDenyRules(server.name, server.filter))
   const wantedRules = [...new Set(wanted.flatMap((server) => server.rules))]
   const previously = (await readRecord(recordPath))[path] ?? []
-  const present = denyList(before)
+  // with nothing to write or take out, the settings are only read: a file Claude Code itself would refuse stays theirs
+  const present = wantedRules.length + previously.length === 0 ? [] : denyList(path, before)
   const removed = previously.filter((rule) => !wantedRules.includes(rule) && present.includes(rule))
   const added = wantedRules.filter((rule) => !present.includes(rule))
   const after =
