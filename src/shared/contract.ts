@@ -3,6 +3,7 @@ import { checkerCalls, checkerEvents } from './contract/checker'
 import { dbCalls, dbEvents } from './contract/db'
 import { doctorCalls } from './contract/doctor'
 import { mcpCalls, mcpEvents } from './contract/mcp'
+import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 
@@ -10,6 +11,7 @@ import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 export const calls = {
   ...dbCalls,
   ...mcpCalls,
+  ...mcpToolCalls,
   ...proxyCalls,
   ...shapesWorkbenchCalls,
   ...checkerCalls,

@@ -8,11 +8,12 @@ import { McpHost } from '../mcp/host'
 import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
 import { exportCommand } from './mcp-export'
+import { TOOLS_USAGE, toolsCommand } from './mcp-tools'
 import { trustCommand, untrustedNote } from './mcp-trust'
 import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
-  syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
+  ${TOOLS_USAGE}
   syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json]
   syncscope mcp login <server> [--no-open]           run the OAuth login in the browser; tokens are stored
   syncscope mcp run <server>                         run a server on stdin/stdout for another host (Claude, VS Code…):
@@ -51,6 +52,13 @@ function parse(argv: string[]) {
       file: { type: 'string' },
       yes: { type: 'boolean' },
       revoke: { type: 'boolean' },
+      budget: { type: 'boolean' },
+      format: { type: 'string' },
+      'context-window': { type: 'string' },
+      allow: { type: 'string', multiple: true },
+      deny: { type: 'string', multiple: true },
+      unset: { type: 'string', multiple: true },
+      'expose-all': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -134,12 +142,7 @@ async function run(
       stdout: process.stdout,
       log: (line) => io.err(`syncscope mcp run: ${line}\n`)
     })
-  if (command === 'tools') {
-    const tools = await registry.tools(server)
-    if (values.json) io.out(`${JSON.stringify(tools, null, 2)}\n`)
-    else io.out(`${tools.map((tool) => `${tool.name}${tool.description ? `  ${tool.description}` : ''}`).join('\n')}\n`)
-    return 0
-  }
+  if (command === 'tools') return toolsCommand(host, server, values, io)
   if (command === 'call') {
     const tool = required(positionals[1], 'the tool name')
     const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout)

@@ -20,6 +20,7 @@ import type {
   OAuthExchange,
   OAuthTokens
 } from '../../shared/contract/mcp'
+import type { ToolFilter } from '../../shared/contract/mcp-tool-filter'
 import {
   AuthorizationCodeProvider,
   guardResource,
@@ -140,8 +141,8 @@ interface Entry {
   tools: Tool[] | null
 }
 
-/** A stable fingerprint of everything that needs a new connection; callbacks and seed tokens are not part of it. */
-function configHash(config: McpServerConfig): string {
+/** A stable fingerprint of everything that needs a new connection; callbacks, seed tokens and the tool filter are not. */
+function configHash({ tools: _filter, ...config }: McpServerConfig): string {
   return JSON.stringify(config, (key, value: unknown) => {
     if (typeof value === 'function' || key === 'tokens' || key === 'client') return undefined
     if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -263,14 +264,17 @@ export class Registry {
     const entry = this.entry(name)
     entry.tools = tools
     this.changed([name])
-    return tools.map((tool) => ({
-      name: prefixedToolName(name, tool.name),
-      tool: tool.name,
-      title: tool.title ?? tool.annotations?.title ?? null,
-      description: tool.description ?? null,
-      inputSchema: tool.inputSchema as Record<string, unknown>,
-      outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
-    }))
+    return tools.map((tool) => toolInfo(name, tool))
+  }
+
+  /** The tools as last listed, without asking the server (null: not listed since it connected). */
+  knownTools(name: string): McpToolInfo[] | null {
+    return this.entry(name).tools?.map((tool) => toolInfo(name, tool)) ?? null
+  }
+
+  /** Which tools other hosts get through `syncscope mcp run` (none: all). */
+  toolFilter(name: string): ToolFilter | undefined {
+    return this.entry(name).config?.tools
   }
 
   /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
@@ -926,6 +930,17 @@ function refusedDuringRefresh(error: unknown): boolean {
     error.code === 401 &&
     error.message.includes('after successful authentication')
   )
+}
+
+function toolInfo(server: string, tool: Tool): McpToolInfo {
+  return {
+    name: prefixedToolName(server, tool.name),
+    tool: tool.name,
+    title: tool.title ?? tool.annotations?.title ?? null,
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
+  }
 }
 
 function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {

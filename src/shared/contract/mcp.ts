@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { call, event } from './define'
+import { ToolFilterSchema } from './mcp-tool-filter'
 
 /** Server names become keychain accounts and tool prefixes (`mcp__<name>__<tool>`), so they stay tool-name safe. */
 export const McpServerNameSchema = z
@@ -105,7 +106,9 @@ const httpFields = {
   /** Extra request headers (imported from `headers` of Claude Code, Cursor and VS Code configs). */
   headers: stringMap.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  /** Which tools other hosts get through `syncscope mcp run` (see mcp-tool-filter.ts). */
+  tools: ToolFilterSchema.optional()
 }
 const stdioFields = {
   transport: z.literal('stdio'),
@@ -115,7 +118,8 @@ const stdioFields = {
   cwd: z.string().min(1).optional(),
   auth: McpAuthConfigSchema.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  tools: ToolFilterSchema.optional()
 }
 
 const transportError = { error: 'transport must be "http" or "stdio"' }
@@ -375,7 +379,22 @@ export const HostExportSchema = z.object({
   conflicts: z.array(z.string()),
   beforeDigest: z.string(),
   /** Why the file cannot be exported to (not JSON, not readable). */
-  error: z.string().nullable()
+  error: z.string().nullable(),
+  /**
+   * Claude Code only: the servers' tool filters in its own form, deny rules `mcp__<server>__<pattern>` in its settings
+   * (`launcherOnly`: what its rules cannot say, which `syncscope mcp run` enforces alone).
+   */
+  permissions: z
+    .object({
+      path: z.string(),
+      diff: z.array(z.string()),
+      added: z.array(z.string()),
+      removed: z.array(z.string()),
+      launcherOnly: z.array(z.string()),
+      beforeDigest: z.string()
+    })
+    .nullable()
+    .optional()
 })
 export type HostExport = z.infer<typeof HostExportSchema>
 
@@ -432,7 +451,15 @@ export const mcpCalls = {
   /** Each host's file, its servers, and the diff an export of our servers (as launcher entries) would make. */
   'mcp.hostExports': call(z.object({}), z.array(HostExportSchema)),
   /** Writes the export previewed (`beforeDigest` of the file as shown): refused if the file changed since. */
-  'mcp.exportToHost': call(z.object({ host: HostExportSchema.shape.host, beforeDigest: z.string() }), HostExportSchema),
+  'mcp.exportToHost': call(
+    z.object({
+      host: HostExportSchema.shape.host,
+      beforeDigest: z.string(),
+      /** Of Claude Code's settings as shown (its permission rules): refused if they changed since. */
+      permissionsDigest: z.string().optional()
+    }),
+    HostExportSchema
+  ),
   /** The workspace mcp.json for review (null: there is none): its servers, what they ask for, its approval. */
   'mcp.workspaceReview': call(z.object({}), WorkspaceReviewSchema.nullable()),
   /** Approves the workspace mcp.json with this content (`sha256` of the review shown): refused if it changed since. */

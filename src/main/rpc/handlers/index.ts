@@ -5,6 +5,7 @@ import { checkerHandlers } from './checker'
 import { dbHandlers } from './db'
 import { doctorHandlers } from './doctor'
 import { mcpHandlers } from './mcp'
+import { mcpToolHandlers } from './mcp-tools'
 import { proxyHandlers } from './proxy'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
 
@@ -13,6 +14,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
   return {
     ...dbHandlers(core),
     ...mcpHandlers(core, rooms),
+    ...mcpToolHandlers(rooms),
     ...proxyHandlers(core, rooms),
     ...shapesWorkbenchHandlers(core, rooms),
     ...checkerHandlers(core, rooms),

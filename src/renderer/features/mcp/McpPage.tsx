@@ -7,6 +7,7 @@ import { ClientMetadataPanel } from './ClientMetadataPanel'
 import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
 import { NEW_SERVER, ServerEditor, type EditTarget } from './ServerEditor'
+import { BudgetOverviewPanel, ServerToolBudget, useBudgetSettings } from './ToolBudget'
 import { ToolExplorer } from './ToolExplorer'
 import { WorkspaceTrust } from './WorkspaceTrust'
 import './mcp.css'
@@ -204,6 +205,7 @@ export function McpPage() {
   useInvalidateOn('mcp.changed', REFRESHED_BY_CHANGES)
   const [selected, setSelected] = useState<string | null>(null)
   const [editing, setEditing] = useState<EditTarget | null>(null)
+  const [budgetSettings, setBudgetSettings] = useBudgetSettings()
   // A login started elsewhere (a script on the contract, another window): offer the link; opening it is a person's click.
   const [authorize, setAuthorize] = useState<{ name: string; url: string } | null>(null)
   useEvent(
@@ -287,6 +289,9 @@ export function McpPage() {
           </table>
         )}
       </section>
+      {entries.length > 0 && (
+        <BudgetOverviewPanel settings={budgetSettings} onSettings={setBudgetSettings} onSelect={setSelected} />
+      )}
       {editing && (
         <ServerEditor
           key={editing.isNew ? '(new)' : editing.name}
@@ -299,6 +304,14 @@ export function McpPage() {
       )}
       <Elicitations />
       {current && current.authMode === 'authorizationCode' && <OAuthPanel entry={current} />}
+      {current && !NO_TOOLS.has(current.state) && (
+        <ServerToolBudget
+          key={`budget:${current.name}`}
+          server={current.name}
+          editable={['settings', 'workspace', 'file'].includes(current.source)}
+          settings={budgetSettings}
+        />
+      )}
       {current && !NO_TOOLS.has(current.state) && <ToolExplorer key={current.name} server={current.name} />}
     </div>
   )
