@@ -5,6 +5,7 @@ import { chmod, chown, cp, lstat, mkdir, readdir, readFile, rename, rm, rmdir, w
 import { basename, dirname, join } from 'node:path'
 import { z } from 'zod'
 import { writeAtomically } from '../fs/atomic-write'
+import { replaceFileIn } from './owned-files'
 import { ensureSystemHome, SYSTEM_HOME, type PostgresBinaries } from './postgres-binaries'
 import { postgresEnv } from './postmaster'
 import { firstLine, type PostgresUser } from './run-as'
@@ -204,15 +205,13 @@ function runInitdb(binaries: PostgresBinaries, user: PostgresUser, pgdata: strin
 
 /** Loopback TCP with the password (SCRAM) is the only way in: no Unix socket, no trust. Rewritten at each start. */
 export async function writeAccessRules(pgdata: string, user: PostgresUser): Promise<void> {
-  const file = join(pgdata, 'pg_hba.conf')
   const rules = [
     '# Written by Syncscope at every start: loopback TCP with the password only.',
     'host all all 127.0.0.1/32 scram-sha-256',
     'host replication all 127.0.0.1/32 scram-sha-256',
     ''
   ].join('\n')
-  await writeFile(file, rules, { mode: 0o600 })
-  if (user.uid !== undefined && user.gid !== undefined) await chown(file, user.uid, user.gid)
+  await replaceFileIn(pgdata, 'pg_hba.conf', rules, user)
 }
 
 /** The data directory of the cluster of `dataDir`: the folder itself, or the one its record names (root). */
