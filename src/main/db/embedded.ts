@@ -3,7 +3,10 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { writeAtomically } from '../fs/atomic-write'
 import { findFreePort } from '../net/free-port'
+import { formatBytes } from '../../shared/format-bytes'
 import { LEGACY_PASSWORD, prepareCluster, SUPERUSER, writeAccessRules, type ClusterLocation } from './cluster'
+import { pruneClusters } from './cluster-inventory'
+import { clustersRoot } from './cluster-pairing'
 import { reachableBinaries } from './postgres-binaries'
 import { isRunning, startPostmaster, stopLeftovers, stopPostmaster, type Postmaster } from './postmaster'
 import { firstLine, postgresUser } from './run-as'
@@ -34,6 +37,8 @@ export interface EmbeddedPostgresOptions {
   log?: (line: string) => void
   /** Start the server again when it dies (default); off for a test that decides itself when Postgres comes back. */
   restartOnCrash?: boolean
+  /** As root, where clusters live (default: `SYNCSCOPE_CLUSTERS_DIR`, else /var/lib/syncscope/clusters). */
+  clustersRoot?: string
 }
 
 const MAX_RESTART_DELAY_MS = 10_000
@@ -52,8 +57,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.log ?? (() => undefined)
   const onLog = options.onLog ?? (() => undefined)
   const user = await postgresUser()
+  const root = options.clustersRoot ?? clustersRoot()
+  // As root, clusters whose data folder is gone are removed while this one starts.
+  const pruning = user.uid === undefined ? Promise.resolve() : pruneAtStart(root, log)
   const binaries = await reachableBinaries(user)
-  const cluster = await prepareCluster(options.dataDir, binaries, user, log)
+  const cluster = await prepareCluster(options.dataDir, binaries, user, log, root).catch(async (error: unknown) => {
+    await pruning
+    throw error
+  })
   const owner = await claimCluster(options.dataDir)
   const port = options.port ?? (await findFreePort())
 
@@ -80,8 +91,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } catch (error) {
     if (current) await stopPostmaster(current)
     await rm(owner, { force: true })
+    await pruning
     throw error
   }
+  await pruning
 
   let stopping = false
   let timer: NodeJS.Timeout | null = null
@@ -137,6 +150,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       current = null
       await rm(owner, { force: true })
     }
+  }
+}
+
+async function pruneAtStart(root: string, log: (line: string) => void): Promise<void> {
+  try {
+    const { removed } = await pruneClusters(root)
+    if (removed.length === 0) return
+    const freed = removed.reduce((sum, cluster) => sum + cluster.sizeBytes, 0)
+    const named = removed.slice(0, 5).map((cluster) => cluster.id)
+    const more = removed.length > named.length ? ` and ${removed.length - named.length} more` : ''
+    log(
+      `embedded Postgres: removed ${removed.length} cluster(s) of ${root} whose data folder is gone (${formatBytes(freed)}): ${named.join(', ')}${more}`
+    )
+  } catch (error) {
+    log(`embedded Postgres: could not remove the orphaned clusters of ${root} (${firstLine(error)})`)
   }
 }
 
