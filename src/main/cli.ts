@@ -4,6 +4,7 @@ import { startApp } from './app'
 import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
 import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
+import { clustersMain } from './cli/clusters'
 import { doctorMain, tapMain } from './cli/doctor'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
@@ -13,7 +14,8 @@ usage:
   syncscope mcp <list|tools|call|login> …   see \`syncscope mcp --help\`
   syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\`
   syncscope doctor <file.har|recording>     diagnose a recorded sync; see \`syncscope doctor --help\`
-  syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\``
+  syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\`
+  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\``
 
 function rendererDir(): string {
   // this module runs as out/main/cli.js, beside the built renderer
@@ -60,6 +62,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'check') return checkMain(rest)
   if (command === 'doctor') return doctorMain(rest)
   if (command === 'tap') return tapMain(rest)
+  if (command === 'clusters') return clustersMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0
