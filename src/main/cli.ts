@@ -1,7 +1,9 @@
 import { resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { startApp } from './app'
-import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
+import { parseServeOptions, SERVE_USAGE, type ServeOptions } from './cli/serve-options'
+import { UsageError } from './cli/output'
+import { referenceBanner, referenceNotes } from './cli/reference-env'
 import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
 import { clustersMain } from './cli/clusters'
@@ -27,10 +29,21 @@ function rendererDir(): string {
 }
 
 async function serve(argv: string[]): Promise<number> {
-  const options = parseServeOptions(argv)
+  let options: ServeOptions
+  try {
+    options = parseServeOptions(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    process.stderr.write(`syncscope: ${error.message}\n`)
+    return 2
+  }
   const log = (line: string) => process.stderr.write(`${line}\n`)
+  for (const note of referenceNotes(process.env, options.database)) log(note)
   const app = await startApp({ serve: options, rendererDir: options.ui ? rendererDir() : null, log })
-  process.stdout.write(`${app.describe().join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`)
+  const reference = referenceBanner(process.env, options)
+  process.stdout.write(
+    `${[...app.describe(), ...(reference ? [reference] : [])].join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`
+  )
   await new Promise<void>((done) => {
     let stopping = false
     const stop = (signal: string) => {

@@ -67,9 +67,9 @@ describe('syncscope serve', () => {
     [['serve', '--ui', '--host', '0.0.0.0'], '--ui serves the app contract, which only listens on loopback'],
     [['serve', '--nope'], "Unknown option '--nope'"],
     [['frobnicate'], "unknown command 'frobnicate'"]
-  ])('refuses %j with a message naming the problem', async (args, message) => {
+  ])('refuses %j with a message naming the problem, exit code 2', async (args, message) => {
     const run = runCli(args)
-    expect(await run.exited).not.toBe(0)
+    expect(await run.exited).toBe(2)
     expect(run.output().stderr).toContain(message)
   })
 
