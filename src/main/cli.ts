@@ -29,6 +29,10 @@ function rendererDir(): string {
 }
 
 async function serve(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`usage:\n  ${SERVE_USAGE}\n`)
+    return 0
+  }
   let options: ServeOptions
   try {
     options = parseServeOptions(argv)

@@ -126,7 +126,10 @@ export const SERVE_USAGE = `syncscope serve [options]
   --max-disk SIZE        disk the shape logs may take, e.g. 20GB; past it the least recently used shapes are
                          dropped; default half of what is free on the data folder's disk at start
   --max-connections N    open connections per server (shape API and UI, proxy); more are answered 503;
-                         default ${DEFAULT_MAX_CONNECTIONS}`
+                         default ${DEFAULT_MAX_CONNECTIONS}
+  the reference's DATABASE_URL, ELECTRIC_SECRET, ELECTRIC_INSECURE, ELECTRIC_PORT, ELECTRIC_CACHE_MAX_AGE,
+  ELECTRIC_CACHE_STALE_AGE, ELECTRIC_SHAPE_CHUNK_BYTES_THRESHOLD and ELECTRIC_MAX_SHAPES are read too (flags win);
+  as root, SYNCSCOPE_CLUSTERS_DIR chooses where embedded clusters live`
 
 /**
  * The shape API secret: `--secret`, `--secret-file`, `SYNCSCOPE_SECRET` or (standing in for the reference)
