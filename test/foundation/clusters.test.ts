@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import pg from 'pg'
@@ -242,7 +242,7 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
 
   itWith(
     ['root'],
-    'removes what a killed initdb or prune left half-made, never what a live process is making',
+    'removes what a killed initdb or prune left half-made, never what a live process is making or just made',
     async () => {
       const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
         encoding: 'utf8'
@@ -255,12 +255,18 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
         await writeFile(join(root, name, 'PG_VERSION'), '18\n')
       }
       await writeFile(join(root, `.aaaa.initdb-${deadPid}.pwfile`), 'x')
-      await chmod(join(root, alive), 0o700)
+      const young = `.dddd.initdb-${deadPid}`
+      await mkdir(join(root, young))
+      // an hour old: past the age under which a folder of a gone process is still left alone (another pid namespace)
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      for (const name of [...left, `.aaaa.initdb-${deadPid}.pwfile`, alive])
+        await utimes(join(root, name), hourAgo, hourAgo)
       const { leftovers } = await pruneClusters(root)
       expect(leftovers.sort()).toEqual([...left, `.aaaa.initdb-${deadPid}.pwfile`].sort())
       expect(existsSync(join(root, alive))).toBe(true)
+      expect(existsSync(join(root, young))).toBe(true)
       expect((await listClusters(root)).map((cluster) => cluster.id)).not.toContain(alive)
-      await rm(join(root, alive), { recursive: true })
+      for (const name of [alive, young]) await rm(join(root, name), { recursive: true })
     }
   )
 })

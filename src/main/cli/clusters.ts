@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os'
 import { parseArgs } from 'node:util'
 import type { ClusterInfo } from '../../shared/contract/db'
 import { formatBytes } from '../../shared/format-bytes'
@@ -110,7 +109,7 @@ export async function clustersMain(
   if (command !== 'remove' && ids.length > 0) return usage(io, `\`clusters ${command}\` takes no ids`)
   if (!isRoot()) {
     io.out(
-      `running as ${userInfo().username}, each data folder holds its own embedded cluster: there is no clusters folder (only root keeps clusters apart)\n`
+      'not running as root: each data folder holds its own embedded cluster, and there is no clusters folder (only root keeps clusters apart from their data folders)\n'
     )
     return 0
   }

@@ -14,6 +14,8 @@ import { isRoot } from './run-as'
 
 /** What `initdb` is building, what `prune` is deleting: `.<id>.initdb-<pid>[.pwfile]`, `.<id>.pruning-<pid>`. */
 const IN_PROGRESS = /^\.[^/]+\.(?:initdb|pruning)-(\d+)(?:\.pwfile)?$/
+/** Left half-made only past this age too: a pid of another pid namespace (a container sharing the folder) looks dead. */
+const LEFTOVER_AGE_MS = 10 * 60_000
 
 interface Verdict {
   dataFolder: string | null
@@ -70,17 +72,30 @@ async function verdictOf(path: string): Promise<Verdict> {
   }
 }
 
-/** A folder of the root that holds a cluster (PG_VERSION), not a link; null for anything else. */
-async function inspect(root: string, id: string): Promise<Inspection | null> {
+/** A folder of the root that holds a cluster (PG_VERSION), not a link. */
+async function isCluster(root: string, id: string): Promise<boolean> {
+  if (id.startsWith('.') || !(await lstat(join(root, id)).catch(() => null))?.isDirectory()) return false
+  return (await lstat(join(root, id, 'PG_VERSION')).catch(() => null))?.isFile() ?? false
+}
+
+async function inspect(root: string, id: string, verdict?: Verdict): Promise<Inspection | null> {
+  if (!(await isCluster(root, id))) return null
   const path = join(root, id)
-  if (id.startsWith('.') || !(await lstat(path).catch(() => null))?.isDirectory()) return null
-  if (!(await lstat(join(path, 'PG_VERSION')).catch(() => null))?.isFile()) return null
-  const [running, verdict, opts] = await Promise.all([
+  const [running, known, opts] = await Promise.all([
     postgresRunsOn(path),
-    verdictOf(path),
+    verdict ?? verdictOf(path),
     stat(join(path, 'postmaster.opts')).catch(() => null)
   ])
-  return { id, path, running, lastStarted: opts ? opts.mtime.toISOString() : null, ...verdict }
+  return { id, path, running, lastStarted: opts ? opts.mtime.toISOString() : null, ...known }
+}
+
+/** A half-made folder whose process is gone (and that is old enough): null when it is not one, or not yet. */
+async function isLeftover(root: string, name: string): Promise<boolean | null> {
+  const pid = IN_PROGRESS.exec(name)?.[1]
+  if (pid === undefined) return null
+  const info = await lstat(join(root, name)).catch(() => null)
+  if (!info || Date.now() - info.mtimeMs < LEFTOVER_AGE_MS) return false
+  return !(await isRunning(Number(pid)))
 }
 
 /** Disk a folder takes: allocated blocks of everything in it, links not followed. */
@@ -154,15 +169,17 @@ export interface PruneResult {
 export async function pruneClusters(root: string): Promise<PruneResult> {
   const result: PruneResult = { removed: [], leftovers: [] }
   for (const name of await entriesOf(root)) {
-    const pid = IN_PROGRESS.exec(name)?.[1]
-    if (pid !== undefined) {
-      if (await isRunning(Number(pid))) continue
+    const leftover = await isLeftover(root, name)
+    if (leftover) {
       await rm(join(root, name), { recursive: true, force: true })
       result.leftovers.push(name)
-      continue
     }
-    const inspection = await inspect(root, name)
-    if (!inspection?.orphaned || inspection.running) continue
+    if (leftover !== null || !(await isCluster(root, name))) continue
+    // whether a Postgres runs on it (a scan of /proc) only for the orphaned
+    const verdict = await verdictOf(join(root, name))
+    if (!verdict.orphaned) continue
+    const inspection = await inspect(root, name, verdict)
+    if (!inspection || inspection.running) continue
     const info = await toInfo(inspection, null)
     if (await deleteCluster(root, name)) result.removed.push(info)
   }

@@ -9,7 +9,7 @@ import { pruneClusters } from './cluster-inventory'
 import { clustersRoot } from './cluster-pairing'
 import { reachableBinaries } from './postgres-binaries'
 import { isRunning, startPostmaster, stopLeftovers, stopPostmaster, type Postmaster } from './postmaster'
-import { firstLine, postgresUser } from './run-as'
+import { firstLine, postgresUser, type PostgresUser } from './run-as'
 import { scramVerifier } from './scram'
 
 export interface EmbeddedPostgresHandle {
@@ -55,16 +55,26 @@ process.on('exit', () => {
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined)
-  const onLog = options.onLog ?? (() => undefined)
   const user = await postgresUser()
   const root = options.clustersRoot ?? clustersRoot()
   // As root, clusters whose data folder is gone are removed while this one starts.
   const pruning = user.uid === undefined ? Promise.resolve() : pruneAtStart(root, log)
-  const binaries = await reachableBinaries(user)
-  const cluster = await prepareCluster(options.dataDir, binaries, user, log, root).catch(async (error: unknown) => {
+  try {
+    return await startCluster(options, user, root, log)
+  } finally {
     await pruning
-    throw error
-  })
+  }
+}
+
+async function startCluster(
+  options: EmbeddedPostgresOptions,
+  user: PostgresUser,
+  root: string,
+  log: (line: string) => void
+): Promise<EmbeddedPostgresHandle> {
+  const onLog = options.onLog ?? (() => undefined)
+  const binaries = await reachableBinaries(user)
+  const cluster = await prepareCluster(options.dataDir, binaries, user, log, root)
   const owner = await claimCluster(options.dataDir)
   const port = options.port ?? (await findFreePort())
 
@@ -91,10 +101,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   } catch (error) {
     if (current) await stopPostmaster(current)
     await rm(owner, { force: true })
-    await pruning
     throw error
   }
-  await pruning
 
   let stopping = false
   let timer: NodeJS.Timeout | null = null
