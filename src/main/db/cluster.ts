@@ -61,9 +61,10 @@ export async function prepareCluster(
   binaries: PostgresBinaries,
   user: PostgresUser,
   log: (line: string) => void,
-  root: string = clustersRoot()
+  clusters?: string
 ): Promise<ClusterLocation> {
   if (user.uid === undefined) return prepareOwnCluster(dataDir, binaries, user)
+  const root = clusters ?? clustersRoot()
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   if (existsSync(join(dataDir, 'PG_VERSION'))) await moveOutOfDataFolder(dataDir, root, user, log)
   await chmod(dataDir, 0o700)

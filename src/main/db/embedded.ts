@@ -56,9 +56,9 @@ process.on('exit', () => {
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined)
   const user = await postgresUser()
-  const root = options.clustersRoot ?? clustersRoot()
   // As root, clusters whose data folder is gone are removed while this one starts.
-  const pruning = user.uid === undefined ? Promise.resolve() : pruneAtStart(root, log)
+  const root = user.uid === undefined ? undefined : (options.clustersRoot ?? clustersRoot())
+  const pruning = root === undefined ? Promise.resolve() : pruneAtStart(root, log)
   try {
     return await startCluster(options, user, root, log)
   } finally {
@@ -69,7 +69,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 async function startCluster(
   options: EmbeddedPostgresOptions,
   user: PostgresUser,
-  root: string,
+  root: string | undefined,
   log: (line: string) => void
 ): Promise<EmbeddedPostgresHandle> {
   const onLog = options.onLog ?? (() => undefined)
