@@ -75,11 +75,13 @@ describeWith(['root', 'linux'], 'syncscope clusters', () => {
 
       const json = ClusterListSchema.parse(JSON.parse((await cli(['list', '--json'])).stdout))
       expect(json.root).toBe(root)
-      expect(json.clusters.map((entry) => [entry.id, entry.orphaned, entry.running, entry.dataFolder])).toEqual(
+      expect(
+        json.clusters.map((entry) => [entry.id, entry.inUse, entry.orphaned, entry.running, entry.dataFolder])
+      ).toEqual(
         [
-          [live.id, false, false, live.dataDir],
-          [orphan.id, true, false, orphan.dataDir],
-          [unknown.id, false, false, null]
+          [live.id, true, false, false, live.dataDir],
+          [orphan.id, false, true, false, orphan.dataDir],
+          [unknown.id, false, false, false, null]
         ].sort((a, b) => String(a[0]).localeCompare(String(b[0])))
       )
       expect(json.clusters.every((entry) => entry.sizeBytes > 1024 * 1024 && entry.lastStarted !== null)).toBe(true)
@@ -156,6 +158,7 @@ describeWith(['root', 'linux'], 'the db.clusters call', () => {
       expect(own).toMatchObject({
         dataFolder: join(server.dataDir, 'postgres'),
         running: true,
+        inUse: true,
         orphaned: false,
         reason: `in use by ${join(server.dataDir, 'postgres')}`
       })

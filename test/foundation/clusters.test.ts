@@ -77,9 +77,15 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
         pgdata: deleted.path,
         id: deleted.id
       })
-      expect(await stateOf(deleted.id)).toMatchObject({ orphaned: false, running: false, dataFolder: deleted.dataDir })
+      expect(await stateOf(deleted.id)).toMatchObject({
+        inUse: true,
+        orphaned: false,
+        running: false,
+        dataFolder: deleted.dataDir
+      })
       await rm(dirname(deleted.dataDir), { recursive: true })
       expect(await stateOf(deleted.id)).toMatchObject({
+        inUse: false,
         orphaned: true,
         reason: `its data folder ${deleted.dataDir} was deleted`
       })
@@ -128,6 +134,7 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
       await writeFile(join(cluster.path, BACK_REFERENCE_FILE), '{"dataDir": ')
       expect(await stateOf(cluster.id)).toMatchObject({
         dataFolder: null,
+        inUse: false,
         orphaned: false,
         reason:
           "its back-reference is damaged (not the JSON Syncscope writes): its data folder's next start rewrites it"
@@ -162,7 +169,7 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
       await rm(join(cluster.path, BACK_REFERENCE_FILE))
       await rm(join(cluster.path, RECORD_LINK_FILE))
       await writeFile(join(cluster.dataDir, RECORD_FILE), JSON.stringify({ pgdata: cluster.path }), { mode: 0o600 })
-      expect(await stateOf(cluster.id)).toMatchObject({ dataFolder: null, orphaned: false })
+      expect(await stateOf(cluster.id)).toMatchObject({ dataFolder: null, inUse: false, orphaned: false })
       expect((await pruneClusters(root)).removed).toEqual([])
 
       const again = await start(cluster.dataDir)
@@ -195,6 +202,7 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
     temporary.push(dirname(moved))
     await rename(cluster.dataDir, moved)
     expect(await stateOf(cluster.id)).toMatchObject({
+      inUse: true,
       orphaned: false,
       reason: `its data folder moved away from ${cluster.dataDir} (its record still exists): its next start records where`
     })
@@ -233,6 +241,7 @@ describeWith(['root', 'linux'], 'clusters that outlive their data folder', () =>
     await writeFile(file, JSON.stringify({ ...reference, device: reference.device + 1 }))
     await rm(dirname(cluster.dataDir), { recursive: true })
     expect(await stateOf(cluster.id)).toMatchObject({
+      inUse: false,
       orphaned: false,
       reason: `its data folder ${cluster.dataDir} is missing, and the file system it was on is not mounted`
     })

@@ -13,8 +13,13 @@ export const CLUSTERS_USAGE = `syncscope clusters list [--json]        the embed
   syncscope clusters remove --unknown     remove every stopped cluster whose data folder cannot be known
 the clusters folder: SYNCSCOPE_CLUSTERS_DIR, else /var/lib/syncscope/clusters`
 
-const stateOf = (cluster: ClusterInfo) =>
-  cluster.running ? 'running' : cluster.orphaned ? 'orphaned' : cluster.dataFolder === null ? 'unknown' : 'in use'
+/** `kept`: a data folder is known but whether it still names the cluster is not (not mounted, unreadable). */
+function stateOf(cluster: ClusterInfo): string {
+  if (cluster.running) return 'running'
+  if (cluster.orphaned) return 'orphaned'
+  if (cluster.inUse) return 'in use'
+  return cluster.dataFolder === null ? 'unknown' : 'kept'
+}
 
 function formatList(root: string, clusters: ClusterInfo[]): string {
   const total = clusters.reduce((sum, cluster) => sum + cluster.sizeBytes, 0)
@@ -28,9 +33,9 @@ function formatList(root: string, clusters: ClusterInfo[]): string {
     lines.push(
       `\`syncscope clusters prune\` removes the ${prunable.length} orphaned one(s) that are not running (${formatBytes(prunable.reduce((sum, cluster) => sum + cluster.sizeBytes, 0))})`
     )
-  if (clusters.some((cluster) => stateOf(cluster) === 'unknown'))
+  if (clusters.some((cluster) => ['unknown', 'kept'].includes(stateOf(cluster))))
     lines.push(
-      'an `unknown` cluster is never pruned: once you know no data folder uses it, `syncscope clusters remove <id>` removes it'
+      'an `unknown` or `kept` cluster is never pruned: once you know no data folder uses it, `syncscope clusters remove <id>` removes it'
     )
   return `${lines.join('\n')}\n`
 }

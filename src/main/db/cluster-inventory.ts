@@ -20,24 +20,23 @@ const LEFTOVER_AGE_MS = 10 * 60_000
 interface Verdict {
   dataFolder: string | null
   orphaned: boolean
-  /** A data folder still names it (known): never removed, not even by name. */
-  claimed: boolean
+  inUse: boolean
   reason: string
 }
 
-type Inspection = Omit<ClusterInfo, 'sizeBytes' | 'current'> & { claimed: boolean }
+type Inspection = Omit<ClusterInfo, 'sizeBytes' | 'current'>
 
-const orphan = (dataFolder: string, reason: string): Verdict => ({ dataFolder, orphaned: true, claimed: false, reason })
+const orphan = (dataFolder: string, reason: string): Verdict => ({ dataFolder, orphaned: true, inUse: false, reason })
 const kept = (dataFolder: string | null, reason: string): Verdict => ({
   dataFolder,
   orphaned: false,
-  claimed: false,
+  inUse: false,
   reason
 })
 const inUse = (dataFolder: string, reason = `in use by ${dataFolder}`): Verdict => ({
   dataFolder,
   orphaned: false,
-  claimed: true,
+  inUse: true,
   reason
 })
 
@@ -116,7 +115,7 @@ async function entriesOf(root: string): Promise<string[]> {
   return (await readdir(root).catch(() => [] as string[])).sort()
 }
 
-const toInfo = async ({ claimed: _, ...inspection }: Inspection, current: string | null): Promise<ClusterInfo> => ({
+const toInfo = async (inspection: Inspection, current: string | null): Promise<ClusterInfo> => ({
   ...inspection,
   sizeBytes: await diskUsage(inspection.path),
   current: inspection.path === current
@@ -200,7 +199,7 @@ export async function removeClusters(root: string, ids: readonly string[]): Prom
     if (!inspection) outcomes.push({ id, removed: false, why: `${root} holds no cluster ${id}` })
     else if (inspection.running)
       outcomes.push({ id, removed: false, why: 'a Postgres runs on it: stop the Syncscope that uses it first' })
-    else if (inspection.claimed)
+    else if (inspection.inUse)
       outcomes.push({
         id,
         removed: false,

@@ -72,6 +72,8 @@ export const ClusterSchema = z.object({
   sizeBytes: z.number().int().nonnegative(),
   /** A Postgres runs on it (its postmaster, or backends a killed one left). */
   running: z.boolean(),
+  /** A data folder still names it (where it is, or moved elsewhere): never removed, not even by id. */
+  inUse: z.boolean(),
   /** Its data folder is gone or names another cluster: `prune` removes it once it is not running. */
   orphaned: z.boolean(),
   /** Why it is kept or orphaned, in a sentence. */
