@@ -67,11 +67,11 @@ export async function postgresUser(): Promise<PostgresUser> {
  */
 export async function canReach(path: string, user: PostgresUser, bits = 0o5): Promise<boolean> {
   if (user.uid === undefined) return true
-  const allowed = async (target: string, bits: number) => {
+  const allowed = async (target: string, wanted: number) => {
     const info = await stat(target).catch(() => null)
     if (!info) return false
     const shift = info.uid === user.uid ? 6 : info.gid === user.gid ? 3 : 0
-    return ((info.mode >> shift) & bits) === bits
+    return ((info.mode >> shift) & wanted) === wanted
   }
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     if (!(await allowed(dir, 0o1))) return false
