@@ -53,8 +53,9 @@ const newClusterId = () => randomBytes(8).toString('hex')
 /**
  * Finds or makes the cluster of `dataDir` (the app's `postgres` folder). As a normal user that folder is the data
  * directory. As root, Postgres runs as `postgres`, who cannot enter the app's 0700 data folder: the cluster lives in
- * `root`/<id> (/var/lib/syncscope/clusters by default; postgres-owned, 0700), `dataDir` records where, with the
- * password, and the cluster names `dataDir` back (cluster-pairing.ts), so one whose data folder is gone can be removed.
+ * the clusters folder (`clusters`, else SYNCSCOPE_CLUSTERS_DIR or /var/lib/syncscope/clusters) as <id>/
+ * (postgres-owned, 0700), `dataDir` records where, with the password, and the cluster names `dataDir` back
+ * (cluster-pairing.ts), so one whose data folder is gone can be removed.
  */
 export async function prepareCluster(
   dataDir: string,
