@@ -12,10 +12,10 @@ export default defineConfig({
     expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     pool: 'forks',
-    // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)
+    // fails a test file that leaves an embedded cluster in the tests' clusters folder (as root; clusters-root.ts)
     setupFiles: ['test/support/leftover-clusters.ts'],
     // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
-    globalSetup: ['test/support/build-app.ts'],
+    globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
     // One file at a time: a full run with 2 workers (29 min, beside other test runs on the same 2 cores) failed 5
     // timing-bound tests in 5 files (checker app, mcp stdio timeout, resilience backoff, drop-during-snapshot, restart).
     maxWorkers: 1,

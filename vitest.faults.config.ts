@@ -11,10 +11,10 @@ export default defineConfig({
     expect: { poll: { timeout: 15_000 } },
     hookTimeout: 180_000,
     pool: 'forks',
-    // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)
+    // fails a test file that leaves an embedded cluster in the tests' clusters folder (as root; clusters-root.ts)
     setupFiles: ['test/support/leftover-clusters.ts'],
     // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
-    globalSetup: ['test/support/build-app.ts'],
+    globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
     maxWorkers: 1,
     reporters: [
       'default',

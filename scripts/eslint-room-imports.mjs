@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
   checker: [],
-  cli: ['checker', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
+  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
   db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
   doctor: ['checker', 'fs', 'headless', 'net'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],

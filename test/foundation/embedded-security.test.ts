@@ -7,6 +7,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { preparePrivateDataDir } from '../../src/main/data-dir'
 import { clusterDirOf } from '../../src/main/db/cluster'
+import { clustersRoot } from '../../src/main/db/cluster-pairing'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 import { itWith } from '../support/facility-tests'
 import { openToOthers } from '../support/file-modes'
@@ -235,7 +236,7 @@ describe('the data folder is private', () => {
     const cluster = await clusterDirOf(join(dataDir, 'postgres'))
     if (isRoot) {
       // Postgres (as user postgres) could not enter the 0700 data folder: its cluster lives where it can, its own.
-      expect(cluster).toMatch(/^\/var\/lib\/syncscope\/clusters\/[0-9a-f]{16}$/)
+      expect(cluster).toMatch(new RegExp(`^${clustersRoot()}/[0-9a-f]{16}$`))
       expect(statSync(cluster).uid).not.toBe(0)
       expect(modeOf(cluster)).toBe(0o700)
     } else expect(cluster).toBe(join(dataDir, 'postgres'))

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { formatBytes } from '../../shared/format-bytes'
 import { type ShapeRouter, createShapeRouter, isCallersQueryError } from '../sql'
 import { tableKey } from './definition/catalog'
 import { type ResolvedShape, identityHash, invalid } from './definition/definition'
@@ -10,13 +11,7 @@ import type { SnapshotBuilder } from './snapshot/builder'
 import { parseJson } from './storage/json-file'
 import { Shape, ShapeMetaSchema } from './storage/shape'
 import { ShapeLog } from './storage/shape-log'
-import {
-  type ShapeLimitSettings,
-  ShapeLimits,
-  ShapeTooLargeError,
-  defaultDiskBudget,
-  formatBytes
-} from './storage/shape-limits'
+import { type ShapeLimitSettings, ShapeLimits, ShapeTooLargeError, defaultDiskBudget } from './storage/shape-limits'
 import { type SubqueryRegistry, definitionTables } from './subquery/registry'
 
 /** The service is stopping (the server shuts down or the database is switched): the request may be retried. */

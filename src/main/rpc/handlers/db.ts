@@ -1,6 +1,7 @@
 import type { dbCalls } from '../../../shared/contract/db'
 import type { Core } from '../../core'
 import { RpcError } from '../../../shared/contract/errors'
+import { clusterList } from '../../db/cluster-inventory'
 import { maskUrl } from '../../db/database'
 import { listTables } from '../../db/introspect'
 import type { HandlersFor } from '../dispatcher'
@@ -10,6 +11,7 @@ export function dbHandlers(core: Core): HandlersFor<typeof dbCalls> {
     'db.status': () => core.database().status(),
     'db.tables': () => listTables(core.database().pool),
     'db.history': async () => core.sqlConsole().history(),
+    'db.clusters': async () => clusterList((await core.database().status()).dataDir),
     'db.query': async ({ sql }) => {
       const result = await core.sqlConsole().run(sql)
       if (result.ok) core.events.emit('db.changed', { reason: 'statement' })

@@ -1,4 +1,5 @@
 import { statfs } from 'node:fs/promises'
+import { formatBytes } from '../../../shared/format-bytes'
 import type { Shape } from './shape'
 
 /** The shape server's bounds: how many shapes it keeps, and how many bytes their files may take. */
@@ -23,17 +24,6 @@ export class ShapeTooLargeError extends Error {
       `the shape needs more than the shape server's disk budget of ${formatBytes(limitBytes)} (--max-disk): narrow its where or columns, or raise --max-disk`
     )
   }
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB']
-  let unit = 0
-  let value = bytes
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit += 1
-  }
-  return unit === 0 ? `${bytes} bytes` : `${Number(value.toFixed(1))} ${units[unit]}`
 }
 
 /** Half of what is free on the disk of `dir` now, plus what the shapes there already take. */
