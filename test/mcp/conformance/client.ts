@@ -1,0 +1,146 @@
+// The conformance suite's client (`conformance client --command "node --import tsx client.ts"`): Syncscope's own
+// CLI used as a person would. The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO (and, for some,
+// MCP_CONFORMANCE_CONTEXT). The client writes the server into an mcp.json of its own, logs in where the server needs
+// it (`syncscope mcp login`: the browser it opens is the stand-in next to this file), lists the tools and calls them
+// (`syncscope mcp tools`, `syncscope mcp call --accept-defaults`). Nothing here speaks MCP or OAuth itself.
+import { spawn } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { z } from 'zod'
+
+const ROOT = resolve(__dirname, '../../..')
+const SERVER = 'conformance'
+/** The app's client ID metadata document URL the suite's authorisation servers know (scenario auth/basic-cimd). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+/** What a person would pass to the suite's tools that take arguments. */
+const TOOL_ARGUMENTS: Record<string, Record<string, unknown>> = { add_numbers: { a: 5, b: 3 } }
+
+const ContextSchema = z.looseObject({
+  client_id: z.string().optional(),
+  client_secret: z.string().optional(),
+  private_key_pem: z.string().optional(),
+  signing_algorithm: z.string().optional()
+})
+type Context = z.infer<typeof ContextSchema>
+
+const ToolsSchema = z.array(z.object({ tool: z.string() }))
+
+interface Step {
+  args: string[]
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
+const serverUrl = process.argv.at(-1) ?? ''
+const context = ContextSchema.parse(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}'))
+const dir = mkdtempSync(join(tmpdir(), 'syncscope-conformance-'))
+const browserLog = join(dir, 'browser.log')
+
+/** The server as a person writes it: secrets as `${VAR}` placeholders, their values in the CLI's environment. */
+function entryFor(context: Context): { entry: Record<string, unknown>; env: Record<string, string> } {
+  const { client_id: clientId, client_secret: secret, private_key_pem: key, signing_algorithm: alg } = context
+  const http = { transport: 'http', url: serverUrl }
+  if (scenario.startsWith('auth/client-credentials-')) {
+    const auth = key
+      ? { mode: 'clientCredentials', clientId, privateKey: '${CONFORMANCE_PRIVATE_KEY}', signingAlgorithm: alg }
+      : { mode: 'clientCredentials', clientId, clientSecret: '${CONFORMANCE_CLIENT_SECRET}' }
+    return {
+      entry: { ...http, auth },
+      env: {
+        ...(key ? { CONFORMANCE_PRIVATE_KEY: key } : {}),
+        ...(secret ? { CONFORMANCE_CLIENT_SECRET: secret } : {})
+      }
+    }
+  }
+  if (scenario.startsWith('auth/')) {
+    const client = clientId ? { clientId, clientSecret: '${CONFORMANCE_CLIENT_SECRET}' } : undefined
+    return {
+      entry: { ...http, auth: { mode: 'authorizationCode', ...(client ? { client } : {}) } },
+      env: secret ? { CONFORMANCE_CLIENT_SECRET: secret } : {}
+    }
+  }
+  return { entry: { ...http, auth: { mode: 'none' } }, env: {} }
+}
+
+const { entry, env: secrets } = entryFor(context)
+const configFile = join(dir, 'mcp.json')
+writeFileSync(configFile, JSON.stringify({ servers: { [SERVER]: entry } }, null, 2))
+
+// The browser `syncscope mcp login` (and a step-up) opens: xdg-open on PATH, the stand-in that follows the redirects.
+const bin = join(dir, 'bin')
+const opener = join(bin, 'xdg-open')
+mkdirSync(bin)
+writeFileSync(
+  opener,
+  `#!/bin/sh\nexec "${process.execPath}" "${join(__dirname, 'stand-in-browser.mjs')}" "$1" >>"${browserLog}" 2>&1\n`
+)
+chmodSync(opener, 0o755)
+
+function syncscope(args: string[]): Promise<Step> {
+  const argv = [
+    join(ROOT, 'bin/syncscope.js'),
+    'mcp',
+    ...args,
+    '--config',
+    configFile,
+    '--data-dir',
+    join(dir, 'data'),
+    ...(scenario.startsWith('auth/') ? ['--client-metadata-url', CLIENT_METADATA_URL] : [])
+  ]
+  return new Promise((done) => {
+    const child = spawn(process.execPath, argv, {
+      cwd: dir,
+      env: {
+        ...process.env,
+        ...secrets,
+        PATH: `${bin}:${process.env.PATH ?? ''}`,
+        SHELL: '/bin/sh',
+        // no keychain here: tokens and the registered client go to the data folder's 0600 file
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-conformance-bus'
+      },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once('close', (code) => {
+      const step = { args, code, stdout, stderr }
+      process.stderr.write(`$ syncscope mcp ${args.join(' ')}  → exit ${code}\n${stdout}${stderr}`)
+      done(step)
+    })
+  })
+}
+
+async function main(): Promise<number> {
+  const mode = (entry.auth as { mode: string }).mode
+  if (mode === 'authorizationCode') {
+    const login = await syncscope(['login', SERVER])
+    if (login.code !== 0) return 1
+  }
+  const listed = await syncscope(['tools', SERVER, '--json'])
+  if (listed.code !== 0) return 1
+  for (const { tool } of ToolsSchema.parse(JSON.parse(listed.stdout))) {
+    const args = TOOL_ARGUMENTS[tool] ?? {}
+    const call = await syncscope(['call', SERVER, tool, '--args', JSON.stringify(args)])
+    if (call.code !== 0) return 1
+  }
+  return 0
+}
+
+main()
+  .then((code) => {
+    try {
+      process.stderr.write(readFileSync(browserLog, 'utf8'))
+    } catch {
+      // the browser was never opened
+    }
+    process.exit(code)
+  })
+  .catch((error: unknown) => {
+    process.stderr.write(`conformance client: ${(error as Error).stack}\n`)
+    process.exit(1)
+  })
