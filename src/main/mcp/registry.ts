@@ -12,6 +12,7 @@ import {
 import type {
   McpElicitation,
   McpEntry,
+  McpHttpServerConfig,
   McpRpcMessage,
   McpServerConfig,
   McpToolError,
@@ -32,11 +33,13 @@ import {
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
+import { resourceChallenge } from './auth/resource-challenge'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { transportOf, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
+  CLIENT_INFO,
   DEFAULT_RESTART,
   HttpConnection,
   StdioConnection,
@@ -551,28 +554,41 @@ export class Registry {
     return this.describe(name)
   }
 
-  /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
+  /**
+   * Starts the authorization-code flow: discovery (where the resource's 401 names its metadata, else the well-known
+   * paths), registration when needed, and the authorisation URL (opened). The scope: the one asked for (a step-up),
+   * else the configured scopes, else the 401's, else what the metadata lists.
+   */
   async login(name: string, options: { scope?: string } = {}): Promise<{ authorizeUrl: string }> {
     const { entry, state } = this.oauthEntry(name)
     const log = this.oauthLog(name)
     delete state.tokens
     delete state.authorizeUrl
+    delete state.discovery
     const config = entry.oauth?.config
-    const scope = options.scope ?? config?.scopes?.join(' ')
+    const { url, headers } = entry.config as McpHttpServerConfig
+    const challenge = await resourceChallenge(
+      url,
+      fetchWithHeaders(log.recording(this.fetchFn), headers ?? {}),
+      CLIENT_INFO
+    )
+    const scope = options.scope ?? (config?.scopes?.length ? config.scopes.join(' ') : challenge.scope)
     const result = await auth(entry.oauth!.provider, {
-      serverUrl: (entry.config as { url: string }).url,
+      serverUrl: url,
       ...(scope ? { scope } : {}),
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
       fetchFn: log.recording(this.fetchFn)
     })
     if (result === 'AUTHORIZED') {
       await this.reconnect(name)
       return { authorizeUrl: '' }
     }
-    const url = state.authorizeUrl
-    if (!url) throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
-    log.add('authorization', 'GET', url, null, 'opened in the browser')
-    await Promise.resolve(this.options.openAuthorizeUrl?.(url, name)).catch(() => {})
-    return { authorizeUrl: url }
+    const authorizeUrl = state.authorizeUrl
+    if (!authorizeUrl)
+      throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
+    log.add('authorization', 'GET', authorizeUrl, null, 'opened in the browser')
+    await Promise.resolve(this.options.openAuthorizeUrl?.(authorizeUrl, name)).catch(() => {})
+    return { authorizeUrl }
   }
 
   /** Resolves when the login in flight finishes: null when connected, else its error. */

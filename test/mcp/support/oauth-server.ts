@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Provider from 'oidc-provider'
 
@@ -15,6 +15,8 @@ export interface AuthServerRequest {
 export interface RunningAuthServer {
   issuer: string
   requests: AuthServerRequest[]
+  /** Paths of the metadata requests, in order, with the status answered (an issuer with a path only). */
+  metadataRequests: Array<{ path: string; status: number }>
   /** Token endpoint POSTs, optionally of one grant type. */
   tokenPosts(grantType?: string): AuthServerRequest[]
   stop(): Promise<void>
@@ -36,6 +38,12 @@ export interface AuthServerOptions {
   registration?: boolean
   /** Holds each refresh response this long after the refresh is done (the rotation has happened): widens races. */
   refreshDelayMs?: number
+  /**
+   * An issuer with a path (`/tenant1`), its metadata served at one place only (the others answer 404): RFC 8414's
+   * `/.well-known/oauth-authorization-server/tenant1`, OpenID Connect's `/.well-known/openid-configuration/tenant1`
+   * (path inserted) or `/tenant1/.well-known/openid-configuration` (appended, OpenID Connect Discovery 1.0).
+   */
+  tenant?: { path: string; metadataAt: 'oauth-inserted' | 'oidc-inserted' | 'oidc-appended' }
 }
 
 /**
@@ -45,8 +53,9 @@ export interface AuthServerOptions {
 export async function startAuthServer(options: AuthServerOptions): Promise<RunningAuthServer> {
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}${options.tenant?.path ?? ''}`
   const requests: AuthServerRequest[] = []
+  const metadataRequests: Array<{ path: string; status: number }> = []
   const provider = new Provider(issuer, {
     clients: options.clients ?? [],
     features: {
@@ -101,10 +110,11 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
       status: ctx.status
     })
   })
-  server.on('request', provider.callback())
+  server.on('request', options.tenant ? tenantRoutes(provider, options.tenant, metadataRequests) : provider.callback())
   return {
     issuer,
     requests,
+    metadataRequests,
     tokenPosts: (grantType) =>
       requests.filter(
         (request) =>
@@ -115,6 +125,35 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
         server.close(() => resolve())
         server.closeAllConnections()
       })
+  }
+}
+
+/**
+ * oidc-provider mounted under the tenant's path (its own routes, the path stripped), its metadata document answered
+ * only at the one well-known location chosen; every other metadata request is answered 404 and recorded as such.
+ */
+function tenantRoutes(
+  provider: Provider,
+  tenant: NonNullable<AuthServerOptions['tenant']>,
+  metadataRequests: Array<{ path: string; status: number }>
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const callback = provider.callback()
+  const served = {
+    'oauth-inserted': `/.well-known/oauth-authorization-server${tenant.path}`,
+    'oidc-inserted': `/.well-known/openid-configuration${tenant.path}`,
+    'oidc-appended': `${tenant.path}/.well-known/openid-configuration`
+  }[tenant.metadataAt]
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname
+    if (path.includes('/.well-known/')) {
+      metadataRequests.push({ path, status: path === served ? 200 : 404 })
+      if (path !== served) return void res.writeHead(404).end()
+      req.url = `${tenant.path}/.well-known/openid-configuration`
+    }
+    if (!req.url?.startsWith(`${tenant.path}/`)) return void res.writeHead(404).end()
+    ;(req as IncomingMessage & { originalUrl?: string }).originalUrl = req.url
+    req.url = req.url.slice(tenant.path.length)
+    void callback(req, res)
   }
 }
 
