@@ -1,13 +1,14 @@
 // The conformance suite's client (`conformance client --command "node --import tsx client.ts"`): Syncscope's own
 // CLI used as a person would. The suite appends the server URL and sets MCP_CONFORMANCE_SCENARIO (and, for some,
 // MCP_CONFORMANCE_CONTEXT). The client writes the server into an mcp.json of its own, logs in where the server needs
-// it (`syncscope mcp login`: the browser it opens is the stand-in next to this file), lists the tools and calls them
+// it (`syncscope mcp login`: the browser it opens is support/stand-in-browser.ts), lists the tools and calls them
 // (`syncscope mcp tools`, `syncscope mcp call --accept-defaults`). Nothing here speaks MCP or OAuth itself.
 import { spawn } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
+import { installStandInBrowser, type StandInBrowser } from '../support/stand-in-browser'
 
 const ROOT = resolve(__dirname, '../../..')
 const SERVER = 'conformance'
@@ -37,7 +38,6 @@ const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
 const serverUrl = process.argv.at(-1) ?? ''
 const context = ContextSchema.parse(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}'))
 const dir = mkdtempSync(join(tmpdir(), 'syncscope-conformance-'))
-const browserLog = join(dir, 'browser.log')
 
 /** The server as a person writes it: secrets as `${VAR}` placeholders, their values in the CLI's environment. */
 function entryFor(context: Context): { entry: Record<string, unknown>; env: Record<string, string> } {
@@ -69,17 +69,8 @@ const { entry, env: secrets } = entryFor(context)
 const configFile = join(dir, 'mcp.json')
 writeFileSync(configFile, JSON.stringify({ servers: { [SERVER]: entry } }, null, 2))
 
-// The browser `syncscope mcp login` (and a step-up) opens: xdg-open on PATH, the stand-in that follows the redirects.
-const bin = join(dir, 'bin')
-const opener = join(bin, 'xdg-open')
-mkdirSync(bin)
-writeFileSync(
-  opener,
-  `#!/bin/sh\nexec "${process.execPath}" "${join(__dirname, 'stand-in-browser.mjs')}" "$1" >>"${browserLog}" 2>&1\n`
-)
-chmodSync(opener, 0o755)
 
-function syncscope(args: string[]): Promise<Step> {
+function run(args: string[], browser: StandInBrowser): Promise<Step> {
   const argv = [
     join(ROOT, 'bin/syncscope.js'),
     'mcp',
@@ -96,7 +87,8 @@ function syncscope(args: string[]): Promise<Step> {
       env: {
         ...process.env,
         ...secrets,
-        PATH: `${bin}:${process.env.PATH ?? ''}`,
+        // the browser `syncscope mcp login` and a step-up open: xdg-open, a stand-in that approves
+        PATH: browser.path,
         SHELL: '/bin/sh',
         // no keychain here: tokens and the registered client go to the data folder's 0600 file
         DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-conformance-bus'
@@ -116,6 +108,8 @@ function syncscope(args: string[]): Promise<Step> {
 }
 
 async function main(): Promise<number> {
+  const browser = await installStandInBrowser(dir)
+  const syncscope = (args: string[]) => run(args, browser)
   const mode = (entry.auth as { mode: string }).mode
   if (mode === 'authorizationCode') {
     const login = await syncscope(['login', SERVER])
@@ -133,11 +127,7 @@ async function main(): Promise<number> {
 
 main()
   .then((code) => {
-    try {
-      process.stderr.write(readFileSync(browserLog, 'utf8'))
-    } catch {
-      // the browser was never opened
-    }
+    if (existsSync(join(dir, 'browser.log'))) process.stderr.write(readFileSync(join(dir, 'browser.log'), 'utf8'))
     process.exit(code)
   })
   .catch((error: unknown) => {

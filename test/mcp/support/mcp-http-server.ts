@@ -135,8 +135,9 @@ export async function startMcpHttpServer(
 
   server.on('request', (req, res) => {
     void (async () => {
-      if (req.url?.startsWith('/.well-known/') || (gate.kind === 'oauth' && req.url === gate.metadataPath))
-        metadataRequests.push(req.url)
+      const path = req.url ?? '/'
+      if (path.startsWith('/.well-known/') || (gate.kind === 'oauth' && path === gate.metadataPath))
+        metadataRequests.push(path)
       if (gate.kind === 'oauth' && req.url === new URL(metadataUrl).pathname) {
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(
