@@ -69,7 +69,6 @@ const { entry, env: secrets } = entryFor(context)
 const configFile = join(dir, 'mcp.json')
 writeFileSync(configFile, JSON.stringify({ servers: { [SERVER]: entry } }, null, 2))
 
-
 function run(args: string[], browser: StandInBrowser): Promise<Step> {
   const argv = [
     join(ROOT, 'bin/syncscope.js'),
