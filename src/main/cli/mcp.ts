@@ -13,8 +13,12 @@ import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
   syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
-  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json]
-  syncscope mcp login <server> [--no-open]           run the OAuth login in the browser; tokens are stored
+  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json] [--no-open]
+                                                     a server asking for a wider scope (403 insufficient_scope) gets
+                                                     a login in the browser first (--no-open: the call fails, naming
+                                                     the scope and the login command)
+  syncscope mcp login <server> [--scope SCOPES] [--no-open]
+                                                     run the OAuth login in the browser; tokens are stored
   syncscope mcp run <server>                         run a server on stdin/stdout for another host (Claude, VS Code…):
                                                      stdio servers with their secrets, remote ones bridged with tokens
   syncscope mcp export --to claude-desktop|claude-code|vscode|cursor [--server NAME]… [--yes] [--file PATH]
@@ -46,6 +50,7 @@ function parse(argv: string[]) {
       args: { type: 'string' },
       timeout: { type: 'string' },
       'no-open': { type: 'boolean' },
+      scope: { type: 'string' },
       to: { type: 'string' },
       server: { type: 'string', multiple: true },
       file: { type: 'string' },
@@ -62,6 +67,15 @@ function openInBrowser(url: string): void {
   const child = spawn(command, [url], { stdio: 'ignore', detached: true })
   child.on('error', () => {})
   child.unref()
+}
+
+/** The login URL on stderr, then the browser (unless `--no-open`): for `mcp login` and a step-up alike. */
+function offerLogin(io: Output, server: string, url: string, open: boolean): void {
+  const scope = new URL(url).searchParams.get('scope')
+  io.err(
+    `Open this URL to log in to ${server}${scope ? ` (scope "${scope}")` : ''}:\n  ${url}\nWaiting for the browser to come back…\n`
+  )
+  if (open) openInBrowser(url)
 }
 
 function describeEntry(entry: McpEntry): string {
@@ -154,13 +168,12 @@ async function run(
   }
   if (command === 'login') {
     const finished = registry.waitForLogin(server)
-    const { authorizeUrl } = await registry.login(server)
+    const { authorizeUrl } = await registry.login(server, values.scope ? { scope: values.scope } : {})
     if (!authorizeUrl) {
       io.out(`${server} is connected (the stored tokens still work)\n`)
       return 0
     }
-    io.err(`Open this URL to log in to ${server}:\n  ${authorizeUrl}\nWaiting for the browser to come back…\n`)
-    if (!values['no-open']) openInBrowser(authorizeUrl)
+    offerLogin(io, server, authorizeUrl, !values['no-open'])
     const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), LOGIN_TIMEOUT_MS).unref())
     const outcome = await Promise.race([finished, timeout])
     if (outcome === 'timeout')
@@ -208,6 +221,10 @@ export async function mcpMain(
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
     // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
     connectOnDemand: command !== 'list',
+    // a step-up (403 insufficient_scope) logs in as `mcp login` does; with --no-open it fails at once instead
+    ...(command !== 'login' && !values['no-open']
+      ? { openAuthorizeUrl: (url: string, server: string) => offerLogin(io, server, url, true) }
+      : {}),
     log: (line) => io.err(`${line}\n`)
   })
   try {
@@ -219,7 +236,11 @@ export async function mcpMain(
       return 2
     }
     const failure = toToolError(error)
-    io.err(`syncscope mcp: ${failure.code}: ${failure.message}\n`)
+    const stepUp =
+      failure.code === 'insufficient_scope' && failure.scope
+        ? `; log in with it: \`syncscope mcp login ${positionals[0]} --scope "${failure.scope}"\`, then try again`
+        : ''
+    io.err(`syncscope mcp: ${failure.code}: ${failure.message}${stepUp}\n`)
     return 1
   } finally {
     await host.close()

@@ -433,9 +433,13 @@ export class Registry {
       403,
       `insufficient_scope: re-authorising with "${scope}"`
     )
-    // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
-    const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
-    if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
+    // a host that cannot open a browser (the CLI with --no-open, a launcher) says so at once rather than wait
+    if (!this.options.openAuthorizeUrl)
+      throw new McpFailure(
+        'insufficient_scope',
+        `${name} needs the scope "${scope}" for this request; no browser is opened here to log in with it`,
+        { scope }
+      )
     const done = this.waitForLogin(name)
     try {
       await this.login(name, { scope })
@@ -567,6 +571,9 @@ export class Registry {
     delete state.discovery
     const config = entry.oauth?.config
     const { url, headers } = entry.config as McpHttpServerConfig
+    // A registered client is limited to the scope it registered with (it records it): register anew for a wider one.
+    const registered = (state.client?.value as { scope?: unknown } | undefined)?.scope
+    if (options.scope && typeof registered === 'string' && !covers(registered, options.scope)) delete state.client
     const challenge = await resourceChallenge(
       url,
       fetchWithHeaders(log.recording(this.fetchFn), headers ?? {}),
