@@ -7,16 +7,19 @@ import { McpFailure, toToolError } from '../mcp/errors'
 import { McpHost } from '../mcp/host'
 import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
+import { answerInCli } from './mcp-elicit'
 import { exportCommand } from './mcp-export'
 import { trustCommand, untrustedNote } from './mcp-trust'
 import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
   syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
-  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json] [--no-open]
+  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json] [--no-open] [--accept-defaults]
                                                      a server asking for a wider scope (403 insufficient_scope) gets
                                                      a login in the browser first (--no-open: the call fails, naming
-                                                     the scope and the login command)
+                                                     the scope and the login command); a form the server asks the
+                                                     person (elicitation) is cancelled, or with --accept-defaults
+                                                     accepted with the defaults it gives
   syncscope mcp login <server> [--scope SCOPES] [--no-open]
                                                      run the OAuth login in the browser; tokens are stored
   syncscope mcp run <server>                         run a server on stdin/stdout for another host (Claude, VS Code…):
@@ -51,6 +54,7 @@ function parse(argv: string[]) {
       timeout: { type: 'string' },
       'no-open': { type: 'boolean' },
       scope: { type: 'string' },
+      'accept-defaults': { type: 'boolean' },
       to: { type: 'string' },
       server: { type: 'string', multiple: true },
       file: { type: 'string' },
@@ -213,7 +217,7 @@ export async function mcpMain(
   }
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir())
   const workspace = resolve(values.workspace ?? process.cwd())
-  const host = new McpHost({
+  const host: McpHost = new McpHost({
     workspace,
     settingsFile: join(dataDir, 'settings.json'),
     ...(values.config ? { configFile: resolve(values.config) } : {}),
@@ -221,6 +225,9 @@ export async function mcpMain(
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
     // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
     connectOnDemand: command !== 'list',
+    // nobody can fill in a form here: see answerInCli
+    onElicitation: (elicitation) =>
+      answerInCli(elicitation, host.registry.elicitations, Boolean(values['accept-defaults']), io),
     // a step-up (403 insufficient_scope) logs in as `mcp login` does; with --no-open it fails at once instead
     ...(command !== 'login' && !values['no-open']
       ? { openAuthorizeUrl: (url: string, server: string) => offerLogin(io, server, url, true) }

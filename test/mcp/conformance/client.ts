@@ -118,7 +118,7 @@ async function main(): Promise<number> {
   if (listed.code !== 0) return 1
   for (const { tool } of ToolsSchema.parse(JSON.parse(listed.stdout))) {
     const args = TOOL_ARGUMENTS[tool] ?? {}
-    const call = await syncscope(['call', SERVER, tool, '--args', JSON.stringify(args)])
+    const call = await syncscope(['call', SERVER, tool, '--args', JSON.stringify(args), '--accept-defaults'])
     if (call.code !== 0) return 1
   }
   return 0
