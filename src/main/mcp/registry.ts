@@ -839,7 +839,7 @@ export class Registry {
         return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
       case 'clientCredentials':
         return {
-          fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base),
+          fetch: new ClientCredentials(authConfig, config.url, log.recording(this.fetchFn)).fetch(base),
           canConnect: () => true
         }
       case 'authorizationCode': {

@@ -29,7 +29,11 @@ const tools = [
   },
   { name: 'report', description: 'Links to a resource', inputSchema: { type: 'object', properties: {} } },
   { name: 'confirm', description: 'Asks the person before it acts', inputSchema: { type: 'object', properties: {} } },
-  { name: 'schedule', description: 'Asks with a default for each field', inputSchema: { type: 'object', properties: {} } }
+  {
+    name: 'schedule',
+    description: 'Asks with a default for each field',
+    inputSchema: { type: 'object', properties: {} }
+  }
 ]
 
 /** A form whose every field has a default (SEP-1034), but for an optional note. */
