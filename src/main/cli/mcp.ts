@@ -38,6 +38,8 @@ options for all:
                      servers that accept one (default: settings.json's mcp.clientMetadataUrl)`
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
+/** How long `mcp list` waits for servers to answer before it lists those still connecting as such. */
+const LIST_WAIT_MS = 3_000
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -127,10 +129,14 @@ async function run(
 ): Promise<number> {
   const { registry } = host
   if (command === 'list') {
+    // the servers connect in the background: the list waits a few seconds for their answers, not for their timeouts
+    await registry.settled(LIST_WAIT_MS)
     const entries = registry.list()
     if (values.json) io.out(`${JSON.stringify(entries.map(listItem), null, 2)}\n`)
     else io.out(entries.length ? `${entries.map(describeEntry).join('\n')}\n` : 'no MCP servers configured\n')
     if (!values.json) io.err(`secrets: ${host.secretStore.description}\n`)
+    for (const entry of entries.filter((candidate) => candidate.state === 'connecting'))
+      io.err(`${entry.name}: no answer yet (still connecting after ${LIST_WAIT_MS / 1000} s)\n`)
     const badFiles = host.sources().filter((source) => source.error)
     for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
     const note = untrustedNote(host.workspaceReview())
@@ -225,6 +231,7 @@ export async function mcpMain(
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
     // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
     connectOnDemand: command !== 'list',
+    connectInBackground: command === 'list',
     // nobody can fill in a form here: see answerInCli
     onElicitation: (elicitation) =>
       answerInCli(elicitation, host.registry.elicitations, Boolean(values['accept-defaults']), io),

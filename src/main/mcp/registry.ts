@@ -166,6 +166,8 @@ export class Registry {
   private readonly fetchFn: FetchLike
   private clientMetadataUrl: string | null
   private closed = false
+  /** The connects of the last applyConfig (in the background, with connectInBackground). */
+  private connecting: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
@@ -199,8 +201,16 @@ export class Registry {
       await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
     this.reorder([...(config.origins?.keys() ?? []), ...servers.map((server) => server.name)])
     const connecting = Promise.all(servers.map((server) => this.warm(server.name)))
+    this.connecting = connecting
     if (!this.options.connectInBackground) await connecting
     return this.list()
+  }
+
+  /** Resolves once the connects the last apply started have ended, or after `withinMs`, whichever comes first. */
+  async settled(withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))
+    await Promise.race([this.connecting, waited]).finally(() => clearTimeout(timer))
   }
 
   /** Entries in the order their files list them (extras last). */
