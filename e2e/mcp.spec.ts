@@ -4,6 +4,7 @@ import { test, expect } from './fixtures'
 import { startAuthServer, type RunningAuthServer } from '../test/mcp/support/oauth-server'
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../test/mcp/support/mcp-http-server'
 import { ecKey, jwtClient, pem } from '../test/mcp/support/jwt-client'
+import { startProtectedServer, type ProtectedServer } from '../test/mcp/support/protected-server'
 
 const EVERYTHING = resolve(__dirname, '../node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
@@ -74,17 +75,13 @@ test.describe('MCP servers page', () => {
 
   test.describe('client credentials with a private key (private_key_jwt)', () => {
     const { privateKey, publicKey } = ecKey()
-    let as: RunningAuthServer
-    let rs: RunningMcpHttpServer
+    const stops: Array<() => Promise<void>> = []
+    let server: ProtectedServer
     test.beforeAll(async () => {
-      let issuer = ''
-      rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer })
-      as = await startAuthServer({ resource: rs.url, clients: [jwtClient(publicKey)] })
-      issuer = as.issuer
+      server = await startProtectedServer(stops, {}, { clients: [jwtClient(publicKey)] })
     })
     test.afterAll(async () => {
-      await as?.stop()
-      await rs?.stop()
+      for (const stop of stops.splice(0).reverse()) await stop()
     })
 
     test('the key pasted in the form goes to the secret store, never to the file or back to the page', async ({
@@ -96,7 +93,7 @@ test.describe('MCP servers page', () => {
       await page.getByTestId('mcp-add').click()
       await page.getByTestId('mcp-field-name').fill('signed')
       await page.getByTestId('mcp-field-transport').selectOption('http')
-      await page.getByTestId('mcp-field-url').fill(rs.url)
+      await page.getByTestId('mcp-field-url').fill(server.rs.url)
       await page.getByTestId('mcp-field-auth.mode').selectOption('clientCredentials')
       await page.getByTestId('mcp-field-auth.clientId').fill('jwt-client')
       await expect(page.getByTestId('mcp-field-auth.clientSecret-issue')).toContainText('give clientSecret')
@@ -110,7 +107,7 @@ test.describe('MCP servers page', () => {
       expect(settings).toContain('"privateKey": "${keychain:auth.privateKey}"')
       expect(settings).not.toContain('PRIVATE KEY')
       // without tokenUrl, found from the server: the one token request was signed, and accepted
-      expect(as.tokenPosts('client_credentials').map((post) => post.status)).toEqual([200])
+      expect(server.as.tokenPosts('client_credentials').map((post) => post.status)).toEqual([200])
       await page.getByTestId('mcp-edit-signed').click()
       // the editor shows the entry as written: where the key is, not the key
       await expect(page.getByTestId('mcp-field-auth.privateKey')).toHaveValue('${keychain:auth.privateKey}')

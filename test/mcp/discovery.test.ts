@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Registry } from '../../src/main/mcp/registry'
-import { authorizeInBrowser, type AuthServerOptions } from './support/oauth-server'
+import { browserThatLogsIn, loggedIn } from './support/logins'
+import type { AuthServerOptions } from './support/oauth-server'
 import { textOf } from './support/processes'
 import { startProtectedServer } from './support/protected-server'
 
@@ -24,19 +25,8 @@ afterEach(async () => {
 /** A registry whose browser logs in at once and follows the redirect to the loopback callback. */
 function registryWithBrowser(): { registry: Registry; opened: string[] } {
   const opened: string[] = []
-  registry = new Registry({
-    openAuthorizeUrl: (url) => {
-      opened.push(url)
-      void authorizeInBrowser(url).then((callback) => fetch(callback))
-    }
-  })
+  registry = new Registry({ openAuthorizeUrl: browserThatLogsIn(opened) })
   return { registry, opened }
-}
-
-async function logIn(target: Registry, name: string): Promise<void> {
-  const done = target.waitForLogin(name)
-  await target.login(name)
-  expect(await done).toBeNull()
 }
 
 const tenant = (metadataAt: NonNullable<AuthServerOptions['tenant']>['metadataAt']) => ({
@@ -48,7 +38,7 @@ describe('finding the authorisation server', () => {
     const { as, rs } = await startProtectedServer(stops, { metadataPath: '/custom/metadata/location.json' })
     const { registry: target, opened } = registryWithBrowser()
     await target.addServer({ name: 'custom', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
-    await logIn(target, 'custom')
+    await loggedIn(target, 'custom')
     expect(rs.metadataRequests[0]).toBe('/custom/metadata/location.json')
     expect(new URL(opened[0]!).origin).toBe(as.issuer)
     expect(textOf(await target.callTool('custom', 'echo', { text: 'found' }))).toBe('found')
@@ -62,7 +52,7 @@ describe('finding the authorisation server', () => {
     )
     const { registry: target, opened } = registryWithBrowser()
     await target.addServer({ name: 'scoped', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
-    await logIn(target, 'scoped')
+    await loggedIn(target, 'scoped')
     expect(new URL(opened[0]!).searchParams.get('scope')).toBe('mcp:tools')
   })
 
@@ -111,7 +101,7 @@ describe('finding the authorisation server', () => {
     )
     const { registry: target, opened } = registryWithBrowser()
     await target.addServer({ name: 'tenant', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
-    await logIn(target, 'tenant')
+    await loggedIn(target, 'tenant')
     expect(as.issuer).toMatch(/\/tenant1$/)
     expect(as.metadataRequests.map((request) => request.path)).toEqual(asked)
     expect(opened[0]!.startsWith(`${as.issuer}/auth?`)).toBe(true)

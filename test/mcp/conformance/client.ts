@@ -3,14 +3,13 @@
 // MCP_CONFORMANCE_CONTEXT). The client writes the server into an mcp.json of its own, logs in where the server needs
 // it (`syncscope mcp login`: the browser it opens is support/stand-in-browser.ts), lists the tools and calls them
 // (`syncscope mcp tools`, `syncscope mcp call --accept-defaults`). Nothing here speaks MCP or OAuth itself.
-import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { z } from 'zod'
+import { startMcpCli, type CliRun, type RunningCli } from '../support/run-cli'
 import { installStandInBrowser, type StandInBrowser } from '../support/stand-in-browser'
 
-const ROOT = resolve(__dirname, '../../..')
 const SERVER = 'conformance'
 /** The app's client ID metadata document URL the suite's authorisation servers know (scenario auth/basic-cimd). */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
@@ -26,13 +25,6 @@ const ContextSchema = z.looseObject({
 type Context = z.infer<typeof ContextSchema>
 
 const ToolsSchema = z.array(z.object({ tool: z.string() }))
-
-interface Step {
-  args: string[]
-  code: number | null
-  stdout: string
-  stderr: string
-}
 
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
 const serverUrl = process.argv.at(-1) ?? ''
@@ -69,41 +61,30 @@ const { entry, env: secrets } = entryFor(context)
 const configFile = join(dir, 'mcp.json')
 writeFileSync(configFile, JSON.stringify({ servers: { [SERVER]: entry } }, null, 2))
 
-function run(args: string[], browser: StandInBrowser): Promise<Step> {
-  const argv = [
-    join(ROOT, 'bin/syncscope.js'),
-    'mcp',
-    ...args,
-    '--config',
-    configFile,
-    '--data-dir',
-    join(dir, 'data'),
-    ...(scenario.startsWith('auth/') ? ['--client-metadata-url', CLIENT_METADATA_URL] : [])
-  ]
-  return new Promise((done) => {
-    const child = spawn(process.execPath, argv, {
-      cwd: dir,
-      env: {
-        ...process.env,
-        ...secrets,
-        // the browser `syncscope mcp login` and a step-up open: xdg-open, a stand-in that approves
-        PATH: browser.path,
-        SHELL: '/bin/sh',
-        // no keychain here: tokens and the registered client go to the data folder's 0600 file
-        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/syncscope-conformance-bus'
-      },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once('close', (code) => {
-      const step = { args, code, stdout, stderr }
-      process.stderr.write(`$ syncscope mcp ${args.join(' ')}  → exit ${code}\n${stdout}${stderr}`)
-      done(step)
-    })
-  })
+/** The CLI run in progress: ended with this client when the suite ends it (its time is up). */
+let running: RunningCli | null = null
+process.on('SIGTERM', () => {
+  running?.stop()
+  rmSync(dir, { recursive: true, force: true })
+  process.exit(1)
+})
+
+/** `syncscope mcp …` on this server's file, the stand-in browser first on PATH, its output echoed to stderr. */
+async function run(args: string[], browser: StandInBrowser): Promise<CliRun> {
+  running = startMcpCli(
+    [
+      ...args,
+      '--config',
+      configFile,
+      '--data-dir',
+      join(dir, 'data'),
+      ...(scenario.startsWith('auth/') ? ['--client-metadata-url', CLIENT_METADATA_URL] : [])
+    ],
+    { cwd: dir, env: { ...secrets, PATH: browser.path } }
+  )
+  const step = await running.exited
+  process.stderr.write(`$ syncscope mcp ${args.join(' ')}  → exit ${step.code}\n${step.stdout}${step.stderr}`)
+  return step
 }
 
 async function main(): Promise<number> {
@@ -125,11 +106,12 @@ async function main(): Promise<number> {
 }
 
 main()
-  .then((code) => {
-    if (existsSync(join(dir, 'browser.log'))) process.stderr.write(readFileSync(join(dir, 'browser.log'), 'utf8'))
-    process.exit(code)
-  })
   .catch((error: unknown) => {
     process.stderr.write(`conformance client: ${(error as Error).stack}\n`)
-    process.exit(1)
+    return 1
+  })
+  .then((code) => {
+    if (existsSync(join(dir, 'browser.log'))) process.stderr.write(readFileSync(join(dir, 'browser.log'), 'utf8'))
+    rmSync(dir, { recursive: true, force: true })
+    process.exit(code)
   })
