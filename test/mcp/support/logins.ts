@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { Registry } from '../../../src/main/mcp/registry'
-import { authorizeInBrowser } from './oauth-server'
+import { authorizeInBrowser } from './oidc-browser'
 
 /**
  * An `openAuthorizeUrl` standing in for a person at the browser: logs in at once on oidc-provider's screens and

@@ -1,5 +1,5 @@
 // The stand-in browser's process (see stand-in-browser.ts): `… stand-in-browser-main.ts <authorisation URL>`.
-import { authorizeInBrowser } from './oauth-server'
+import { authorizeInBrowser } from './oidc-browser'
 
 async function main(): Promise<void> {
   const url = process.argv[2] ?? ''
