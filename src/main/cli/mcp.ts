@@ -252,7 +252,7 @@ export async function mcpMain(
     const failure = toToolError(error)
     const stepUp =
       failure.code === 'insufficient_scope' && failure.scope
-        ? `; log in with it: \`syncscope mcp login ${positionals[0]} --scope "${failure.scope}"\`, then try again`
+        ? `; run \`syncscope mcp login ${positionals[0]} --scope "${failure.scope}"\`, then try again`
         : ''
     io.err(`syncscope mcp: ${failure.code}: ${failure.message}${stepUp}\n`)
     return 1

@@ -447,7 +447,7 @@ export class Registry {
     if (!this.options.openAuthorizeUrl)
       throw new McpFailure(
         'insufficient_scope',
-        `${name} needs the scope "${scope}" for this request; no browser is opened here to log in with it`,
+        `${name} needs the scope "${scope}" for this request, and no browser is opened here to log in`,
         { scope }
       )
     const done = this.waitForLogin(name)
