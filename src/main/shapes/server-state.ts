@@ -1,0 +1,200 @@
+import { isLocalPostgres, readReplicationSlots } from '../db/replication-slots'
+import type {
+  ReplicationState,
+  ServerState,
+  ShapeQuery,
+  ShapeSortKey,
+  ShapeState
+} from '../../shared/protocol/debug-shapes'
+import type { ResolvedShape } from './definition/definition'
+import { heldLongPolls } from './http/serve-log'
+import { openSseStreams } from './http/sse'
+import type { ShapeService } from './service'
+import type { Shape } from './storage/shape'
+import { formatOffset } from './storage/offset'
+
+/**
+ * The shape server's state, read on demand (nothing is counted per change or per request for it): its shapes, their
+ * readers and files, how close the limits are, and the replication slots. `GET /v1/debug/shapes` and the UI's
+ * `server.state` call both answer it.
+ */
+export async function serverState(service: ShapeService, query: ShapeQuery): Promise<ServerState> {
+  const replication = readReplicationSlots(service.pool, {
+    ourSlot: service.slotName,
+    localServer: isLocalPostgres(service.databaseUrl)
+  })
+  const { matched, page, offset, next } = selectShapes(service, query)
+  let longPolls = 0
+  let sseStreams = 0
+  for (const shape of service.shapesByLastUse()) {
+    longPolls += heldLongPolls(shape)
+    sseStreams += openSseStreams(shape)
+  }
+  const health = service.health()
+  const { maxShapes, maxDiskBytes } = service.bounds
+  return {
+    server: {
+      status: health.status,
+      message: health.status === 'active' ? null : health.message,
+      global_last_seen_lsn: service.globalLsn.toString(),
+      shapes: service.shapeCount,
+      max_shapes: maxShapes,
+      disk_used_bytes: service.diskUsed,
+      max_disk_bytes: Number.isFinite(maxDiskBytes) ? maxDiskBytes : 0,
+      long_polls: longPolls,
+      sse_streams: sseStreams
+    },
+    replication: withServiceStatus(await replication, health),
+    matched,
+    offset,
+    shapes: page.map(({ shape, rank }) => shapeStateOf(shape, rank)),
+    next
+  }
+}
+
+/** The engine's own view: a stream that is down is a warning even while Postgres still shows the slot active. */
+function withServiceStatus(
+  replication: ReplicationState,
+  health: ReturnType<ShapeService['health']>
+): ReplicationState {
+  if (health.status === 'active') return replication
+  return {
+    ...replication,
+    warnings: [
+      ...replication.warnings,
+      {
+        slot_name: replication.slot_name,
+        level: 'critical',
+        message: `the shape server is ${health.status}: ${health.message}`
+      }
+    ]
+  }
+}
+
+interface Ranked {
+  shape: Shape
+  /** 1 for the least recently used shape. */
+  rank: number
+}
+
+/** The page of shapes the query asks for: filtered, ordered, then cut; linear but for the sort of what matched. */
+function selectShapes(
+  service: ShapeService,
+  query: ShapeQuery
+): { matched: number; page: Ranked[]; offset: number; next: string | null } {
+  const needle = query.filter.trim().toLowerCase()
+  const ranked: Ranked[] = []
+  let rank = 0
+  for (const shape of service.shapesByLastUse()) {
+    rank += 1
+    if (needle === '' || haystack(shape).includes(needle)) ranked.push({ shape, rank })
+  }
+  const { key, direction } = query.sort
+  const lastUseOrder = key === 'last_used' && direction === 'ascending'
+  const ordered = lastUseOrder ? ranked : sorted(ranked, key, direction)
+  const start = (query.after === undefined ? 0 : firstAfter(ordered, Number(query.after))) + query.offset
+  const page = ordered.slice(start, start + query.limit)
+  const last = page.at(-1)
+  const more = start + page.length < ordered.length
+  return {
+    matched: ordered.length,
+    page,
+    offset: Math.min(start, ordered.length),
+    next: lastUseOrder && more && last ? String(last.shape.useSequence) : null
+  }
+}
+
+/** Index of the first shape used after `sequence`: the last-use order is ascending in it. */
+function firstAfter(ordered: Ranked[], sequence: number): number {
+  let low = 0
+  let high = ordered.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if ((ordered[mid] as Ranked).shape.useSequence <= sequence) low = mid + 1
+    else high = mid
+  }
+  return low
+}
+
+const haystack = (shape: Shape): string =>
+  `${shape.handle}\n${tableName(shape.definition.table)}\n${shape.definition.input.where ?? ''}\n${shape.snapshotPhase}`.toLowerCase()
+
+type SortValue = number | string
+
+const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => SortValue> = {
+  last_used: ({ rank }) => rank,
+  handle: ({ shape }) => shape.handle,
+  table: ({ shape }) => tableName(shape.definition.table),
+  phase: ({ shape }) => shape.snapshotPhase,
+  disk_bytes: ({ shape }) => shape.diskBytes,
+  log_entries: ({ shape }) => shape.log.size,
+  long_polls: ({ shape }) => heldLongPolls(shape),
+  sse_streams: ({ shape }) => openSseStreams(shape),
+  last_change: ({ shape }) => shape.lastChangeAt ?? -1,
+  created: ({ shape }) => Date.parse(shape.createdAt)
+}
+
+/** Ordered by one value each (read once per shape), ties in last-use order. */
+function sorted(ranked: Ranked[], key: ShapeSortKey, direction: 'ascending' | 'descending'): Ranked[] {
+  const valueOf = SORT_VALUES[key]
+  const sign = direction === 'ascending' ? 1 : -1
+  return ranked
+    .map((entry) => ({ entry, value: valueOf(entry) }))
+    .sort((a, b) => {
+      const order =
+        typeof a.value === 'number' && typeof b.value === 'number'
+          ? a.value - b.value
+          : String(a.value) < String(b.value)
+            ? -1
+            : String(a.value) > String(b.value)
+              ? 1
+              : 0
+      return order * sign || a.entry.rank - b.entry.rank
+    })
+    .map(({ entry }) => entry)
+}
+
+/** `public.issues`, `public."UserSettings"`: quoted only where Postgres would need it. */
+function tableName(table: { schema: string; name: string }): string {
+  const part = (name: string) => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`)
+  return `${part(table.schema)}.${part(table.name)}`
+}
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
+
+function definitionOf(definition: ResolvedShape): ShapeState['definition'] {
+  return {
+    table: tableName(definition.table),
+    where: definition.input.where,
+    params: definition.input.params,
+    columns: definition.input.columns === null ? null : definition.columns,
+    replica: definition.replica,
+    log: definition.log,
+    subquery_dependencies: (definition.subquery?.dependencies ?? []).map((dependency) => ({
+      table: tableName(dependency.table),
+      columns: dependency.columns,
+      where: dependency.plan.sql === '(true)' ? null : dependency.plan.sql
+    }))
+  }
+}
+
+function shapeStateOf(shape: Shape, rank: number): ShapeState {
+  return {
+    handle: shape.handle,
+    definition: definitionOf(shape.definition),
+    phase: shape.snapshotPhase,
+    failure: shape.failure?.message ?? null,
+    snapshot_chunks: shape.readyChunks,
+    disk_bytes: shape.diskBytes,
+    snapshot_bytes: shape.snapshotDiskBytes,
+    log_bytes: shape.log.diskBytes,
+    log_entries: shape.log.size,
+    latest_offset: formatOffset(shape.lastOffset),
+    long_polls: heldLongPolls(shape),
+    sse_streams: openSseStreams(shape),
+    created_at: shape.createdAt,
+    last_change_at: isoOrNull(shape.lastChangeAt),
+    last_used_at: isoOrNull(shape.lastUsedAt),
+    eviction_rank: rank
+  }
+}

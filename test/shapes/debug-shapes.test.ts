@@ -1,0 +1,396 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ServerStateSchema, type ServerState, type ShapeState } from '../../src/shared/protocol/debug-shapes'
+import { shapeUrl, syncToEnd } from '../support/shape-http'
+import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+
+const SECRET = 'inventory-secret'
+
+/** GET /v1/debug/shapes with these parameters (and headers); the JSON checked against the schema when it is a 200. */
+async function debugShapes(
+  server: TestShapeServer,
+  params: Record<string, string> = {},
+  headers: Record<string, string> = {}
+): Promise<{ status: number; headers: Headers; body: unknown; state: () => ServerState }> {
+  const response = await fetch(shapeUrl(server.url, params, '/v1/debug/shapes'), { headers })
+  const text = await response.text()
+  const body: unknown = text === '' ? null : JSON.parse(text)
+  return {
+    status: response.status,
+    headers: response.headers,
+    body,
+    state: () => ServerStateSchema.parse(body)
+  }
+}
+
+/** Every shape of the inventory, page after page (`after` = the page before's `next`). */
+async function allPages(server: TestShapeServer, limit: number, params: Record<string, string> = {}) {
+  const pages: ServerState[] = []
+  let after: string | null = null
+  do {
+    const answer = await debugShapes(server, { ...params, limit: String(limit), ...(after ? { after } : {}) })
+    expect(answer.status).toBe(200)
+    const state = answer.state()
+    pages.push(state)
+    after = state.next
+  } while (after !== null && pages.length < 100)
+  return pages
+}
+
+/** A live long-poll held open by the server until it is aborted (or the shape changes). */
+function holdLongPoll(server: TestShapeServer, shape: Record<string, string>, handle: string, offset: string) {
+  const controller = new AbortController()
+  const url = shapeUrl(server.url, { ...shape, handle, offset, live: 'true' })
+  const answered = fetch(url, { signal: controller.signal })
+    .then(async (response) => ({ status: response.status, text: await response.text(), headers: response.headers }))
+    .catch(() => null)
+  return { answered, abort: () => controller.abort() }
+}
+
+/** An SSE stream kept open until aborted. */
+function openSse(server: TestShapeServer, shape: Record<string, string>, handle: string, offset: string) {
+  const controller = new AbortController()
+  const url = shapeUrl(server.url, { ...shape, handle, offset, live: 'true', live_sse: 'true' })
+  const opened = fetch(url, { signal: controller.signal }).then((response) => {
+    void response.body
+      ?.getReader()
+      .read()
+      .catch(() => undefined)
+    return response.status
+  })
+  return { opened, abort: () => controller.abort() }
+}
+
+const entry = (state: ServerState, handle: string): ShapeState | undefined =>
+  state.shapes.find((shape) => shape.handle === handle)
+
+describe('GET /v1/debug/shapes behind --secret', () => {
+  let server: TestShapeServer
+  const auth = { secret: SECRET }
+  const shapes: Array<{ where: string; handle: string; offset: string }> = []
+  const COUNT = 12
+  const whereOf = (index: number) => `id BETWEEN ${96000 + index * 10} AND ${96000 + index * 10 + 4}`
+  const withSecret = (shape: Record<string, string>) => ({ ...shape, secret: SECRET })
+
+  beforeAll(async () => {
+    server = await startTestShapeServer({ secret: SECRET, longPollTimeout: 20_000 })
+    await server.pool.query(
+      "INSERT INTO issues (id, project_id, title) SELECT g, 1000000001, 'inventory ' || g FROM generate_series(96000, 96200) g"
+    )
+    for (let index = 0; index < COUNT; index++) {
+      const where = whereOf(index)
+      const synced = await syncToEnd(server.url, withSecret({ table: 'issues', where }))
+      shapes.push({ where, handle: synced.handle, offset: synced.offset })
+    }
+  })
+  afterAll(async () => server?.close())
+
+  it('answers 401 without the secret or with a wrong one, as /v1/shape does; 200 with it', async () => {
+    expect((await debugShapes(server)).status).toBe(401)
+    const wrong = await debugShapes(server, { secret: 'not-it' })
+    expect(wrong.status).toBe(401)
+    expect(wrong.body).toEqual({ message: 'Unauthorized - Invalid API secret' })
+    expect((await debugShapes(server, { api_secret: SECRET })).status).toBe(200)
+    const answer = await debugShapes(server, auth)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('cache-control')).toBe('no-store')
+    const state = answer.state()
+    expect(state.server.shapes).toBe(COUNT)
+    expect(state.matched).toBe(COUNT)
+  })
+
+  it('refuses a foreign Host or Origin before anything else, and echoes an allowed Origin for CORS', async () => {
+    const foreignOrigin = await debugShapes(server, auth, { origin: 'https://evil.example' })
+    expect(foreignOrigin.status).toBe(403)
+    expect(foreignOrigin.headers.get('access-control-allow-origin')).toBeNull()
+    const local = await debugShapes(server, auth, { origin: 'http://localhost:5173' })
+    expect(local.status).toBe(200)
+    expect(local.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
+    const response = await fetch(shapeUrl(server.url, auth, '/v1/debug/shapes'), { method: 'POST' })
+    expect(response.status).toBe(405)
+    expect(response.headers.get('allow')).toBe('GET, HEAD, OPTIONS')
+  })
+
+  it('pages through every shape with limit and after, in last-use order, each shape once', async () => {
+    const pages = await allPages(server, 5, auth)
+    expect(pages.map((page) => page.shapes.length)).toEqual([5, 5, 2])
+    expect(pages.map((page) => page.offset)).toEqual([0, 5, 10])
+    expect(pages.at(-1)?.next).toBeNull()
+    const listed = pages.flatMap((page) => page.shapes)
+    // none used since it was made: the order they were made in, the first one the next to be dropped
+    expect(listed.map((shape) => shape.handle)).toEqual(shapes.map((shape) => shape.handle))
+    expect(listed.map((shape) => shape.eviction_rank)).toEqual(shapes.map((_, index) => index + 1))
+    const first = listed[0] as ShapeState
+    expect(first.definition).toEqual({
+      table: 'public.issues',
+      where: whereOf(0),
+      params: {},
+      columns: null,
+      replica: 'default',
+      log: 'full',
+      subquery_dependencies: []
+    })
+    expect(first.phase).toBe('ready')
+    expect(first.snapshot_chunks).toBe(1)
+    expect(first.snapshot_bytes).toBeGreaterThan(0)
+    expect(first.disk_bytes).toBe(first.snapshot_bytes + first.log_bytes)
+    expect(first.latest_offset).toBe('0_inf')
+    expect(first.last_change_at).toBeNull()
+  })
+
+  it('refuses a limit past 1,000, a malformed one and an after that no page gave', async () => {
+    for (const [params, field] of [
+      [{ limit: '1001' }, 'limit'],
+      [{ limit: '-1' }, 'limit'],
+      [{ limit: 'ten' }, 'limit'],
+      [{ after: 'abc' }, 'after']
+    ] as const) {
+      const answer = await debugShapes(server, { ...auth, ...params })
+      expect(answer.status, JSON.stringify(params)).toBe(400)
+      expect(answer.body).toMatchObject({ message: 'Invalid request', errors: { [field]: [expect.any(String)] } })
+    }
+    // limit=0: the summary and the replication slots alone
+    const summary = (await debugShapes(server, { ...auth, limit: '0' })).state()
+    expect(summary.shapes).toEqual([])
+    expect(summary.matched).toBe(COUNT)
+    expect(summary.replication.slots.filter((slot) => slot.ours)).toHaveLength(1)
+  })
+
+  it('counts the long-polls held and the SSE streams open on each shape, and forgets them once they end', async () => {
+    const [polled, streamed] = shapes as [(typeof shapes)[0], (typeof shapes)[0]]
+    const polls = [1, 2, 3].map(() =>
+      holdLongPoll(server, withSecret({ table: 'issues', where: polled.where }), polled.handle, polled.offset)
+    )
+    const streams = [1, 2].map(() =>
+      openSse(server, withSecret({ table: 'issues', where: streamed.where }), streamed.handle, streamed.offset)
+    )
+    expect(await Promise.all(streams.map((stream) => stream.opened))).toEqual([200, 200])
+    const counts = async () => {
+      const state = (await debugShapes(server, { ...auth, limit: '1000' })).state()
+      return {
+        polls: entry(state, polled.handle)?.long_polls,
+        streams: entry(state, streamed.handle)?.sse_streams,
+        others: state.shapes
+          .filter((shape) => shape.handle !== polled.handle && shape.handle !== streamed.handle)
+          .map((shape) => shape.long_polls + shape.sse_streams)
+          .reduce((a, b) => a + b, 0),
+        total: [state.server.long_polls, state.server.sse_streams]
+      }
+    }
+    await expect.poll(counts).toEqual({ polls: 3, streams: 2, others: 0, total: [3, 2] })
+    for (const poll of polls) poll.abort()
+    for (const stream of streams) stream.abort()
+    await expect.poll(counts).toEqual({ polls: 0, streams: 0, others: 0, total: [0, 0] })
+  })
+
+  it('a change shows as the latest offset and the last change time; a request moves its shape to the end of the order', async () => {
+    const changed = shapes[3] as (typeof shapes)[0]
+    const before = Date.now()
+    const poll = holdLongPoll(
+      server,
+      withSecret({ table: 'issues', where: changed.where }),
+      changed.handle,
+      changed.offset
+    )
+    await expect
+      .poll(
+        async () => entry((await debugShapes(server, { ...auth, limit: '1000' })).state(), changed.handle)?.long_polls
+      )
+      .toBe(1)
+    await server.pool.query("UPDATE issues SET title = 'changed for the inventory' WHERE id = $1", [96030])
+    const answer = await poll.answered
+    expect(answer?.status).toBe(200)
+    const offset = answer?.headers.get('service-offset')
+    const state = (await debugShapes(server, { ...auth, limit: '1000' })).state()
+    const shape = entry(state, changed.handle) as ShapeState
+    expect(shape.log_entries).toBe(1)
+    expect(shape.latest_offset).toBe(offset)
+    expect(shape.latest_offset).not.toBe('0_inf')
+    expect(Date.parse(shape.last_change_at ?? '')).toBeGreaterThanOrEqual(before - 1000)
+    expect(shape.log_bytes).toBeGreaterThan(0)
+    // the long-poll was a use: the changed shape is now the most recently used one
+    expect(shape.eviction_rank).toBe(COUNT)
+    expect(state.shapes.at(-1)?.handle).toBe(changed.handle)
+    expect(Date.parse(shape.last_used_at ?? '')).toBeGreaterThanOrEqual(before - 1000)
+  })
+
+  it('shows a definition with params, columns, replica and subquery dependencies', async () => {
+    const shape = {
+      table: 'issues',
+      where: 'project_id IN (SELECT id FROM projects WHERE archived = false) AND priority > $1',
+      'params[1]': '0',
+      columns: 'id,title,project_id,priority',
+      replica: 'full'
+    }
+    const synced = await syncToEnd(server.url, withSecret(shape))
+    const state = (await debugShapes(server, { ...auth, limit: '1000' })).state()
+    expect(entry(state, synced.handle)?.definition).toEqual({
+      table: 'public.issues',
+      where: shape.where,
+      params: { '1': '0' },
+      columns: ['id', 'project_id', 'title', 'priority'],
+      replica: 'full',
+      log: 'full',
+      subquery_dependencies: [{ table: 'public.projects', columns: ['id'], where: expect.stringContaining('archived') }]
+    })
+    await fetch(shapeUrl(server.url, withSecret({ handle: synced.handle })), { method: 'DELETE' })
+  })
+
+  it('a dropped shape disappears from the inventory', async () => {
+    const dropped = shapes[5] as (typeof shapes)[0]
+    const deleted = await fetch(shapeUrl(server.url, withSecret({ handle: dropped.handle })), { method: 'DELETE' })
+    expect(deleted.status).toBe(202)
+    const state = (await debugShapes(server, { ...auth, limit: '1000' })).state()
+    expect(entry(state, dropped.handle)).toBeUndefined()
+    expect(state.server.shapes).toBe(COUNT - 1)
+    expect(state.matched).toBe(COUNT - 1)
+    expect(state.shapes.map((shape) => shape.eviction_rank)).toEqual(
+      Array.from({ length: COUNT - 1 }, (_, index) => index + 1)
+    )
+  })
+})
+
+describe('GET /v1/debug/shapes: paging while shapes are used and dropped, and the replication slots', () => {
+  let server: TestShapeServer
+  const sql = (text: string, values: unknown[] = []) => server.pool.query(text, values)
+
+  beforeAll(async () => {
+    server = await startTestShapeServer({ longPollTimeout: 20_000 })
+  })
+  afterAll(async () => {
+    await sql(
+      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'inventory_lagging'"
+    ).catch(() => undefined)
+    await server?.close()
+  })
+
+  it('needs no secret when the server has none; paging goes on where it was when shapes are used or dropped between pages', async () => {
+    const made: Array<{ where: string; handle: string; offset: string }> = []
+    for (let index = 0; index < 9; index++) {
+      const where = `priority = ${100 + index}`
+      const synced = await syncToEnd(server.url, { table: 'issues', where })
+      made.push({ where, handle: synced.handle, offset: synced.offset })
+    }
+    const first = await debugShapes(server, { limit: '4' })
+    expect(first.status).toBe(200)
+    const page = first.state()
+    expect(page.shapes.map((shape) => shape.handle)).toEqual(made.slice(0, 4).map((shape) => shape.handle))
+    // the cursor's own shape dropped, a shape not listed yet used (it moves to the end of the order)
+    await fetch(shapeUrl(server.url, { handle: made[3]!.handle }), { method: 'DELETE' })
+    await syncToEnd(server.url, { table: 'issues', where: made[5]!.where })
+    const rest = await allPages(server, 2, { after: page.next ?? '' })
+    const listed = rest.flatMap((state) => state.shapes.map((shape) => shape.handle))
+    expect(listed).toEqual([4, 6, 7, 8, 5].map((index) => made[index]!.handle))
+  })
+
+  it("reports each slot's lag and retained WAL as Postgres does, with a warning before a lagging slot hurts", async () => {
+    const created = await sql("SELECT pg_create_logical_replication_slot('inventory_lagging', 'pgoutput') AS slot")
+    const createdAt = (created.rows[0] as { slot: string }).slot.replace(/^\(.*,(.*)\)$/, '$1')
+    // at least 8 MiB of WAL that the second slot's consumer never confirms, measured by Postgres's own LSNs
+    const MIB = 1024 * 1024
+    const walSince = async (lsn: string) =>
+      Number((await sql('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint::text AS made', [lsn])).rows[0].made)
+    const makeWal = async (bytes: number) => {
+      const { rows } = await sql('SELECT pg_current_wal_lsn()::text AS lsn')
+      while ((await walSince(rows[0].lsn)) < bytes)
+        await sql("SELECT pg_logical_emit_message(false, 'inventory', repeat(md5(random()::text), 32768))")
+    }
+    /**
+     * Our slot keeps the WAL back to its restart_lsn, which moves on only at a running-transactions record Postgres
+     * writes every 15 s: one is asked for until the WAL made is no longer held for it.
+     */
+    const ourSlotCaughtUp = () =>
+      expect
+        .poll(async () => {
+          await sql('SELECT pg_log_standby_snapshot()')
+          const state = (await debugShapes(server, { limit: '0' })).state()
+          return state.replication.slots.find((slot) => slot.ours)?.retained_wal_bytes
+        })
+        .toBeLessThan(MIB)
+    await makeWal(8 * MIB)
+    const made = await walSince(createdAt)
+    await ourSlotCaughtUp()
+    const postgresFigures = async () =>
+      (
+        await sql(
+          `SELECT slot_name, pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint::text AS lag,
+                  pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint::text AS retained, wal_status
+             FROM pg_replication_slots WHERE slot_name = 'inventory_lagging'`
+        )
+      ).rows[0] as { lag: string; retained: string; wal_status: string }
+    const before = await postgresFigures()
+    const state = (await debugShapes(server, { limit: '0' })).state()
+    const after = await postgresFigures()
+    const lagging = state.replication.slots.find((slot) => slot.slot_name === 'inventory_lagging')
+    expect(lagging).toMatchObject({
+      ours: false,
+      active: false,
+      slot_type: 'logical',
+      plugin: 'pgoutput',
+      walsender: null
+    })
+    expect(lagging?.lag_bytes).toBeGreaterThanOrEqual(made)
+    // WAL goes on being written (checkpoints, other tests' work): between what Postgres said just before and just after
+    expect(lagging?.lag_bytes).toBeGreaterThanOrEqual(Number(before.lag))
+    expect(lagging?.lag_bytes).toBeLessThanOrEqual(Number(after.lag))
+    expect(lagging?.retained_wal_bytes).toBeGreaterThanOrEqual(Number(before.retained))
+    expect(lagging?.retained_wal_bytes).toBeLessThanOrEqual(Number(after.retained))
+    expect(lagging?.wal_status).toBe(before.wal_status)
+
+    // our own slot: followed, streaming, and its figures are Postgres's own arithmetic on the LSNs it reports
+    const ours = state.replication.slots.find((slot) => slot.ours)
+    expect(ours?.slot_name).toBe(state.replication.slot_name)
+    expect(ours?.slot_name).toMatch(/^syncscope_/)
+    expect(ours).toMatchObject({ active: true, slot_type: 'logical', walsender: { state: 'streaming' } })
+    const lsn = (text: string | null | undefined) => {
+      const [high, low] = (text ?? '0/0').split('/')
+      return Number((BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`))
+    }
+    expect(ours?.lag_bytes).toBe(lsn(state.replication.current_wal_lsn) - lsn(ours?.confirmed_flush_lsn))
+    expect(ours?.retained_wal_bytes).toBe(lsn(state.replication.current_wal_lsn) - lsn(ours?.restart_lsn))
+
+    // unlimited max_slot_wal_keep_size, 8 MiB against the free disk (local: known) is no cause for a warning yet
+    expect(state.replication.max_slot_wal_keep_size_bytes).toBeNull()
+    expect(state.replication.wal_disk_free_bytes).toBeGreaterThan(0)
+    expect(state.replication.warnings).toEqual([])
+
+    // with max_slot_wal_keep_size at 16 MiB, 8 MiB retained is half of it: a warning naming the slot
+    await sql("ALTER SYSTEM SET max_slot_wal_keep_size = '16MB'")
+    await sql('SELECT pg_reload_conf()')
+    try {
+      await expect
+        .poll(async () => (await debugShapes(server, { limit: '0' })).state().replication.max_slot_wal_keep_size_bytes)
+        .toBe(16 * MIB)
+      const warned = (await debugShapes(server, { limit: '0' })).state().replication
+      expect(warned.warnings).toEqual([
+        {
+          slot_name: 'inventory_lagging',
+          level: 'warning',
+          message: expect.stringMatching(
+            /^slot inventory_lagging \(no consumer connected\) retains .* of max_slot_wal_keep_size 16 MiB/
+          )
+        }
+      ])
+      // past it, the slot's WAL is no longer reserved: critical
+      for (let segment = 0; segment < 3; segment++) {
+        await makeWal(8 * MIB)
+        await sql('SELECT pg_switch_wal()')
+      }
+      await ourSlotCaughtUp()
+      const status = (await postgresFigures()).wal_status
+      expect(['unreserved', 'lost']).toContain(status)
+      const critical = (await debugShapes(server, { limit: '0' })).state().replication
+      expect(critical.slots.find((slot) => slot.slot_name === 'inventory_lagging')?.wal_status).toBe(status)
+      expect(critical.warnings).toContainEqual({
+        slot_name: 'inventory_lagging',
+        level: 'critical',
+        message: expect.stringMatching(
+          /^slot inventory_lagging (retains .* past max_slot_wal_keep_size|is invalidated)/
+        )
+      })
+      expect(critical.warnings.filter((warning) => warning.slot_name !== 'inventory_lagging')).toEqual([])
+    } finally {
+      await sql('ALTER SYSTEM RESET max_slot_wal_keep_size')
+      await sql('SELECT pg_reload_conf()')
+    }
+  })
+})
