@@ -12,6 +12,7 @@ import { openSseStreams } from './http/sse'
 import type { ShapeService } from './service'
 import type { Shape } from './storage/shape'
 import { formatOffset } from './storage/offset'
+import { printedTableName } from '../../shared/sql-names'
 
 /**
  * The shape server's state, read on demand (nothing is counted per change or per request for it): its shapes, their
@@ -117,14 +118,14 @@ function firstAfter(ordered: Ranked[], sequence: number): number {
 }
 
 const haystack = (shape: Shape): string =>
-  `${shape.handle}\n${tableName(shape.definition.table)}\n${shape.definition.input.where ?? ''}\n${shape.snapshotPhase}`.toLowerCase()
+  `${shape.handle}\n${printedTableName(shape.definition.table)}\n${shape.definition.input.where ?? ''}\n${shape.snapshotPhase}`.toLowerCase()
 
 type SortValue = number | string
 
 const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => SortValue> = {
   last_used: ({ rank }) => rank,
   handle: ({ shape }) => shape.handle,
-  table: ({ shape }) => tableName(shape.definition.table),
+  table: ({ shape }) => printedTableName(shape.definition.table),
   phase: ({ shape }) => shape.snapshotPhase,
   disk_bytes: ({ shape }) => shape.diskBytes,
   log_entries: ({ shape }) => shape.log.size,
@@ -154,24 +155,18 @@ function sorted(ranked: Ranked[], key: ShapeSortKey, direction: 'ascending' | 'd
     .map(({ entry }) => entry)
 }
 
-/** `public.issues`, `public."UserSettings"`: quoted only where Postgres would need it. */
-function tableName(table: { schema: string; name: string }): string {
-  const part = (name: string) => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`)
-  return `${part(table.schema)}.${part(table.name)}`
-}
-
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
 
 function definitionOf(definition: ResolvedShape): ShapeState['definition'] {
   return {
-    table: tableName(definition.table),
+    table: printedTableName(definition.table),
     where: definition.input.where,
     params: definition.input.params,
     columns: definition.input.columns === null ? null : definition.columns,
     replica: definition.replica,
     log: definition.log,
     subquery_dependencies: (definition.subquery?.dependencies ?? []).map((dependency) => ({
-      table: tableName(dependency.table),
+      table: printedTableName(dependency.table),
       columns: dependency.columns,
       where: dependency.plan.sql === '(true)' ? null : dependency.plan.sql
     }))
