@@ -1,4 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmbeddedPostgres } from '../../src/main/db/embedded'
+import { isRoot } from '../../src/main/db/run-as'
 import { ServerStateSchema, type ServerState, type ShapeState } from '../../src/shared/protocol/debug-shapes'
 import { shapeUrl, syncToEnd } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -393,4 +398,85 @@ describe('GET /v1/debug/shapes: paging while shapes are used and dropped, and th
       await sql('SELECT pg_reload_conf()')
     }
   })
+})
+
+describe("the Server page's calls: the same state through the contract, drops and cluster pruning", () => {
+  let server: TestShapeServer
+
+  beforeAll(async () => {
+    server = await startTestShapeServer({ secret: SECRET })
+  })
+  afterAll(async () => server?.close())
+
+  const call = async <T>(name: string, input: unknown): Promise<T> => {
+    const result = await server.app.dispatch(name, input)
+    if (!result.ok) throw new Error(`${name}: ${JSON.stringify(result.body)}`)
+    return result.value as T
+  }
+
+  it('server.state answers what GET /v1/debug/shapes does (the contract needs no secret: the app token guards it)', async () => {
+    const made: string[] = []
+    for (const where of ['priority = 301', 'priority = 302', 'priority = 303'])
+      made.push((await syncToEnd(server.url, { table: 'issues', where, secret: SECRET })).handle)
+    const viaContract = ServerStateSchema.parse(await call('server.state', { limit: 2 }))
+    const viaHttp = (await debugShapes(server, { secret: SECRET, limit: '2' })).state()
+    expect(viaContract.shapes.map((shape) => shape.handle)).toEqual(made.slice(0, 2))
+    expect(viaContract.shapes).toEqual(viaHttp.shapes)
+    expect(viaContract.next).toBe(viaHttp.next)
+    expect(viaContract.server).toEqual(viaHttp.server)
+    expect(viaContract.replication.slot_name).toBe(viaHttp.replication.slot_name)
+    // sorted and filtered by main, a window at a time
+    const sorted = ServerStateSchema.parse(
+      await call('server.state', {
+        sort: { key: 'handle', direction: 'descending' },
+        filter: 'PRIORITY = 30',
+        limit: 10
+      })
+    )
+    expect(sorted.shapes.map((shape) => shape.handle)).toEqual([...made].sort().reverse())
+    const window = ServerStateSchema.parse(await call('server.state', { offset: 1, limit: 1, filter: '302' }))
+    expect(window).toMatchObject({ matched: 1, offset: 1, shapes: [] })
+    const refused = await server.app.dispatch('server.state', {
+      after: '3',
+      sort: { key: 'handle', direction: 'ascending' }
+    })
+    expect(refused).toMatchObject({ ok: false, status: 400, body: { error: { code: 'invalid_input' } } })
+
+    expect(await call('server.dropShape', { handle: made[0] })).toEqual({ dropped: true })
+    expect(await call('server.dropShape', { handle: made[0] })).toEqual({ dropped: false })
+    const after = ServerStateSchema.parse(await call('server.state', {}))
+    expect(after.shapes.map((shape) => shape.handle)).toEqual(made.slice(1))
+    expect(await call('server.dropAllShapes', {})).toEqual({ dropped: 2 })
+    expect(ServerStateSchema.parse(await call('server.state', {})).server.shapes).toBe(0)
+    const gone = await fetch(
+      shapeUrl(server.url, {
+        table: 'issues',
+        where: 'priority = 302',
+        handle: made[1]!,
+        offset: '0_inf',
+        secret: SECRET
+      })
+    )
+    expect(gone.status).toBe(409)
+  })
+
+  it.runIf(isRoot())(
+    'db.pruneClusters removes a cluster whose data folder is gone, and db.clusters no longer lists it',
+    async () => {
+      const parent = await mkdtemp(join(tmpdir(), 'syncscope-server-page-'))
+      const orphan = await startEmbeddedPostgres({ dataDir: join(parent, 'postgres') })
+      await orphan.stop()
+      await rm(parent, { recursive: true, force: true })
+      const id = basename(orphan.clusterDir)
+      const listed = await call<{ clusters: Array<{ id: string; orphaned: boolean; running: boolean }> }>(
+        'db.clusters',
+        {}
+      )
+      expect(listed.clusters.find((cluster) => cluster.id === id)).toMatchObject({ orphaned: true, running: false })
+      const pruned = await call<{ removed: Array<{ id: string }> }>('db.pruneClusters', {})
+      expect(pruned.removed.map((cluster) => cluster.id)).toContain(id)
+      const again = await call<{ clusters: Array<{ id: string }> }>('db.clusters', {})
+      expect(again.clusters.map((cluster) => cluster.id)).not.toContain(id)
+    }
+  )
 })
