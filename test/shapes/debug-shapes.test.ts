@@ -94,6 +94,8 @@ describe('GET /v1/debug/shapes behind --secret', () => {
     const wrong = await debugShapes(server, { secret: 'not-it' })
     expect(wrong.status).toBe(401)
     expect(wrong.body).toEqual({ message: 'Unauthorized - Invalid API secret' })
+    for (const path of ['/v1/debug/shapes/', '/v1//debug/shapes', '//v1/debug/shapes', '/v1/debug/%73hapes'])
+      expect((await fetch(`${server.url}${path}`)).status, path).toBe(401)
     expect((await debugShapes(server, { api_secret: SECRET })).status).toBe(200)
     const answer = await debugShapes(server, auth)
     expect(answer.status).toBe(200)
