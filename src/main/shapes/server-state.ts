@@ -120,9 +120,8 @@ function firstAfter(ordered: Ranked[], sequence: number): number {
 const haystack = (shape: Shape): string =>
   `${shape.handle}\n${printedTableName(shape.definition.table)}\n${shape.definition.input.where ?? ''}\n${shape.snapshotPhase}`.toLowerCase()
 
-type SortValue = number | string
-
-const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => SortValue> = {
+/** Each key's values are all numbers or all strings. */
+const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => number | string> = {
   last_used: ({ rank }) => rank,
   handle: ({ shape }) => shape.handle,
   table: ({ shape }) => printedTableName(shape.definition.table),
@@ -135,24 +134,28 @@ const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => SortValue> = {
   created: ({ shape }) => Date.parse(shape.createdAt)
 }
 
-/** Ordered by one value each (read once per shape), ties in last-use order. */
+/**
+ * Ordered by one value each (read once per shape), ties in last-use order. Indexes are sorted, not objects: 100,000
+ * shapes sort in tens of milliseconds, which the event loop (and every waiting request) would otherwise wait for.
+ */
 function sorted(ranked: Ranked[], key: ShapeSortKey, direction: 'ascending' | 'descending'): Ranked[] {
   const valueOf = SORT_VALUES[key]
   const sign = direction === 'ascending' ? 1 : -1
-  return ranked
-    .map((entry) => ({ entry, value: valueOf(entry) }))
-    .sort((a, b) => {
-      const order =
-        typeof a.value === 'number' && typeof b.value === 'number'
-          ? a.value - b.value
-          : String(a.value) < String(b.value)
-            ? -1
-            : String(a.value) > String(b.value)
-              ? 1
-              : 0
-      return order * sign || a.entry.rank - b.entry.rank
+  const order = new Uint32Array(ranked.length)
+  for (let index = 0; index < order.length; index++) order[index] = index
+  const first = ranked[0]
+  if (first && typeof valueOf(first) === 'number') {
+    const values = Float64Array.from(ranked, (entry) => valueOf(entry) as number)
+    order.sort((a, b) => ((values[a] as number) - (values[b] as number)) * sign || a - b)
+  } else {
+    const values = ranked.map((entry) => String(valueOf(entry)))
+    order.sort((a, b) => {
+      const x = values[a] as string
+      const y = values[b] as string
+      return (x < y ? -1 : x > y ? 1 : 0) * sign || a - b
     })
-    .map(({ entry }) => entry)
+  }
+  return Array.from(order, (index) => ranked[index] as Ranked)
 }
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
