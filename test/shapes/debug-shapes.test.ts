@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises'
+import { get as httpGet } from 'node:http'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -76,6 +77,17 @@ describe('GET /v1/debug/shapes behind --secret', () => {
     const foreignOrigin = await debugShapes(server, auth, { origin: 'https://evil.example' })
     expect(foreignOrigin.status).toBe(403)
     expect(foreignOrigin.headers.get('access-control-allow-origin')).toBeNull()
+    const foreignHost = await new Promise<number>((resolve, reject) =>
+      httpGet(
+        `${server.url}/v1/debug/shapes?secret=${SECRET}`,
+        { headers: { host: 'rebound.example' } },
+        (response) => {
+          response.resume()
+          resolve(response.statusCode ?? 0)
+        }
+      ).on('error', reject)
+    )
+    expect(foreignHost).toBe(403)
     const local = await debugShapes(server, auth, { origin: 'http://localhost:5173' })
     expect(local.status).toBe(200)
     expect(local.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
