@@ -113,10 +113,14 @@ async function walDiskFree(dataDirectory: string | null): Promise<number | null>
 
 /** A connection URL whose server runs on this machine: a loopback host or a Unix socket (an empty host, a path). */
 export function isLocalPostgres(url: string): boolean {
+  const local = (host: string) =>
+    host === '' || host.startsWith('/') || host === '::1' || LOOPBACK_NAMES.includes(host.toLowerCase())
+  // `?host=` wins over the URL's host, as in libpq; `postgres://user@/db?host=/run/postgresql` is no WHATWG URL
+  const query = url.indexOf('?')
+  const host = query === -1 ? null : new URLSearchParams(url.slice(query + 1)).get('host')
+  if (host !== null) return local(host)
   try {
-    const parsed = new URL(url)
-    const host = parsed.searchParams.get('host') ?? decodeURIComponent(parsed.hostname)
-    return host === '' || host.startsWith('/') || LOOPBACK_NAMES.includes(host.toLowerCase()) || host === '::1'
+    return local(decodeURIComponent(new URL(url).hostname))
   } catch {
     return false
   }
