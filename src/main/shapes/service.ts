@@ -180,6 +180,26 @@ export class ShapeService {
     return this.registry.diskUsed
   }
 
+  /** `--max-shapes` and the disk budget in bytes. */
+  get bounds(): { maxShapes: number; maxDiskBytes: number } {
+    return this.registry.bounds
+  }
+
+  /** The active shapes, least recently used (the next to be dropped for the limits) first. */
+  shapesByLastUse(): IterableIterator<Shape> {
+    return this.registry.byLastUse()
+  }
+
+  /** The connection URL of the database it follows (with its password: never shown). */
+  get databaseUrl(): string {
+    return this.options.databaseUrl
+  }
+
+  /** The replication slot (and publication) this server follows Postgres through. */
+  get slotName(): string {
+    return this.state.slotName
+  }
+
   active(identity: string): Shape | undefined {
     return this.registry.active(identity)
   }
@@ -223,6 +243,13 @@ export class ShapeService {
 
   drop(shape: Shape): Promise<void> {
     return this.registry.drop(shape)
+  }
+
+  /** Drops every active shape (their clients refetch); resolves with how many once their files are removed. */
+  async dropAll(): Promise<number> {
+    const shapes = this.registry.all()
+    await Promise.all(shapes.map((shape) => this.drop(shape)))
+    return shapes.length
   }
 
   /**

@@ -101,6 +101,11 @@ export class Shape {
    * snapshot (ShapeTooLargeError).
    */
   onDiskGrowth: ((shape: Shape) => void) | null = null
+  /** When the log last grew (ms since the epoch): for a restored shape, log.jsonl's mtime; null while it is empty. */
+  lastChangeAt: number | null = null
+  /** When a request last used the shape (ms since the epoch), and the order of that use; null when restored and unused. */
+  lastUsedAt: number | null = null
+  useSequence = 0
 
   constructor(
     readonly handle: string,
@@ -127,6 +132,7 @@ export class Shape {
         )
     })
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
+    if (shape.log.size > 0) shape.lastChangeAt = statSync(shape.log.logPath).mtimeMs
     shape.chunkChecks.push(...meta.chunks)
     shape.snapshotBytes = meta.chunks.reduce((sum, check) => sum + check.bytes, 0)
     shape.move({ kind: 'restored', info: meta.snapshot, chunks: meta.chunks.length })
@@ -187,6 +193,11 @@ export class Shape {
     return this.snapshotBytes + this.log.diskBytes
   }
 
+  /** Bytes of the snapshot chunk files written so far. */
+  get snapshotDiskBytes(): number {
+    return this.snapshotBytes
+  }
+
   /** Takes a committed transaction's entries for this shape; returns true when the log grew. */
   receive(xid: number, entries: LogEntry[]): boolean {
     if (this.invalidated || entries.length === 0) return false
@@ -196,7 +207,10 @@ export class Shape {
     }
     if (visibleIn(this.visibility, xid)) return false
     const added = this.log.append(entries) > 0
-    if (added) this.wake()
+    if (added) {
+      this.lastChangeAt = Date.now()
+      this.wake()
+    }
     return added
   }
 
