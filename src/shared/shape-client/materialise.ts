@@ -40,13 +40,16 @@ export interface RowStore {
  * a `move-out` / `move-in` event flips the conditions of the rows whose tags hold its patterns, and a row no tag of
  * which stays satisfied is deleted here (the server sends no delete for it).
  */
-export class MaterialisedShape {
+export class MaterialisedShape<Store extends RowStore = Map<string, Row>> {
+  readonly rows: Store
   private readonly tags = new TagIndex()
 
   constructor(
     private readonly options: MaterialiseOptions,
-    readonly rows: RowStore = new Map<string, Row>()
-  ) {}
+    rows?: Store
+  ) {
+    this.rows = rows ?? (new Map<string, Row>() as RowStore as Store)
+  }
 
   /** Why a row is in the shape, when its shape has subqueries; null otherwise. */
   membership(key: string): Membership | null {

@@ -9,12 +9,11 @@ import type { Membership } from './tags'
 export class Shape {
   readonly stream: ShapeStream
   private readonly materialised: MaterialisedShape
-  private readonly byKey = new Map<string, Row>()
   private readonly listeners = new Set<(changes: RowChange[], batch: MessageBatch) => void>()
 
   constructor(options: ShapeStreamOptions) {
     this.stream = new ShapeStream(options)
-    this.materialised = new MaterialisedShape({ log: options.log ?? 'full' }, this.byKey)
+    this.materialised = new MaterialisedShape({ log: options.log ?? 'full' })
     this.stream.subscribe((batch) => {
       const changes = this.materialised.apply(batch.messages)
       for (const listener of this.listeners) listener(changes, batch)
@@ -22,7 +21,7 @@ export class Shape {
   }
 
   get rows(): ReadonlyMap<string, Row> {
-    return this.byKey
+    return this.materialised.rows
   }
 
   /** A subquery shape's row: its tags and which of its where's positions hold (null for other shapes). */
