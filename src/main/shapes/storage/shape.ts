@@ -3,6 +3,7 @@ import { open, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { Cancellation } from '../live/cancellation'
+import { AppendTimes } from '../commit-times'
 import { z } from 'zod'
 import type { ResolvedShape } from '../definition/definition'
 import { ShapeInputSchema } from '../definition/definition'
@@ -101,6 +102,8 @@ export class Shape {
    * snapshot (ShapeTooLargeError).
    */
   onDiskGrowth: ((shape: Shape) => void) | null = null
+  /** When its last transactions were appended (the workbench's latency, `GET /v1/debug/commit-times`). */
+  readonly appendTimes = new AppendTimes()
 
   constructor(
     readonly handle: string,
@@ -195,8 +198,12 @@ export class Shape {
       return false
     }
     if (visibleIn(this.visibility, xid)) return false
-    const added = this.log.append(entries) > 0
-    if (added) this.wake()
+    const appended = this.log.append(entries)
+    const added = appended > 0
+    if (added) {
+      this.appendTimes.appended((entries[0] as LogEntry).offset.tx, xid, appended)
+      this.wake()
+    }
     return added
   }
 
