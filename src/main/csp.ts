@@ -17,7 +17,7 @@ export function contentSecurityPolicy(delivery: 'header' | 'meta' = 'header'): s
     "img-src 'self' data:",
     "font-src 'self'",
     "connect-src 'self' http: https:",
-    "worker-src 'none'",
+    "worker-src 'self'",
     "frame-src 'none'",
     "object-src 'none'",
     "base-uri 'none'",

@@ -1,17 +1,13 @@
 import { useEffect, useState, useSyncExternalStore } from 'react'
 import type { LocalShapeServer, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
-import {
-  curlCommand,
-  electricClientCode,
-  ShapeRecorder,
-  shapeParams,
-  type ShapeRequestTarget
-} from '../../../shared/shape-client'
+import { curlCommand, electricClientCode, shapeParams, type ShapeRequestTarget } from '../../../shared/shape-client'
 import { api } from '../../api'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useInvalidateOn } from '../../hooks'
 import { SqlConsole } from '../sql/SqlConsole'
 import { Compose } from './Compose'
+import { engineChannel } from './engine-channel'
+import { LatencyView } from './LatencyView'
 import { LogView } from './LogView'
 import { RequestsView } from './RequestsView'
 import { RowsView } from './RowsView'
@@ -38,6 +34,7 @@ const TABS = [
   ['log', 'Log'],
   ['sse', 'SSE frames'],
   ['requests', 'Requests & cache'],
+  ['latency', 'Latency'],
   ['subset', 'Subset']
 ] as const
 type Tab = (typeof TABS)[number][0]
@@ -60,6 +57,27 @@ function requestTarget(
   const entries = (list: typeof target.headers) =>
     Object.fromEntries(list.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value]))
   return { url: target.url, headers: entries(target.headers), params: entries(target.params) }
+}
+
+/**
+ * Where the app's own shape server tells commit and append times (`GET /v1/debug/commit-times`): the local and proxy
+ * targets read the app's Postgres through it; a custom URL ending in /v1/shape may be another Syncscope server.
+ */
+function commitTimesEndpoint(
+  target: WorkbenchSettings['target'],
+  local: LocalShapeServer | undefined,
+  localSecret: string
+): SessionConfig['commitTimes'] {
+  const secret: Record<string, string> = local?.secretRequired && localSecret ? { secret: localSecret } : {}
+  if (target.kind !== 'custom')
+    return { url: `${local?.url ?? window.location.origin}/v1/debug/commit-times`, params: secret }
+  if (!/\/v1\/shape\/?$/.test(new URL(target.url).pathname)) return null
+  const url = new URL(target.url)
+  url.pathname = url.pathname.replace(/\/v1\/shape\/?$/, '/v1/debug/commit-times')
+  const params = Object.fromEntries(
+    target.params.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value])
+  )
+  return { url: url.toString(), params }
 }
 
 /** Module-level so the event subscription is not renewed on every render. */
@@ -86,8 +104,9 @@ export function ShapeWorkbench() {
   const [runs, setRuns] = useState(0)
   const [tab, setTab] = useState<Tab>('rows')
   const [exported, setExported] = useState<{ title: string; text: string } | null>(null)
+  const [fallback, setFallback] = useState<string | null>(null)
   useSyncExternalStore(session?.subscribe ?? noSession, session?.getVersion ?? zero)
-  useEffect(() => () => session?.stop(), [session])
+  useEffect(() => () => session?.end(), [session])
 
   /** Null for the proxy target: its requests need a token asked for per run, so it has no fixed curl or client code. */
   const target = settings.target.kind === 'proxy' ? null : requestTarget(settings.target, local.data, localSecret)
@@ -98,13 +117,13 @@ export function ShapeWorkbench() {
         ? null
         : 'pick a table'
   const streamOptions = async (
-    recorder: ShapeRecorder
+    note: (text: string) => void
   ): Promise<Pick<SessionConfig, 'url' | 'headers' | 'params' | 'onError'>> => {
     if (settings.target.kind === 'proxy') {
       if (!proxy.data?.running) throw new Error('the proxy is not running')
       return proxyStreamTarget(proxy.data, settings.target, settings.definition, {
         fetchToken: (userId) => api.call('proxy.userToken', { userId }),
-        note: (text) => recorder.note('info', text)
+        note
       })
     }
     const direct = requestTarget(settings.target, local.data, localSecret)
@@ -117,8 +136,11 @@ export function ShapeWorkbench() {
   const run = async () => {
     setStartError(null)
     try {
-      const recorder = new ShapeRecorder()
-      const options = await streamOptions(recorder)
+      // what happens before the session exists (a gatekeeper's grant) is noted when it starts, later ones at once
+      const early: string[] = []
+      let started: WorkbenchSession | null = null
+      const options = await streamOptions((text) => (started ? started.note(text) : early.push(text)))
+      const channel = engineChannel()
       const next = new WorkbenchSession(
         {
           ...options,
@@ -126,14 +148,17 @@ export function ShapeWorkbench() {
           live: settings.live,
           offset: settings.offset,
           clients,
-          appDatabase: settings.target.kind !== 'custom'
+          appDatabase: settings.target.kind !== 'custom',
+          commitTimes: commitTimesEndpoint(settings.target, local.data, localSecret)
         },
-        recorder
+        channel,
+        early
       )
+      started = next
+      setFallback(channel.fallback)
       setSession(next)
-      rememberWorkbenchSession(settings.definition.table, next.recorders)
+      rememberWorkbenchSession(settings.definition.table, next)
       setRuns((count) => count + 1)
-      next.start()
     } catch (error) {
       setStartError(error as Error)
     }
@@ -161,7 +186,7 @@ export function ShapeWorkbench() {
       electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand })
     )
   }
-  const state = session?.shape.stream.current
+  const state = session?.summary?.state
   const whereError = session && state ? whereErrorOf(state.error, session.config.definition.where) : null
 
   return (
@@ -258,6 +283,11 @@ export function ShapeWorkbench() {
           ) : (
             <p className="muted">Compose a shape and press Start.</p>
           )}
+          {fallback && (
+            <p className="warn" role="status">
+              {fallback}
+            </p>
+          )}
           {state?.error && !whereError && (
             <div className="error-box" role="alert" data-testid="stream-error">
               {state.error.message}
@@ -281,6 +311,7 @@ export function ShapeWorkbench() {
           {session && tab === 'log' && <LogView session={session} />}
           {session && tab === 'sse' && <SseFramesView session={session} />}
           {session && tab === 'requests' && <RequestsView session={session} />}
+          {session && tab === 'latency' && <LatencyView session={session} />}
           {session && (
             <div hidden={tab !== 'subset'}>
               <SubsetPanel key={runs} session={session} />

@@ -1,21 +1,36 @@
-import type { RecordEntry } from '../../../shared/shape-client'
+import { useState } from 'react'
 import { clockTime } from './clock'
 import type { WorkbenchSession } from './session'
+import { useSessionView, useVisibleRange } from './use-view'
+import { SearchBox, VirtualTable } from './VirtualTable'
 
-const SHOWN = 2_000
-type FrameEntry = Extract<RecordEntry, { type: 'sse-frame' }>
+const ROW_HEIGHT = 24
 
 /** The raw SSE frames as they arrived, keep-alive comments included, with the time since the previous frame. */
 export function SseFramesView({ session }: { session: WorkbenchSession }) {
-  const frames = session.recorder.entries.filter((entry): entry is FrameEntry => entry.type === 'sse-frame')
-  const shown = frames.slice(-SHOWN)
-  const offset = frames.length - shown.length
-  if (frames.length === 0)
+  const [search, setSearch] = useState('')
+  const [count, setCount] = useState(0)
+  const range = useVisibleRange(count, ROW_HEIGHT)
+  const view = useSessionView(session, { kind: 'frames', search, start: range.start, end: range.end })
+  if (view && view.matched !== count) setCount(view.matched)
+  if (view && view.total === 0)
     return <p className="muted">No SSE frames yet{session.config.live === 'sse' ? '' : ': choose live mode SSE'}.</p>
   return (
-    <div className="scroll">
-      <table className="grid compact" data-testid="sse-frames">
-        <thead>
+    <div className="frames-view">
+      <div className="toolbar">
+        <SearchBox label="search the frames" value={search} onChange={setSearch} />
+        <span className="count" data-testid="frames-count">
+          {view ? `${view.matched} shown` : ''}
+          {view && view.matched !== view.total ? ` of ${view.total}` : ''}
+        </span>
+      </div>
+      <VirtualTable
+        testId="sse-frames"
+        range={range}
+        view={view}
+        rowHeight={ROW_HEIGHT}
+        columns={5}
+        head={
           <tr>
             <th>#</th>
             <th>arrived</th>
@@ -23,24 +38,19 @@ export function SseFramesView({ session }: { session: WorkbenchSession }) {
             <th>request</th>
             <th>frame</th>
           </tr>
-        </thead>
-        <tbody>
-          {shown.map((entry, index) => {
-            const previous = frames[offset + index - 1]
-            return (
-              <tr key={offset + index} className={`frame-${entry.frame.kind}`} data-kind={entry.frame.kind}>
-                <td>{offset + index + 1}</td>
-                <td>{clockTime(entry.at)}</td>
-                <td className="num">{previous ? Math.round(entry.at - previous.at) : ''}</td>
-                <td>#{entry.requestId}</td>
-                <td>
-                  <pre className="frame">{entry.frame.raw}</pre>
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+        }
+        render={(frame) => (
+          <tr key={frame.n} className={`frame-${frame.kind}`} data-kind={frame.kind}>
+            <td>{frame.n}</td>
+            <td>{clockTime(frame.at)}</td>
+            <td className="num">{frame.gap ?? ''}</td>
+            <td>#{frame.requestId}</td>
+            <td className="mono frame" title={frame.raw}>
+              {frame.raw}
+            </td>
+          </tr>
+        )}
+      />
     </div>
   )
 }
