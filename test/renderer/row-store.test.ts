@@ -19,6 +19,23 @@ describe('ColumnarRowStore: a shape’s rows in columns, as a Map would hold the
     expect(store.columns()).toEqual(['id', 'n', 'big', 'bigger', 'neg'])
   })
 
+  it('keeps text of any length and any characters, and an update that rewrites every value', () => {
+    const store = new ColumnarRowStore()
+    const long = 'x'.repeat(200_000)
+    const rows: Row[] = [
+      { id: 'a', body: long },
+      { id: 'b', body: 'ünïcødé – 漢字 – 🙂' },
+      { id: 'c', body: `${long}y` }
+    ]
+    for (let round = 0; round < 3; round += 1) rows.forEach((row) => store.set(row.id as string, row))
+    for (let index = 0; index < 3_000; index += 1)
+      store.set(`filler-${index}`, { id: String(index), body: `v${index}` })
+    rows.forEach((row) => expect(store.get(row.id as string)).toEqual(row))
+    store.set('a', { id: 'a', body: 'short now' })
+    expect(store.get('a')).toEqual({ id: 'a', body: 'short now' })
+    expect(store.get('filler-2999')).toEqual({ id: '2999', body: 'v2999' })
+  })
+
   it('keeps a Map’s order: an update stays in place, a key deleted and inserted again goes last', () => {
     const store = new ColumnarRowStore()
     for (const key of ['a', 'b', 'c', 'd']) store.set(key, { v: key })
@@ -56,21 +73,14 @@ describe('ColumnarRowStore: a shape’s rows in columns, as a Map would hold the
     expect(store.rowAt(store.size)).toBeNull()
   })
 
-  it('remembers each row’s last change for the flash, and forgets it with the row', () => {
+  it('forgets everything on clear', () => {
     const store = new ColumnarRowStore()
     store.set('a', { v: '1' })
-    store.mark('a', 'insert', 1_000)
-    store.set('b', { v: '2' })
-    expect(store.markOf('a')).toEqual({ kind: 'insert', at: 1_000 })
-    expect(store.markOf('b')).toBeNull()
-    store.mark('a', 'update', 2_000)
-    expect(store.rowAt(0)?.mark).toEqual({ kind: 'update', at: 2_000 })
-    store.delete('a')
-    store.set('a', { v: '3' })
-    expect(store.markOf('a')).toBeNull()
     store.clear()
     expect(store.size).toBe(0)
-    expect(store.get('b')).toBeUndefined()
+    expect(store.get('a')).toBeUndefined()
+    store.set('b', { w: '2' })
+    expect(store.columns()).toEqual(['w'])
   })
 
   it('serves MaterialisedShape as its store: merges, deletes and must-refetch as with a Map', () => {

@@ -116,7 +116,7 @@ describe('a workbench engine follows its shape and remembers what each change di
     const expected = { insert: 0, update: 0, delete: 0, reset: 0, ...counts }
     await vi.waitFor(() => expect(engine.counts).toEqual(expected), { timeout: 15_000 })
     for (const [offset, kind] of Object.entries(flashes))
-      expect(engine.rows.markOf(key(grp * 100 + Number(offset)))?.kind).toBe(kind)
+      expect(engine.flashOf(key(grp * 100 + Number(offset)))?.kind).toBe(kind)
   })
 
   it('keeps each update’s row as it was before, for the log’s diff', async () => {

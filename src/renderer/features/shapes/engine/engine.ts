@@ -34,6 +34,17 @@ export interface EngineOptions {
   fetch?: typeof fetch
 }
 
+/** How long a change is remembered for the rows table's flash (longer than the flash itself). */
+const FLASH_KEPT_MS = 2_000
+/** Changes remembered for flashes at most (a sync of a million rows flashes only its newest). */
+const FLASHES_KEPT = 20_000
+
+export interface Flash {
+  kind: 'insert' | 'update'
+  /** Milliseconds since the epoch. */
+  at: number
+}
+
 /** Rows received per second over this window, for the Rows tab. */
 const RATE_WINDOW_MS = 5_000
 
@@ -56,6 +67,8 @@ export class WorkbenchEngine {
   readonly movedOut = new WeakMap<Message, string[]>()
   /** Changes applied to the rows since the session started (must-refetch counted as a reset). */
   readonly counts = { insert: 0, update: 0, delete: 0, reset: 0 }
+  /** The last change of each row changed in the last moments, oldest first, for the table's flash. */
+  private readonly flashes = new Map<string, Flash>()
   /** The subsets requested, in order. */
   readonly subsets: AppliedSnapshot[] = []
   private readonly materialised: MaterialisedShape<ColumnarRowStore>
@@ -117,6 +130,11 @@ export class WorkbenchEngine {
     this.latency.stop()
   }
 
+  /** The row's change the table flashes, when it changed a moment ago. */
+  flashOf(key: string): Flash | null {
+    return this.flashes.get(key) ?? null
+  }
+
   /** A subquery shape's row: its tags and which of its where's positions hold (null for other shapes). */
   membership(key: string): Membership | null {
     return this.materialised.membership(key)
@@ -161,6 +179,7 @@ export class WorkbenchEngine {
   private apply(messages: Message[]): void {
     const changes = this.materialised.apply(messages)
     this.remember(changes)
+    this.forgetOldFlashes()
     this.latency.received(messages)
     this.arrivals.push({ at: performance.now(), changes: changes.length })
     this.changed()
@@ -170,14 +189,30 @@ export class WorkbenchEngine {
     const at = performance.timeOrigin + performance.now()
     for (const change of changes) {
       this.counts[change.kind] += 1
-      if (change.kind === 'reset') this.latency.reset()
-      else if (change.kind === 'insert' || change.kind === 'update') this.rows.mark(change.key, change.kind, at)
+      if (change.kind === 'reset') {
+        this.latency.reset()
+        this.flashes.clear()
+      } else if (change.kind === 'delete') {
+        this.flashes.delete(change.key)
+      } else {
+        // deleted first, so the map stays in time order
+        this.flashes.delete(change.key)
+        this.flashes.set(change.key, { kind: change.kind, at })
+      }
       if (change.kind === 'update') this.before.set(change.message, change.before)
       if (change.kind === 'delete' && isEventMessage(change.message)) {
         const removed = this.movedOut.get(change.message)
         if (removed) removed.push(change.key)
         else this.movedOut.set(change.message, [change.key])
       }
+    }
+  }
+
+  private forgetOldFlashes(): void {
+    const before = performance.timeOrigin + performance.now() - FLASH_KEPT_MS
+    for (const [key, flash] of this.flashes) {
+      if (flash.at >= before && this.flashes.size <= FLASHES_KEPT) break
+      this.flashes.delete(key)
     }
   }
 

@@ -1,19 +1,26 @@
 import type { Row, RowStore } from '../../../../shared/shape-client'
+import { LiveSlots } from './live-slots'
+import { hashOf, TextPool } from './text-pool'
 
-/** A cell as stored: canonical integer text as a number, other text (interned while that pays), NULL, or absent. */
-type Cell = string | number | null | undefined
+/** What a cell's second number says when it is not a text's length. */
+const ABSENT = -1
+const NULL = -2
+/** The first number is the value (an integer whose text it gives back exactly). */
+const INTEGER = -3
+/** The first number is the index of the value in the column's dictionary. */
+const DICTIONARY = -4
 
-/** Values a column sees before it decides whether interning its text pays. */
-const INTERN_SAMPLE = 4_096
-/** Distinct values a column interns at most. */
-const INTERN_MAX = 65_536
-/** Deleted slots are squeezed out once they are this many and half of all slots. */
+/** Values a column sees before it decides whether a dictionary of its text pays. */
+const DICTIONARY_SAMPLE = 4_096
+/** Distinct values a column's dictionary holds at most. */
+const DICTIONARY_MAX = 65_536
+/** Deleted rows or replaced text are squeezed out once they are this many and as many as what is live. */
 const COMPACT_AFTER = 4_096
 
-/** `123` → 123; `007`, `-0`, `1.5`, `1e3` and anything past 15 digits stay text (their text must come back exactly). */
+/** `123` → 123 (fits 32 bits); `007`, `-0`, `1.5`, `1e3` stay text (their text must come back exactly). */
 function integerOf(text: string): number | null {
   const length = text.length
-  if (length === 0 || length > 15) return null
+  if (length === 0 || length > 10) return null
   const start = text.charCodeAt(0) === 45 ? 1 : 0
   if (start === length) return null
   if (text.charCodeAt(start) === 48) return length === 1 ? 0 : null
@@ -21,129 +28,128 @@ function integerOf(text: string): number | null {
     const code = text.charCodeAt(at)
     if (code < 48 || code > 57) return null
   }
-  return Number(text)
+  const value = Number(text)
+  return value === (value | 0) ? value : null
 }
 
-/** One column's cells by slot. Repeated text (a status, a foreign key) is stored once while few values repeat often. */
+const grown = <T extends Int32Array | Uint32Array>(array: T, needed: number): T => {
+  if (needed <= array.length) return array
+  const next = new (array.constructor as new (length: number) => T)(Math.max(needed, array.length * 2, 1_024))
+  next.set(array)
+  return next
+}
+
+/**
+ * One column's cells by slot, as two 32-bit numbers each (no object per cell): a text's offset and length in the
+ * column's pool, an integer, an index in its dictionary (few values repeated often: a status, a foreign key), NULL, or
+ * absent (the row lacks the column).
+ */
 class Column {
-  cells: Cell[] = []
-  private dictionary: Map<string, string> | null = new Map()
+  first = new Uint32Array(0)
+  second = new Int32Array(0)
+  private readonly pool = new TextPool()
+  private dictionary: Map<string, number> | null = new Map()
+  private readonly words: string[] = []
   private seen = 0
+  /** Characters of the pool no cell points at any more. */
+  garbage = 0
 
   constructor(readonly name: string) {}
 
   put(slot: number, value: string | null | undefined): void {
-    this.cells[slot] = value === null || value === undefined ? value : this.compact(value)
+    if (slot >= this.second.length) {
+      const length = this.second.length
+      this.first = grown(this.first, slot + 1)
+      this.second = grown(this.second, slot + 1)
+      this.second.fill(ABSENT, length)
+    }
+    const old = this.second[slot] as number
+    if (old >= 0) {
+      if (typeof value === 'string' && this.pool.equals(this.first[slot] as number, old, value)) return
+      this.garbage += old
+    }
+    if (value === undefined) this.second[slot] = ABSENT
+    else if (value === null) this.second[slot] = NULL
+    else this.putText(slot, value)
   }
 
-  text(slot: number): string | null | undefined {
-    const cell = this.cells[slot]
-    return typeof cell === 'number' ? String(cell) : cell
-  }
-
-  private compact(value: string): string | number {
+  private putText(slot: number, value: string): void {
     const integer = integerOf(value)
-    if (integer !== null) return integer
+    if (integer !== null) {
+      this.first[slot] = integer
+      this.second[slot] = INTEGER
+      return
+    }
+    const word = this.wordOf(value)
+    if (word !== null) {
+      this.first[slot] = word
+      this.second[slot] = DICTIONARY
+      return
+    }
+    this.first[slot] = this.pool.add(value)
+    this.second[slot] = value.length
+  }
+
+  private wordOf(value: string): number | null {
     const dictionary = this.dictionary
-    if (!dictionary) return value
+    if (!dictionary) return null
     const known = dictionary.get(value)
     if (known !== undefined) return known
     this.seen += 1
-    // mostly distinct values (titles, timestamps): the dictionary would only add to them
-    if (dictionary.size >= INTERN_MAX || (this.seen === INTERN_SAMPLE && dictionary.size > INTERN_SAMPLE / 2)) {
+    // mostly distinct values (titles, timestamps): a dictionary would only add to them
+    if (
+      dictionary.size >= DICTIONARY_MAX ||
+      (this.seen === DICTIONARY_SAMPLE && dictionary.size > DICTIONARY_SAMPLE / 2)
+    ) {
       this.dictionary = null
-      return value
+      return null
     }
-    dictionary.set(value, value)
-    return value
+    dictionary.set(value, this.words.length)
+    this.words.push(value)
+    return this.words.length - 1
+  }
+
+  text(slot: number): string | null | undefined {
+    const second = slot < this.second.length ? (this.second[slot] as number) : ABSENT
+    if (second >= 0) return this.pool.read(this.first[slot] as number, second)
+    if (second === INTEGER) return String((this.first[slot] as number) | 0)
+    if (second === DICTIONARY) return this.words[this.first[slot] as number]
+    return second === NULL ? null : undefined
+  }
+
+  get live(): number {
+    return this.pool.length - this.garbage
   }
 }
-
-/**
- * Which slots hold a row, in slot order, as a Fenwick tree: the n-th row (what a scrolled table asks for) is found in
- * O(log n) however many rows were deleted in between.
- */
-class LiveSlots {
-  private tree = new Int32Array(1_025)
-  private live = new Uint8Array(1_024)
-  count = 0
-
-  get capacity(): number {
-    return this.live.length
-  }
-
-  add(slot: number): void {
-    if (slot >= this.capacity) this.grow(slot + 1)
-    this.live[slot] = 1
-    this.count += 1
-    this.change(slot, 1)
-  }
-
-  remove(slot: number): void {
-    if (this.live[slot] !== 1) return
-    this.live[slot] = 0
-    this.count -= 1
-    this.change(slot, -1)
-  }
-
-  /** The slot of the n-th (0-based) live row. */
-  nth(n: number): number {
-    let position = 0
-    let rest = n
-    for (let step = this.capacity; step > 0; step >>= 1) {
-      const next = position + step
-      if (next <= this.capacity && (this.tree[next] as number) <= rest) {
-        position = next
-        rest -= this.tree[next] as number
-      }
-    }
-    return position
-  }
-
-  private change(slot: number, delta: number): void {
-    for (let index = slot + 1; index <= this.capacity; index += index & -index)
-      this.tree[index] = (this.tree[index] as number) + delta
-  }
-
-  private grow(needed: number): void {
-    let capacity = this.capacity
-    while (capacity < needed) capacity *= 2
-    const live = new Uint8Array(capacity)
-    live.set(this.live)
-    this.live = live
-    this.tree = new Int32Array(capacity + 1)
-    for (let index = 1; index <= capacity; index += 1) {
-      this.tree[index] = (this.tree[index] as number) + (live[index - 1] as number)
-      const parent = index + (index & -index)
-      if (parent <= capacity) this.tree[parent] = (this.tree[parent] as number) + (this.tree[index] as number)
-    }
-  }
-}
-
-export type MarkKind = 'insert' | 'update'
-const MARK_KINDS: Array<MarkKind | null> = [null, 'insert', 'update']
 
 /** A row as a table shows it: its key and its cells in `columns()` order (undefined: the row lacks that column). */
 export interface StoredRow {
   key: string
   cells: Array<string | null | undefined>
-  mark: { kind: MarkKind; at: number } | null
 }
 
 /**
- * A shape's rows in columns (one array per column, indexed by slot) instead of one object per row: a million rows of
- * a few columns take a few hundred bytes each. Rows keep the order a Map would (first insert; an update stays in
- * place). Each row also carries its last change (kind and time), which the table flashes.
+ * A shape's rows in columns of numbers and a few large strings instead of one object per row: a million rows are a
+ * few hundred MB and almost nothing for the garbage collector to trace. Keys are found through an open-addressing hash
+ * table of slots. Rows keep the order a Map would (first insert; an update stays in place).
  */
 export class ColumnarRowStore implements RowStore {
-  private slots = new Map<string, number>()
-  private keys: Array<string | undefined> = []
+  private keyPool = new TextPool()
+  private keyOffset = new Uint32Array(0)
+  /** A slot's key length; -1 once deleted. */
+  private keyLength = new Int32Array(0)
+  private keyHash = new Uint32Array(0)
+  /** slot + 1 per bucket; 0 empty, -1 a deleted slot's bucket. */
+  private table = new Int32Array(1 << 12)
+  private used = 0
+  private slotCount = 0
+  private dead = 0
   private columnList: Column[] = []
   private columnByName = new Map<string, Column>()
   private order = new LiveSlots()
-  private markAt = new Float64Array(0)
-  private markKind = new Uint8Array(0)
-  private dead = 0
+  /** The last key looked up and its slot (-1: absent): a get, a set and a mark of one row hash it once. */
+  private lastKey: string | null = null
+  private lastSlot = -1
   /** Bumped on every change. */
   version = 0
 
@@ -156,66 +162,54 @@ export class ColumnarRowStore implements RowStore {
   }
 
   has(key: string): boolean {
-    return this.slots.has(key)
+    return this.slotOf(key) !== -1
   }
 
   get(key: string): Row | undefined {
-    const slot = this.slots.get(key)
-    return slot === undefined ? undefined : this.rowOf(slot)
+    const slot = this.slotOf(key)
+    return slot === -1 ? undefined : this.rowOf(slot)
   }
 
   set(key: string, row: Row): void {
     this.version += 1
-    let slot = this.slots.get(key)
-    if (slot === undefined) {
-      slot = this.keys.length
-      this.keys.push(key)
-      this.slots.set(key, slot)
-      this.order.add(slot)
+    let slot = this.slotOf(key)
+    if (slot === -1) {
+      slot = this.append(key)
     } else {
-      for (const column of this.columnList) column.put(slot, undefined)
+      for (const column of this.columnList) if (!(column.name in row)) column.put(slot, undefined)
     }
     for (const name in row) this.column(name).put(slot, row[name])
+    this.compactIfWorth()
   }
 
   delete(key: string): boolean {
-    const slot = this.slots.get(key)
-    if (slot === undefined) return false
+    const slot = this.slotOf(key)
+    if (slot === -1) return false
     this.version += 1
-    this.slots.delete(key)
-    this.keys[slot] = undefined
+    this.unlink(slot)
+    this.keyLength[slot] = -1
     for (const column of this.columnList) column.put(slot, undefined)
-    if (slot < this.markKind.length) this.markKind[slot] = 0
     this.order.remove(slot)
     this.dead += 1
-    if (this.dead >= COMPACT_AFTER && this.dead * 2 >= this.keys.length) this.compact()
+    this.lastKey = null
+    this.compactIfWorth()
     return true
   }
 
   clear(): void {
     this.version += 1
-    this.slots = new Map()
-    this.keys = []
+    this.keyPool = new TextPool()
+    this.keyOffset = new Uint32Array(0)
+    this.keyLength = new Int32Array(0)
+    this.keyHash = new Uint32Array(0)
+    this.table = new Int32Array(1 << 12)
+    this.used = 0
+    this.slotCount = 0
+    this.dead = 0
     this.columnList = []
     this.columnByName = new Map()
     this.order = new LiveSlots()
-    this.markAt = new Float64Array(0)
-    this.markKind = new Uint8Array(0)
-    this.dead = 0
-  }
-
-  /** Notes a row's change, for the flash: `at` in milliseconds since the epoch. */
-  mark(key: string, kind: MarkKind, at: number): void {
-    const slot = this.slots.get(key)
-    if (slot === undefined) return
-    if (slot >= this.markKind.length) this.growMarks(slot + 1)
-    this.markKind[slot] = kind === 'insert' ? 1 : 2
-    this.markAt[slot] = at
-  }
-
-  markOf(key: string): StoredRow['mark'] {
-    const slot = this.slots.get(key)
-    return slot === undefined ? null : this.markIn(slot)
+    this.lastKey = null
   }
 
   /** The n-th row (0-based, in the order above), or null past the end. */
@@ -223,15 +217,13 @@ export class ColumnarRowStore implements RowStore {
     if (index < 0 || index >= this.order.count) return null
     const slot = this.order.nth(index)
     return {
-      key: this.keys[slot] as string,
-      cells: this.columnList.map((column) => column.text(slot)),
-      mark: this.markIn(slot)
+      key: this.keyAt(slot),
+      cells: this.columnList.map((column) => column.text(slot))
     }
   }
 
-  private markIn(slot: number): StoredRow['mark'] {
-    const kind = slot < this.markKind.length ? MARK_KINDS[this.markKind[slot] as number] : null
-    return kind ? { kind, at: this.markAt[slot] as number } : null
+  private keyAt(slot: number): string {
+    return this.keyPool.read(this.keyOffset[slot] as number, this.keyLength[slot] as number)
   }
 
   private rowOf(slot: number): Row {
@@ -253,40 +245,92 @@ export class ColumnarRowStore implements RowStore {
     return column
   }
 
-  private growMarks(needed: number): void {
-    const capacity = Math.max(needed, this.markKind.length * 2, 1_024)
-    const at = new Float64Array(capacity)
-    at.set(this.markAt)
-    const kind = new Uint8Array(capacity)
-    kind.set(this.markKind)
-    this.markAt = at
-    this.markKind = kind
+  /** The slot holding `key`, or -1. */
+  private slotOf(key: string): number {
+    if (key === this.lastKey) return this.lastSlot
+    const hash = hashOf(key)
+    const mask = this.table.length - 1
+    let slot = -1
+    for (let bucket = hash & mask; ; bucket = (bucket + 1) & mask) {
+      const entry = this.table[bucket] as number
+      if (entry === 0) break
+      if (entry < 0) continue
+      const candidate = entry - 1
+      if (
+        this.keyHash[candidate] === hash &&
+        this.keyPool.equals(this.keyOffset[candidate] as number, this.keyLength[candidate] as number, key)
+      ) {
+        slot = candidate
+        break
+      }
+    }
+    this.lastKey = key
+    this.lastSlot = slot
+    return slot
   }
 
-  /** Squeezes deleted slots out, keeping the rows' order. */
-  private compact(): void {
-    const keys: string[] = []
-    const cells = this.columnList.map(() => [] as Cell[])
-    const markAt = new Float64Array(this.order.count)
-    const markKind = new Uint8Array(this.order.count)
-    const order = new LiveSlots()
-    this.keys.forEach((key, slot) => {
-      if (key === undefined) return
-      const next = keys.length
-      keys.push(key)
-      this.slots.set(key, next)
-      this.columnList.forEach((column, index) => ((cells[index] as Cell[])[next] = column.cells[slot]))
-      if (slot < this.markKind.length) {
-        markKind[next] = this.markKind[slot] as number
-        markAt[next] = this.markAt[slot] as number
+  private append(key: string): number {
+    const slot = this.slotCount++
+    if (slot >= this.keyLength.length) {
+      this.keyOffset = grown(this.keyOffset, slot + 1)
+      this.keyLength = grown(this.keyLength, slot + 1)
+      this.keyHash = grown(this.keyHash, slot + 1)
+    }
+    this.keyOffset[slot] = this.keyPool.add(key)
+    this.keyLength[slot] = key.length
+    this.keyHash[slot] = hashOf(key)
+    if ((this.used + 1) * 2 > this.table.length) this.rehash(this.table.length * 2)
+    this.link(slot)
+    this.order.add(slot)
+    this.lastKey = key
+    this.lastSlot = slot
+    return slot
+  }
+
+  private link(slot: number): void {
+    const mask = this.table.length - 1
+    let bucket = (this.keyHash[slot] as number) & mask
+    while ((this.table[bucket] as number) > 0) bucket = (bucket + 1) & mask
+    if (this.table[bucket] === 0) this.used += 1
+    this.table[bucket] = slot + 1
+  }
+
+  private unlink(slot: number): void {
+    const mask = this.table.length - 1
+    for (let bucket = (this.keyHash[slot] as number) & mask; ; bucket = (bucket + 1) & mask) {
+      if (this.table[bucket] === slot + 1) {
+        this.table[bucket] = -1
+        return
       }
-      order.add(next)
-    })
-    this.columnList.forEach((column, index) => (column.cells = cells[index] as Cell[]))
-    this.keys = keys
-    this.order = order
-    this.markAt = markAt
-    this.markKind = markKind
-    this.dead = 0
+    }
+  }
+
+  private rehash(size: number): void {
+    this.table = new Int32Array(size)
+    this.used = 0
+    for (let slot = 0; slot < this.slotCount; slot += 1) if ((this.keyLength[slot] as number) >= 0) this.link(slot)
+  }
+
+  private compactIfWorth(): void {
+    const garbage = this.dead + this.columnList.reduce((sum, column) => sum + column.garbage, 0) / 64
+    const live = this.order.count + this.columnList.reduce((sum, column) => sum + column.live, 0) / 64
+    if (garbage >= COMPACT_AFTER && garbage >= live) this.compact()
+  }
+
+  /** Rewrites the live rows in order: deleted slots and replaced text go. */
+  private compact(): void {
+    const rows: Array<{ key: string; row: Row }> = []
+    const count = this.order.count
+    for (let index = 0; index < count; index += 1) {
+      const slot = this.order.nth(index)
+      rows.push({ key: this.keyAt(slot), row: this.rowOf(slot) })
+    }
+    const names = this.columns()
+    this.clear()
+    for (const name of names) this.column(name)
+    for (const { key, row } of rows) {
+      const slot = this.append(key)
+      for (const name in row) this.column(name).put(slot, row[name])
+    }
   }
 }

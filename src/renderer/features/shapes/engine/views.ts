@@ -86,7 +86,7 @@ export class ViewBuilder {
       rows.push({
         key: row.key,
         cells: names.map((name) => row.cells[at.get(name) ?? -1] ?? null),
-        mark: row.mark,
+        mark: this.engine.flashOf(row.key),
         inBy: inBySummary(membership),
         tags: membership?.tags.map((slots) => slots.join('/')).join('\n') ?? ''
       })
