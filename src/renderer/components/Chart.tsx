@@ -69,5 +69,15 @@ export function Chart({
     chart.current?.setData(data)
   }, [data, shape])
 
-  return <div className="chart" ref={container} data-testid={testId} data-points={data[0].length} />
+  // what the chart draws, as numbers a test (or a person with devtools) can read: points, and the sum of each series
+  const sums = data.slice(1).map((values) => values.reduce((sum, value) => sum + value, 0))
+  return (
+    <div
+      className="chart"
+      ref={container}
+      data-testid={testId}
+      data-points={data[0].length}
+      data-sums={sums.map((sum) => Math.round(sum * 10) / 10).join(',')}
+    />
+  )
 }
