@@ -75,7 +75,10 @@ export interface LatencyOptions {
  * changes come in (by commit LSN), commit and append times asked of the server, and the two joined by LSN.
  */
 export class LatencyTracker {
+  /** Arrival times of transactions whose server times are not known yet, by commit LSN. */
   private readonly arrivals = new Map<string, number>()
+  /** Server times of transactions not arrived yet (the server lists what it appended, maybe before it got here). */
+  private readonly listed = new Map<string, { committedAt: number; appendedAt: number }>()
   private readonly samples: Sample[] = []
   private readonly perSecond = new Map<number, number>()
   private liveMessages = 0
@@ -100,7 +103,14 @@ export class LatencyTracker {
       const lsn = message.headers.lsn
       if (typeof lsn !== 'string') continue
       this.liveMessages += 1
-      if (!this.arrivals.has(lsn)) this.arrivals.set(lsn, at)
+      const times = this.listed.get(lsn)
+      if (times) {
+        this.listed.delete(lsn)
+        this.sample(times, at)
+      } else if (!this.arrivals.has(lsn) && BigInt(lsn) > this.after) {
+        // (at or before `after` and not listed: the server has no commit time for it, it is never timed)
+        this.arrivals.set(lsn, at)
+      }
     }
     if (changes === 0) return
     this.perSecond.set(second, (this.perSecond.get(second) ?? 0) + changes)
@@ -112,6 +122,7 @@ export class LatencyTracker {
   /** The shape was refetched: arrivals of the old one cannot be matched any more. */
   reset(): void {
     this.arrivals.clear()
+    this.listed.clear()
     this.after = 0n
   }
 
@@ -189,18 +200,31 @@ export class LatencyTracker {
     for (const transaction of times.transactions) {
       const lsn = BigInt(transaction.lsn)
       if (lsn > this.after) this.after = lsn
+      if (transaction.committed_at === null) continue
+      const server = { committedAt: transaction.committed_at, appendedAt: transaction.appended_at }
       const arrived = this.arrivals.get(transaction.lsn)
-      if (arrived === undefined || transaction.committed_at === null) continue
+      if (arrived === undefined) {
+        this.listed.set(transaction.lsn, server)
+        continue
+      }
       this.arrivals.delete(transaction.lsn)
-      this.samples.push({
-        committedAt: transaction.committed_at,
-        append: transaction.appended_at - transaction.committed_at,
-        client: arrived - transaction.committed_at
-      })
+      this.sample(server, arrived)
     }
     if (this.samples.length > KEPT) this.samples.splice(0, this.samples.length - KEPT)
     // the server lists its appends in LSN order: an arrival at or before the last one listed that it did not list
-    // (older than what it keeps) is never matched
+    // (older than what it keeps, or without a commit time) is never matched; nor is what never arrives here
     for (const lsn of this.arrivals.keys()) if (BigInt(lsn) <= this.after) this.arrivals.delete(lsn)
+    for (const lsn of this.listed.keys()) {
+      if (this.listed.size <= KEPT) break
+      this.listed.delete(lsn)
+    }
+  }
+
+  private sample(server: { committedAt: number; appendedAt: number }, arrived: number): void {
+    this.samples.push({
+      committedAt: server.committedAt,
+      append: server.appendedAt - server.committedAt,
+      client: arrived - server.committedAt
+    })
   }
 }
