@@ -42,14 +42,14 @@ function* variants(value: unknown): Generator<unknown> {
   const entries = Array.isArray(value) ? [...value.entries()] : Object.entries(value)
   for (const [field, inner] of entries) {
     for (const replacement of REPLACEMENTS) {
-      const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...value }
+      const copy = (Array.isArray(value) ? [...value] : { ...value }) as Record<string | number, unknown>
       if (replacement === undefined && !Array.isArray(value)) delete copy[field]
       else copy[field] = replacement
       yield copy
     }
     for (const deeper of variants(inner)) {
       if (deeper === inner) continue
-      const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...value }
+      const copy = (Array.isArray(value) ? [...value] : { ...value }) as Record<string | number, unknown>
       copy[field] = deeper
       yield copy
     }

@@ -1,6 +1,7 @@
-import { useState } from 'react'
+import { memo, useState } from 'react'
 import { now } from '../../../shared/shape-client'
 import { RowWhy } from './RowWhy'
+import type { RowsView as RowsViewData } from './engine/protocol'
 import { FLASH_MS, type WorkbenchSession } from './session'
 import { rowAt, useSessionView, useVisibleRange } from './use-view'
 
@@ -17,6 +18,60 @@ function ChangeCounts({ session }: { session: WorkbenchSession }) {
     </span>
   )
 }
+
+type Row = RowsViewData['rows'][number]
+
+interface ShapeRowProps {
+  row: Row
+  top: number
+  template: string
+  tagged: boolean
+  selected: boolean
+  flashing: boolean
+  onSelect(key: string): void
+}
+
+const sameRow = (a: Row, b: Row) =>
+  a.key === b.key &&
+  a.mark?.at === b.mark?.at &&
+  a.inBy === b.inBy &&
+  a.tags === b.tags &&
+  a.cells.length === b.cells.length &&
+  a.cells.every((cell, index) => cell === b.cells[index])
+
+/** One row of the table; drawn again only when something it shows changed (the window is sent anew each update). */
+const ShapeRow = memo(
+  function ShapeRow({ row, top, template, tagged, selected, flashing, onSelect }: ShapeRowProps) {
+    return (
+      <div
+        role="row"
+        data-key={row.key}
+        className={`virtual-row ${flashing && row.mark ? `flash-${row.mark.kind}` : ''} ${selected ? 'selected' : ''}`}
+        style={{ gridTemplateColumns: template, transform: `translateY(${top}px)`, height: ROW_HEIGHT }}
+        onClick={() => onSelect(row.key)}
+      >
+        {tagged && (
+          <div role="cell" className="in-by" data-testid="in-by" title={row.tags}>
+            {row.inBy}
+          </div>
+        )}
+        {row.cells.map((cell, index) => (
+          <div key={index} role="cell" className={cell === null ? 'null' : ''} title={cell ?? undefined}>
+            {cell ?? 'NULL'}
+          </div>
+        ))}
+      </div>
+    )
+  },
+  (before, after) =>
+    sameRow(before.row, after.row) &&
+    before.top === after.top &&
+    before.template === after.template &&
+    before.tagged === after.tagged &&
+    before.selected === after.selected &&
+    before.flashing === after.flashing &&
+    before.onSelect === after.onSelect
+)
 
 /**
  * The materialised shape as a virtualised table: the rows live in the workbench's worker, which sends the window in
@@ -61,31 +116,22 @@ export function RowsView({ session }: { session: WorkbenchSession }) {
             </div>
           ))}
         </div>
-        <div style={{ height: range.virtualizer.getTotalSize(), position: 'relative' }}>
-          {range.virtualizer.getVirtualItems().map((item) => {
-            const row = rowAt(view, item.index)
+        <div style={{ height: range.totalSize, position: 'relative' }}>
+          {Array.from({ length: range.end - range.start }, (_, offset) => {
+            const index = range.start + offset
+            const row = rowAt(view, index)
             if (!row) return null
-            const flashing = row.mark && at - row.mark.at < FLASH_MS ? `flash-${row.mark.kind}` : ''
             return (
-              <div
+              <ShapeRow
                 key={`${row.key}@${row.mark?.at ?? 0}`}
-                role="row"
-                data-key={row.key}
-                className={`virtual-row ${flashing} ${row.key === selected ? 'selected' : ''}`}
-                style={{ gridTemplateColumns: template, transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
-                onClick={() => setSelected(row.key)}
-              >
-                {tagged && (
-                  <div role="cell" className="in-by" data-testid="in-by" title={row.tags}>
-                    {row.inBy}
-                  </div>
-                )}
-                {row.cells.map((cell, index) => (
-                  <div key={index} role="cell" className={cell === null ? 'null' : ''} title={cell ?? undefined}>
-                    {cell ?? 'NULL'}
-                  </div>
-                ))}
-              </div>
+                row={row}
+                top={range.offsetOf(index)}
+                template={template}
+                tagged={tagged}
+                selected={row.key === selected}
+                flashing={row.mark !== null && at - row.mark.at < FLASH_MS}
+                onSelect={setSelected}
+              />
             )
           })}
         </div>

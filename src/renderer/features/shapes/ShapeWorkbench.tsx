@@ -16,7 +16,7 @@ import { proxyStreamTarget, proxyTargetProblem } from './proxy-target'
 import { WorkbenchSession, type SessionConfig } from './session'
 import { rememberWorkbenchSession } from '../doctor/workbench-sessions'
 import { SseFramesView } from './SseFramesView'
-import { StreamStatus } from './StreamStatus'
+import { SessionStatus } from './StreamStatus'
 import { SubsetPanel } from './SubsetPanel'
 import { whereErrorOf } from './where-error'
 import { WriteGenerator } from './WriteGenerator'
@@ -86,7 +86,6 @@ const PROXY_QUERIES = ['proxy.status'] as const
 const COPY_NEEDS_DIRECT_TARGET =
   'A proxy call needs a token asked for per run: copy from the local server or a custom URL target'
 const noSession = () => () => undefined
-const zero = () => 0
 
 export function ShapeWorkbench() {
   const tables = useCall('db.tables', {})
@@ -105,7 +104,9 @@ export function ShapeWorkbench() {
   const [tab, setTab] = useState<Tab>('rows')
   const [exported, setExported] = useState<{ title: string; text: string } | null>(null)
   const [fallback, setFallback] = useState<string | null>(null)
-  useSyncExternalStore(session?.subscribe ?? noSession, session?.getVersion ?? zero)
+  // only what this component shows itself: the views below follow the session's updates on their own
+  const phase = useSyncExternalStore(session?.subscribe ?? noSession, () => session?.summary?.state.phase)
+  const streamError = useSyncExternalStore(session?.subscribe ?? noSession, () => session?.summary?.state.error ?? null)
   useEffect(() => () => session?.end(), [session])
 
   /** Null for the proxy target: its requests need a token asked for per run, so it has no fixed curl or client code. */
@@ -186,8 +187,7 @@ export function ShapeWorkbench() {
       electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand })
     )
   }
-  const state = session?.summary?.state
-  const whereError = session && state ? whereErrorOf(state.error, session.config.definition.where) : null
+  const whereError = session ? whereErrorOf(streamError, session.config.definition.where) : null
 
   return (
     <div className="page shape-workbench">
@@ -231,7 +231,7 @@ export function ShapeWorkbench() {
               type="button"
               className="secondary"
               onClick={() => session?.stop()}
-              disabled={!session || state?.phase === 'stopped'}
+              disabled={!session || phase === 'stopped'}
             >
               Stop
             </button>
@@ -239,7 +239,7 @@ export function ShapeWorkbench() {
               type="button"
               className="secondary"
               onClick={() => void drop()}
-              disabled={!session || !target || dropping || state?.phase === 'stopped'}
+              disabled={!session || !target || dropping || phase === 'stopped'}
               title={
                 target
                   ? 'DELETE the shape on its server: every client of it gets 409 must-refetch and starts again'
@@ -278,8 +278,8 @@ export function ShapeWorkbench() {
           <SavedShapes settings={settings} onLoad={setSettings} />
         </section>
         <section className="panel stream-panel" aria-label="Stream">
-          {session && state ? (
-            <StreamStatus state={state} />
+          {session && phase ? (
+            <SessionStatus session={session} />
           ) : (
             <p className="muted">Compose a shape and press Start.</p>
           )}
@@ -288,9 +288,9 @@ export function ShapeWorkbench() {
               {fallback}
             </p>
           )}
-          {state?.error && !whereError && (
+          {streamError && !whereError && (
             <div className="error-box" role="alert" data-testid="stream-error">
-              {state.error.message}
+              {streamError.message}
             </div>
           )}
           <div className="tabs" role="tablist">

@@ -196,7 +196,16 @@ export class WorkbenchSession {
       void this.runRemote(message)
     } else {
       const { state, ...rest } = message.summary
-      this.summary = { ...rest, state: { ...state, error: state.error ? errorFromWire(state.error) : null } }
+      // the same error keeps its identity, so what shows it does not render again
+      const last = this.summary?.state.error ?? null
+      const same =
+        last !== null &&
+        state.error !== null &&
+        last.message === state.error.message &&
+        last.status === state.error.status &&
+        last.body === state.error.body
+      const error = state.error === null ? null : same ? last : errorFromWire(state.error)
+      this.summary = { ...rest, state: { ...state, error } }
       for (const [id, view] of Object.entries(message.views)) if (this.queries.has(id)) this.data.set(id, view)
       this.scheduleRender()
     }
