@@ -45,6 +45,9 @@ export interface Flash {
   at: number
 }
 
+/** Entries the Log keeps (the recorder's bound: messages, notes, frames; the oldest go first). */
+const LOG_KEPT = 50_000
+
 /** Rows received per second over this window, for the Rows tab. */
 const RATE_WINDOW_MS = 5_000
 
@@ -67,8 +70,12 @@ export class WorkbenchEngine {
   readonly movedOut = new WeakMap<Message, string[]>()
   /** Changes applied to the rows since the session started (must-refetch counted as a reset). */
   readonly counts = { insert: 0, update: 0, delete: 0, reset: 0 }
-  /** The last change of each row changed in the last moments, oldest first, for the table's flash. */
-  private readonly flashes = new Map<string, Flash>()
+  /**
+   * The last change of each row changed in the last moments, oldest first, for the table's flash: tenths of a
+   * millisecond since the engine started, negative for an insert (a small integer: no object per change).
+   */
+  private readonly flashes = new Map<string, number>()
+  private readonly startedAt = performance.now()
   /** The subsets requested, in order. */
   readonly subsets: AppliedSnapshot[] = []
   private readonly materialised: MaterialisedShape<ColumnarRowStore>
@@ -77,7 +84,7 @@ export class WorkbenchEngine {
 
   constructor(
     readonly options: EngineOptions,
-    recorder = new ShapeRecorder()
+    recorder = new ShapeRecorder({ maxEntries: LOG_KEPT })
   ) {
     const streamOptions: ShapeStreamOptions = {
       url: options.url,
@@ -132,7 +139,14 @@ export class WorkbenchEngine {
 
   /** The row's change the table flashes, when it changed a moment ago. */
   flashOf(key: string): Flash | null {
-    return this.flashes.get(key) ?? null
+    const mark = this.flashes.get(key)
+    if (mark === undefined) return null
+    return { kind: mark < 0 ? 'insert' : 'update', at: performance.timeOrigin + this.startedAt + Math.abs(mark) / 10 }
+  }
+
+  /** Now as the flashes count time; never 0, so the sign always tells the kind. */
+  private flashClock(): number {
+    return Math.max(1, Math.round((performance.now() - this.startedAt) * 10))
   }
 
   /** A subquery shape's row: its tags and which of its where's positions hold (null for other shapes). */
@@ -186,7 +200,7 @@ export class WorkbenchEngine {
   }
 
   private remember(changes: RowChange[]): void {
-    const at = performance.timeOrigin + performance.now()
+    const at = this.flashClock()
     for (const change of changes) {
       this.counts[change.kind] += 1
       if (change.kind === 'reset') {
@@ -197,7 +211,7 @@ export class WorkbenchEngine {
       } else {
         // deleted first, so the map stays in time order
         this.flashes.delete(change.key)
-        this.flashes.set(change.key, { kind: change.kind, at })
+        this.flashes.set(change.key, change.kind === 'insert' ? -at : at)
       }
       if (change.kind === 'update') this.before.set(change.message, change.before)
       if (change.kind === 'delete' && isEventMessage(change.message)) {
@@ -209,9 +223,9 @@ export class WorkbenchEngine {
   }
 
   private forgetOldFlashes(): void {
-    const before = performance.timeOrigin + performance.now() - FLASH_KEPT_MS
-    for (const [key, flash] of this.flashes) {
-      if (flash.at >= before && this.flashes.size <= FLASHES_KEPT) break
+    const before = this.flashClock() - FLASH_KEPT_MS * 10
+    for (const [key, mark] of this.flashes) {
+      if (Math.abs(mark) >= before && this.flashes.size <= FLASHES_KEPT) break
       this.flashes.delete(key)
     }
   }
