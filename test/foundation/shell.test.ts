@@ -54,6 +54,10 @@ describe('contentSecurityPolicy (one policy for the Electron window and the brow
     expect(directives.get('frame-ancestors')).toEqual(["'none'"])
   })
 
+  test('workers only from the app’s own files (the Shape workbench’s worker): no blob: or data: workers', () => {
+    expect(directives.get('worker-src')).toEqual(["'self'"])
+  })
+
   test('the <meta> policy of the built page is the same but for frame-ancestors, which a meta policy cannot carry', () => {
     expect(contentSecurityPolicy('meta')).toBe(contentSecurityPolicy().replace("; frame-ancestors 'none'", ''))
   })
