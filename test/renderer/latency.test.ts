@@ -14,7 +14,7 @@ const change = (lsn: string): Message => ({
  */
 function answers(...lists: Array<Array<{ lsn: string; committed_at: number | null; appended_at: number }>>) {
   const calls: string[] = []
-  const fetch = vi.fn(async (url: URL | RequestInfo) => {
+  const fetch = vi.fn(async (url: URL | string) => {
     calls.push(String(url))
     const transactions = (lists.shift() ?? []).map((transaction) => ({ xid: 1, changes: 1, ...transaction }))
     return new Response(JSON.stringify({ handle: 'h', transactions }), { status: 200 })
