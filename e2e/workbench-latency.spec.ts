@@ -1,6 +1,6 @@
-import { createServer, request, type Server } from 'node:http'
 import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
+import { forwardingServer } from './forwarding-server'
 
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--sse-keep-alive', '500'] })
 
@@ -58,45 +58,17 @@ for (const live of ['long-poll', 'sse'] as const) {
   })
 }
 
-/** Another shape service: passes `/other/v1/shape` to the app's shape API and knows nothing else (as Electric). */
-async function otherShapeService(target: string): Promise<{ url: string; server: Server }> {
-  const upstream = new URL(target)
-  const server = createServer((req, res) => {
-    if (!req.url?.startsWith('/other/v1/shape')) {
-      res.writeHead(404, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
-      res.end(JSON.stringify({ message: 'Not found' }))
-      return
-    }
-    const forwarded = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        path: req.url.slice('/other'.length),
-        method: req.method,
-        headers: { ...req.headers, host: upstream.host }
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(res)
-      }
-    )
-    forwarded.on('error', () => res.destroy())
-    req.pipe(forwarded)
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server }
-}
-
 test('for another shape service that does not tell commit times, the Latency tab says so', async ({
   page,
   app,
   openApp
 }) => {
-  const other = await otherShapeService(app.baseUrl)
+  // it passes /other/v1/shape to the app's shape API and knows nothing else (as Electric)
+  const other = await forwardingServer(app.baseUrl, { prefix: '/other', only: '/v1/shape' })
   try {
     await openApp(page, 'shapes')
     await page.getByLabel('target', { exact: true }).selectOption('custom')
-    await page.getByLabel('shape URL', { exact: true }).fill(`${other.url}/other/v1/shape`)
+    await page.getByLabel('shape URL', { exact: true }).fill(`${other.url}/v1/shape`)
     await page.getByLabel('table', { exact: true }).selectOption('projects')
     await page.getByRole('button', { name: 'Start', exact: true }).click()
     await expect(page.getByTestId('phase')).toHaveText('live')
@@ -107,7 +79,6 @@ test('for another shape service that does not tell commit times, the Latency tab
     )
     await expect(page.getByTestId('latency-messages')).toHaveText('1')
   } finally {
-    other.server.closeAllConnections()
-    other.server.close()
+    other.close()
   }
 })

@@ -6,6 +6,8 @@ import { useSessionView } from './use-view'
 
 const ms = (value: number | undefined) => (value === undefined ? '–' : `${value.toFixed(1)} ms`)
 
+const STATS = ['p50', 'p95', 'p99', 'max'] as const
+
 const LEGS = [
   [
     'append',
@@ -22,28 +24,20 @@ function StatsTable({ stats }: { stats: Record<(typeof LEGS)[number][0], Percent
       <thead>
         <tr>
           <th />
-          <th>p50</th>
-          <th>p95</th>
-          <th>p99</th>
-          <th>max</th>
+          {STATS.map((stat) => (
+            <th key={stat}>{stat}</th>
+          ))}
         </tr>
       </thead>
       <tbody>
         {LEGS.map(([id, name, title]) => (
           <tr key={id} data-leg={id}>
             <th title={title}>{name}</th>
-            <td className="num" data-stat="p50">
-              {ms(stats[id]?.p50)}
-            </td>
-            <td className="num" data-stat="p95">
-              {ms(stats[id]?.p95)}
-            </td>
-            <td className="num" data-stat="p99">
-              {ms(stats[id]?.p99)}
-            </td>
-            <td className="num" data-stat="max">
-              {ms(stats[id]?.max)}
-            </td>
+            {STATS.map((stat) => (
+              <td key={stat} className="num" data-stat={stat}>
+                {ms(stats[id]?.[stat])}
+              </td>
+            ))}
           </tr>
         ))}
       </tbody>

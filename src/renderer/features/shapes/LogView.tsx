@@ -2,8 +2,8 @@ import { useState } from 'react'
 import { clockTime } from './clock'
 import { LOG_FILTERS, type LogDetail, type LogFilter, type LogRow } from './engine/log-rows'
 import type { WorkbenchSession } from './session'
-import { SearchBox, VirtualTable } from './VirtualTable'
-import { useSessionView, useVisibleRange } from './use-view'
+import { SearchBox, ShownCount, VirtualTable } from './VirtualTable'
+import { useListView } from './use-view'
 
 const ROW_HEIGHT = 24
 
@@ -81,10 +81,7 @@ function LogLine({ row }: { row: LogRow }) {
 export function LogView({ session }: { session: WorkbenchSession }) {
   const [filter, setFilter] = useState<LogFilter>('all')
   const [search, setSearch] = useState('')
-  const [count, setCount] = useState(0)
-  const range = useVisibleRange(count, ROW_HEIGHT)
-  const view = useSessionView(session, { kind: 'log', filter, search, start: range.start, end: range.end })
-  if (view && view.matched !== count) setCount(view.matched)
+  const { range, view } = useListView(session, ROW_HEIGHT, (rows) => ({ kind: 'log', filter, search, ...rows }))
   return (
     <div className="log-view">
       <div className="toolbar" role="group" aria-label="Filter by operation">
@@ -100,26 +97,14 @@ export function LogView({ session }: { session: WorkbenchSession }) {
           </button>
         ))}
         <SearchBox label="search the log" value={search} onChange={setSearch} />
-        <span className="count" data-testid="log-count">
-          {view ? `${view.matched} shown` : ''}
-          {view && view.matched !== view.total ? ` of ${view.total}` : ''}
-        </span>
+        <ShownCount testId="log-count" view={view} />
       </div>
       <VirtualTable
         testId="log"
         range={range}
         view={view}
         rowHeight={ROW_HEIGHT}
-        head={
-          <tr>
-            <th>time</th>
-            <th>offset</th>
-            <th>op</th>
-            <th>key</th>
-            <th>value</th>
-          </tr>
-        }
-        columns={5}
+        columns={['time', 'offset', 'op', 'key', 'value']}
         render={(row) => <LogLine key={row.seq} row={row} />}
       />
     </div>

@@ -8,7 +8,7 @@ import {
   type SimulatedRequest
 } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
-import { useSessionView, useVisibleRange } from './use-view'
+import { useListView } from './use-view'
 import { SearchBox, VirtualTable } from './VirtualTable'
 
 const ROW_HEIGHT = 24
@@ -113,10 +113,7 @@ function ExchangeDetail({ exchange, simulated }: { exchange: Exchange; simulated
 export function RequestsView({ session }: { session: WorkbenchSession }) {
   const [selected, setSelected] = useState<string | null>(null)
   const [search, setSearch] = useState('')
-  const [count, setCount] = useState(0)
-  const range = useVisibleRange(count, ROW_HEIGHT)
-  const view = useSessionView(session, { kind: 'requests', search, selected, start: range.start, end: range.end })
-  if (view && view.matched !== count) setCount(view.matched)
+  const { range, view } = useListView(session, ROW_HEIGHT, (rows) => ({ kind: 'requests', search, selected, ...rows }))
   const chosen = view?.selected
   return (
     <div className="requests-view">
@@ -138,18 +135,7 @@ export function RequestsView({ session }: { session: WorkbenchSession }) {
         range={range}
         view={view}
         rowHeight={ROW_HEIGHT}
-        columns={7}
-        head={
-          <tr>
-            <th>#</th>
-            <th>status</th>
-            <th>kind</th>
-            <th>shared cache</th>
-            <th>time</th>
-            <th>size</th>
-            <th>request</th>
-          </tr>
-        }
+        columns={['#', 'status', 'kind', 'shared cache', 'time', 'size', 'request']}
         render={(row) => (
           <tr
             key={row.label}

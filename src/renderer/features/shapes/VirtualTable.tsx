@@ -10,7 +10,6 @@ export function VirtualTable<T>({
   range,
   view,
   rowHeight,
-  head,
   columns,
   render
 }: {
@@ -18,8 +17,8 @@ export function VirtualTable<T>({
   range: ReturnType<typeof useVisibleRange>
   view: { start: number; rows: T[] } | undefined
   rowHeight: number
-  head: ReactNode
-  columns: number
+  /** The header cells. */
+  columns: string[]
   render(row: T, index: number): ReactNode
 }) {
   const lines: ReactNode[] = []
@@ -28,7 +27,7 @@ export function VirtualTable<T>({
     lines.push(
       row === undefined ? (
         <tr key={`blank-${index}`} className="blank" style={{ height: rowHeight }}>
-          <td colSpan={columns} />
+          <td colSpan={columns.length} />
         </tr>
       ) : (
         render(row, index)
@@ -43,7 +42,13 @@ export function VirtualTable<T>({
           data-testid={testId}
           style={{ ['--row-height' as string]: `${rowHeight}px` }}
         >
-          <thead>{head}</thead>
+          <thead>
+            <tr>
+              {columns.map((column) => (
+                <th key={column}>{column}</th>
+              ))}
+            </tr>
+          </thead>
           <tbody>{lines}</tbody>
         </table>
       </div>
@@ -62,5 +67,15 @@ export function SearchBox({ label, value, onChange }: { label: string; value: st
       value={value}
       onChange={(event) => onChange(event.target.value)}
     />
+  )
+}
+
+/** How many entries the filter and search hold, of how many kept. */
+export function ShownCount({ testId, view }: { testId: string; view: { matched: number; total: number } | undefined }) {
+  return (
+    <span className="count" data-testid={testId}>
+      {view ? `${view.matched} shown` : ''}
+      {view && view.matched !== view.total ? ` of ${view.total}` : ''}
+    </span>
   )
 }

@@ -84,3 +84,23 @@ export function useVisibleRange(count: number, rowHeight: number, overscan = 15)
 export function rowAt<T>(view: { start: number; rows: T[] } | undefined, index: number): T | undefined {
   return view ? view.rows[index - view.start] : undefined
 }
+
+type ListQuery = Extract<ViewQuery, { kind: 'log' | 'frames' | 'requests' }>
+
+/**
+ * A long list's view: its window follows the scroller, and its length (what the filter and search hold) comes with
+ * each answer, for the scroller's height. `query` makes the view's query for a window.
+ */
+export function useListView<Q extends ListQuery>(
+  session: WorkbenchSession,
+  rowHeight: number,
+  query: (window: { start: number; end: number }) => Q
+) {
+  const [count, setCount] = useState(0)
+  const range = useVisibleRange(count, rowHeight)
+  const view = useSessionView(session, query({ start: range.start, end: range.end })) as
+    Extract<ViewData, { kind: Q['kind'] }> | undefined
+  const matched = (view as { matched: number } | undefined)?.matched
+  if (matched !== undefined && matched !== count) setCount(matched)
+  return { range, view }
+}
