@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { shapeConnectionStream } from './snapshot/reused-read-socket'
 import { loadParser } from '../sql'
+import { CommitTimes } from './commit-times'
 import { Catalog } from './definition/catalog'
 import type { ResolvedShape } from './definition/definition'
 import type { TableInfo } from './definition/table-info'
@@ -43,6 +44,8 @@ export class ShapeService {
   private readonly catalog: Catalog
   private readonly registry: ShapeRegistry
   private readonly collector: Collector
+  /** Recent transactions' commit times (GET /v1/debug/commit-times). */
+  readonly commitTimes = new CommitTimes()
   private readonly snapshots: SnapshotBuilder
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null
@@ -132,7 +135,10 @@ export class ShapeService {
       publicationName: this.state.slotName,
       appliedLsn: this.collector.appliedLsn,
       awaitDurable: true,
-      onTransaction: (tx) => this.collector.onTransaction(tx),
+      onTransaction: (tx) => {
+        this.commitTimes.committed(tx.commitLsn, tx.commitTime)
+        return this.collector.onTransaction(tx)
+      },
       onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)

@@ -16,6 +16,7 @@ import { ShapeTooLargeError } from '../storage/shape-limits'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
 import { DEBUG_SHAPES_PATH, serveDebugShapes } from './debug-shapes'
+import { serveCommitTimes } from './commit-times'
 
 export interface ShapeApiOptions {
   brand: HeaderBrand
@@ -62,6 +63,7 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
     }
     if (path === '/v1/health' && (method === 'GET' || method === 'HEAD')) return health(r, options)
     if (path === DEBUG_SHAPES_PATH) return serveDebugShapes(r, url.searchParams, options)
+    if (path === '/v1/debug/commit-times' && method === 'GET') return commitTimes(r, options, url.searchParams)
     if (path !== '/v1/shape') return r.json(404, { message: 'Not found' })
     if (method === 'OPTIONS') return r.send(204, preflightHeaders(req), null)
     if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method))
@@ -154,6 +156,14 @@ function health(r: Responder, options: ShapeApiOptions): void {
   const state = service.health()
   if (state.status === 'active') return r.json(200, state, noStore)
   r.json(503, state, { ...noStore, 'retry-after': '5' })
+}
+
+/** The workbench's latency source (a Syncscope extension), behind the secret like every shape request. */
+function commitTimes(r: Responder, options: ShapeApiOptions, query: URLSearchParams): void {
+  if (options.secret !== undefined && !secretMatches(query, options.secret)) return r.unauthorized()
+  const service = options.service()
+  if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', 1)
+  serveCommitTimes(r, service, query)
 }
 
 /** A shape dropped while the request read its files: the client refetches, as from any dropped shape. */

@@ -3,6 +3,7 @@ import { open, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { Cancellation } from '../live/cancellation'
+import { AppendTimes } from '../commit-times'
 import { z } from 'zod'
 import type { ResolvedShape } from '../definition/definition'
 import { ShapeInputSchema } from '../definition/definition'
@@ -106,6 +107,8 @@ export class Shape {
   /** When a request last used the shape (ms since the epoch), and the order of that use; null when restored and unused. */
   lastUsedAt: number | null = null
   useSequence = 0
+  /** When its last transactions were appended (the workbench's latency, `GET /v1/debug/commit-times`). */
+  readonly appendTimes = new AppendTimes()
 
   constructor(
     readonly handle: string,
@@ -206,9 +209,11 @@ export class Shape {
       return false
     }
     if (visibleIn(this.visibility, xid)) return false
-    const added = this.log.append(entries) > 0
+    const appended = this.log.append(entries)
+    const added = appended > 0
     if (added) {
       this.lastChangeAt = Date.now()
+      this.appendTimes.appended((entries[0] as LogEntry).offset.tx, xid, appended)
       this.wake()
     }
     return added
