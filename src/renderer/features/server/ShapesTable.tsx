@@ -1,8 +1,8 @@
-import { useEffect, useRef, useState } from 'react'
-import { useVirtualizer } from '@tanstack/react-virtual'
+import { useEffect, useState } from 'react'
 import { formatBytes } from '../../../shared/format-bytes'
 import type { ServerState, ShapeQuery, ShapeSortKey, ShapeState } from '../../../shared/protocol/debug-shapes'
 import { ErrorBox } from '../../components/ErrorBox'
+import { useVisibleRange } from '../../components/use-visible-range'
 import { useCallMutation } from '../../hooks'
 import { ago, windowStart } from './server-view'
 
@@ -60,16 +60,9 @@ export function ShapesTable({
   view: ShapesView
   onView: (view: ShapesView) => void
 }) {
-  const scroller = useRef<HTMLDivElement>(null)
   const [selected, setSelected] = useState<string | null>(null)
-  const virtualizer = useVirtualizer({
-    count: state.matched,
-    getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
-    overscan: 10
-  })
-  const items = virtualizer.getVirtualItems()
-  const wanted = windowStart(items[0]?.index ?? 0)
+  const range = useVisibleRange(state.matched, ROW_HEIGHT, 10)
+  const wanted = windowStart(range.start)
   useEffect(() => {
     if (wanted !== view.start) onView({ ...view, start: wanted })
   }, [wanted, view, onView])
@@ -89,7 +82,7 @@ export function ShapesTable({
     <section className="panel" aria-label="Shapes">
       <h2>Shapes</h2>
       <ShapesToolbar view={view} onView={onView} state={state} />
-      <div className="server-grid" ref={scroller} role="table" aria-label="Shapes" data-testid="server-shapes">
+      <div className="server-grid" ref={range.scroller} role="table" aria-label="Shapes" data-testid="server-shapes">
         <div className="server-grid-head" role="row" style={{ gridTemplateColumns: TEMPLATE }}>
           {COLUMNS.map((column) => {
             const active = column.sort !== undefined && view.sort.key === column.sort
@@ -118,15 +111,15 @@ export function ShapesTable({
           })}
           <div role="columnheader" />
         </div>
-        <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
-          {items.map((item) => {
-            const shape = rowAt(item.index)
+        <div style={{ height: range.totalSize, position: 'relative' }}>
+          {indexes(range).map((index) => {
+            const shape = rowAt(index)
             return (
               <ShapeRow
-                key={shape?.handle ?? `pending-${item.index}`}
+                key={shape?.handle ?? `pending-${index}`}
                 shape={shape}
                 now={now}
-                top={item.start}
+                top={range.offsetOf(index)}
                 selected={shape !== undefined && shape.handle === selected}
                 onSelect={setSelected}
               />
@@ -318,4 +311,9 @@ function SubqueryFact({
       </dd>
     </>
   )
+}
+
+/** The list indexes the range draws. */
+function indexes(range: { start: number; end: number }): number[] {
+  return Array.from({ length: range.end - range.start }, (_, offset) => range.start + offset)
 }

@@ -3,7 +3,8 @@ import { now } from '../../../shared/shape-client'
 import { RowWhy } from './RowWhy'
 import type { RowsView as RowsViewData } from './engine/protocol'
 import { FLASH_MS, type WorkbenchSession } from './session'
-import { rowAt, useSessionView, useVisibleRange } from './use-view'
+import { useVisibleRange } from '../../components/use-visible-range'
+import { rowAt, useSessionView } from './use-view'
 
 const ROW_HEIGHT = 26
 const COLUMN_WIDTH = 170

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react'
-import { rowAt, type useVisibleRange } from './use-view'
+import type { useVisibleRange } from '../../components/use-visible-range'
+import { rowAt } from './use-view'
 
 /**
  * A long table drawn a window at a time: the rows in view (sent by the worker for `range`) between two spacers that
