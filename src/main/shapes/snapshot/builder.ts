@@ -3,15 +3,9 @@ import type pg from 'pg'
 import { syncPath, writeDurably } from '../../fs/atomic-write'
 import type { Shape } from '../storage/shape'
 import type { SubqueryRuntime } from '../subquery/runtime'
-import {
-  type HeldChunk,
-  type ReadRowsArgs,
-  type SnapshotInfo,
-  SnapshotCancelledError,
-  TableChangedError,
-  chunkPath,
-  runSnapshot
-} from './snapshot'
+import { type HeldChunk, chunkPath } from '../storage/chunk-files'
+import type { SnapshotInfo } from '../storage/snapshot-lifecycle'
+import { type ReadRowsArgs, SnapshotCancelledError, TableChangedError, runSnapshot } from './snapshot'
 
 export interface SnapshotBuilderOptions {
   pool: pg.Pool

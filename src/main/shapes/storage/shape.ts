@@ -10,18 +10,19 @@ import { ShapeInputSchema } from '../definition/definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
-import { type HeldChunk, type SnapshotInfo, chunkBufferPool, chunkPath } from '../snapshot/snapshot'
-import type { BufferPool } from '../snapshot/buffer-pool'
+import { type HeldChunk, chunkBufferPool, chunkPath } from './chunk-files'
+import type { BufferPool } from './buffer-pool'
 import {
   PENDING,
   type SnapshotEvent,
+  type SnapshotInfo,
   type SnapshotState,
   failureOf,
   nextSnapshotState,
   readyChunksOf,
   snapshotChunksOf,
   snapshotInfoOf
-} from '../snapshot/lifecycle'
+} from './snapshot-lifecycle'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 3
@@ -87,7 +88,7 @@ export class ShapeGoneError extends Error {
 
 /** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
 export class Shape {
-  /** Where the snapshot stands (see snapshot/lifecycle); every change of it goes through `move`. */
+  /** Where the snapshot stands (see snapshot-lifecycle.ts); every change of it goes through `move`. */
   private snapshotState: SnapshotState = PENDING
   /** The snapshot's xids, for telling which replicated transactions it already holds. */
   private visibility: XidSnapshot | null = null
