@@ -15,6 +15,7 @@ import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
 import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
+import { compileSubqueryWhere } from './subquery/plan'
 import type { SubqueryRuntime } from './subquery/runtime'
 
 export { ServiceStoppingError } from './registry'
@@ -70,7 +71,7 @@ export class ShapeService {
       }
     })
     // a table found changed on a request: its shapes leave service at once, their files are removed meanwhile
-    this.catalog = new Catalog(pool, (schema, name) => void this.registry.dropTable(schema, name))
+    this.catalog = new Catalog(pool, (schema, name) => void this.registry.dropTable(schema, name), compileSubqueryWhere)
     const snapshots = new SnapshotBuilder({
       pool,
       shapesDir,
