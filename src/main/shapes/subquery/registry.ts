@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import type { Row } from '../storage/messages'
-import type { ReplicatedTransaction } from '../replication'
+import type { ReplicatedTransaction } from '../storage/replicated'
 import type { Shape } from '../storage/shape'
 import { type ShapeRouter, createShapeRouter } from '../../sql'
 import { dependencyWhere } from './plan'
