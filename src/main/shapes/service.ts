@@ -16,6 +16,7 @@ import type { ShapeDamagedError } from './storage/shape-log'
 import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
 import { compileSubqueryWhere } from './subquery/plan'
+import { Live } from './live/live'
 import type { SubqueryRuntime } from './subquery/runtime'
 
 export { ServiceStoppingError } from './registry'
@@ -47,6 +48,8 @@ export class ShapeService {
   private readonly collector: Collector
   /** Recent transactions' commit times (GET /v1/debug/commit-times). */
   readonly commitTimes = new CommitTimes()
+  /** What waits for the shapes to change: long-polls, SSE streams, requests waiting for a snapshot. */
+  readonly live = new Live()
   private readonly snapshots: SnapshotBuilder
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null

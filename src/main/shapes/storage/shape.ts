@@ -2,7 +2,6 @@ import { createReadStream, statSync } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
-import type { Cancellation } from '../live/cancellation'
 import { AppendTimes } from '../commit-times'
 import { z } from 'zod'
 import type { ResolvedShape } from '../definition/definition'
@@ -48,8 +47,6 @@ interface HeldTransaction {
   entries: LogEntry[]
 }
 
-type Wake = () => void
-
 /**
  * Chunk bytes in memory per shape: those being sent to readers (shared by all of them) and snapshot chunks just
  * written, kept for the client following the snapshot so that, a few chunks behind, it still reads none from disk.
@@ -86,7 +83,7 @@ export class ShapeGoneError extends Error {
   override readonly name = 'ShapeGoneError'
 }
 
-/** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
+/** One shape: its definition, snapshot state, snapshot chunks and main log on disk. */
 export class Shape {
   /** Where the snapshot stands (see snapshot-lifecycle.ts); every change of it goes through `move`. */
   private snapshotState: SnapshotState = PENDING
@@ -95,7 +92,6 @@ export class Shape {
   private held: HeldTransaction[] = []
   private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
   private readonly chunkChecks: ChunkCheck[] = []
-  private readonly waiters = new Set<Wake>()
   /** Bytes of the snapshot chunk files written so far. */
   private snapshotBytes = 0
   /**
@@ -110,6 +106,11 @@ export class Shape {
   useSequence = 0
   /** When its last transactions were appended (the workbench's latency, `GET /v1/debug/commit-times`). */
   readonly appendTimes = new AppendTimes()
+  /**
+   * The shape's one change signal, called synchronously on every change (entries appended, a snapshot chunk written,
+   * a failure, the drop): the live stage (live/live.ts) listens, and wakes what waits for the shape.
+   */
+  changed: (() => void) | null = null
 
   constructor(
     readonly handle: string,
@@ -257,41 +258,7 @@ export class Shape {
   }
 
   private wake(): void {
-    const waiters = [...this.waiters]
-    this.waiters.clear()
-    for (const wake of waiters) wake()
-  }
-
-  /**
-   * Calls `then` once, synchronously, on the next change of this shape (new entries, a chunk, failure, invalidation),
-   * after `ms`, or on cancel. Synchronous so that one change answers every waiting long-poll in one go.
-   */
-  onChange(then: () => void, ms: number, cancellation?: Cancellation): void {
-    const done = () => {
-      clearTimeout(timer)
-      this.waiters.delete(done)
-      stopListening?.()
-      then()
-    }
-    const timer = setTimeout(done, ms)
-    this.waiters.add(done)
-    const stopListening = cancellation?.onCancel(done)
-  }
-
-  /** Resolves on the next change of this shape, after `ms`, or on cancel. */
-  nextChange(ms: number, cancellation?: Cancellation): Promise<void> {
-    return new Promise((resolve) => this.onChange(resolve, ms, cancellation))
-  }
-
-  /** Waits until `until()` holds or `ms` have passed; returns whether it holds. */
-  async waitFor(until: () => boolean, ms: number, cancellation?: Cancellation): Promise<boolean> {
-    const deadline = Date.now() + ms
-    while (!until()) {
-      const left = deadline - Date.now()
-      if (left <= 0 || this.invalidated || this.failure || cancellation?.cancelled) return until()
-      await this.nextChange(left, cancellation)
-    }
-    return true
+    this.changed?.()
   }
 
   /**
