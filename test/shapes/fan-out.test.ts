@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { get, shapeUrl, syncToEnd } from '../support/shape-http'
 import { startTestShapeServer, untilHeld, type TestShapeServer } from '../support/shape-server'
-import { PARALLEL_FROM } from '../../src/main/shapes/http/parallel-writes'
+import { PARALLEL_FROM } from '../../src/main/shapes/live/parallel-writes'
 
 const LONG_POLL_MS = 2000
 

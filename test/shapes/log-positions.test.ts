@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { formatOffset, readPosition } from '../../src/main/shapes/storage/offset'
 import { ShapeLog } from '../../src/main/shapes/storage/shape-log'
-import { sseFrames } from '../../src/main/shapes/http/sse'
+import { sseFrames } from '../../src/main/shapes/live/sse'
 
 describe('log positions and SSE framing', () => {
   let dir = ''

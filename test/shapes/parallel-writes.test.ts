@@ -1,6 +1,6 @@
 import { type AddressInfo, type Socket, connect, createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ParallelSocketWrites } from '../../src/main/shapes/http/parallel-writes'
+import { ParallelSocketWrites } from '../../src/main/shapes/live/parallel-writes'
 
 const fdOf = (socket: Socket): number => (socket as unknown as { _handle: { fd: number } })._handle.fd
 

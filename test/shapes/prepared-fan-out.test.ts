@@ -4,7 +4,7 @@ import { type AddressInfo, type Socket, connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { protocolHeaderNames } from '../../src/shared/protocol'
 import { Responder, writePreparedToAll } from '../../src/main/shapes/http/responder'
-import { PARALLEL_FROM, descriptorOf, parallelWrites } from '../../src/main/shapes/http/parallel-writes'
+import { PARALLEL_FROM, descriptorOf, parallelWrites } from '../../src/main/shapes/live/parallel-writes'
 
 const CONNECTIONS = PARALLEL_FROM + 44
 

@@ -1,6 +1,6 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BufferPool } from '../../src/main/shapes/snapshot/buffer-pool'
+import { BufferPool } from '../../src/main/shapes/storage/buffer-pool'
 import { materialise, syncToEnd } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 

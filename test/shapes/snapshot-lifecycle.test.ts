@@ -10,7 +10,7 @@ import {
   readyChunksOf,
   snapshotChunksOf,
   snapshotInfoOf
-} from '../../src/main/shapes/snapshot/lifecycle'
+} from '../../src/main/shapes/storage/snapshot-lifecycle'
 
 const info = { xmin: '10', xmax: '12', xipList: ['11'], databaseLsn: '100' }
 const boom = new Error('division by zero')

@@ -5,7 +5,6 @@ import pg from 'pg'
 import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
-import { heldLongPolls } from '../../src/main/shapes/http/serve-log'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {
@@ -102,8 +101,9 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
 export async function untilHeld(server: TestShapeServer, handle: string, count: number): Promise<void> {
   await vi.waitFor(
     () => {
-      const shape = server.app.rooms.shapes.service()?.shapeByHandle(handle)
-      expect(shape ? heldLongPolls(shape) : 0, `live long-polls held for ${handle}`).toBe(count)
+      const service = server.app.rooms.shapes.service()
+      const shape = service?.shapeByHandle(handle)
+      expect(shape ? service?.live.heldLongPolls(shape) : 0, `live long-polls held for ${handle}`).toBe(count)
     },
     { timeout: 20_000, interval: 5 }
   )

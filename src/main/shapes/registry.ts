@@ -12,7 +12,8 @@ import { parseJson } from './storage/json-file'
 import { Shape, ShapeMetaSchema } from './storage/shape'
 import { ShapeLog } from './storage/shape-log'
 import { type ShapeLimitSettings, ShapeLimits, ShapeTooLargeError, defaultDiskBudget } from './storage/shape-limits'
-import { type SubqueryRegistry, definitionTables } from './subquery/registry'
+import { definitionTables } from './definition/filter'
+import type { SubqueryRegistry } from './subquery/registry'
 
 /** The service is stopping (the server shuts down or the database is switched): the request may be retried. */
 export class ServiceStoppingError extends Error {

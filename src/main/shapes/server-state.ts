@@ -7,8 +7,7 @@ import type {
   ShapeState
 } from '../../shared/protocol/debug-shapes'
 import type { ResolvedShape } from './definition/definition'
-import { heldLongPolls } from './http/serve-log'
-import { openSseStreams } from './http/sse'
+import type { Live } from './live/live'
 import type { ShapeService } from './service'
 import type { Shape } from './storage/shape'
 import { formatOffset } from './storage/offset'
@@ -28,8 +27,8 @@ export async function serverState(service: ShapeService, query: ShapeQuery): Pro
   let longPolls = 0
   let sseStreams = 0
   for (const shape of service.shapesByLastUse()) {
-    longPolls += heldLongPolls(shape)
-    sseStreams += openSseStreams(shape)
+    longPolls += service.live.heldLongPolls(shape)
+    sseStreams += service.live.openSseStreams(shape)
   }
   const health = service.health()
   const { maxShapes, maxDiskBytes } = service.bounds
@@ -48,7 +47,7 @@ export async function serverState(service: ShapeService, query: ShapeQuery): Pro
     replication: withServiceStatus(await replication, health),
     matched,
     offset,
-    shapes: page.map(({ shape, rank }) => shapeStateOf(shape, rank)),
+    shapes: page.map(({ shape, rank }) => shapeStateOf(shape, rank, service.live)),
     next
   }
 }
@@ -76,6 +75,8 @@ interface Ranked {
   shape: Shape
   /** 1 for the least recently used shape. */
   rank: number
+  /** What waits for the shape (its long-polls and SSE streams). */
+  live: Live
 }
 
 /** The page of shapes the query asks for: filtered, ordered, then cut; linear but for the sort of what matched. */
@@ -88,7 +89,7 @@ function selectShapes(
   let rank = 0
   for (const shape of service.shapesByLastUse()) {
     rank += 1
-    if (needle === '' || haystack(shape).includes(needle)) ranked.push({ shape, rank })
+    if (needle === '' || haystack(shape).includes(needle)) ranked.push({ shape, rank, live: service.live })
   }
   const { key, direction } = query.sort
   const lastUseOrder = key === 'last_used' && direction === 'ascending'
@@ -128,8 +129,8 @@ const SORT_VALUES: Record<ShapeSortKey, (entry: Ranked) => number | string> = {
   phase: ({ shape }) => shape.snapshotPhase,
   disk_bytes: ({ shape }) => shape.diskBytes,
   log_entries: ({ shape }) => shape.log.size,
-  long_polls: ({ shape }) => heldLongPolls(shape),
-  sse_streams: ({ shape }) => openSseStreams(shape),
+  long_polls: ({ shape, live }) => live.heldLongPolls(shape),
+  sse_streams: ({ shape, live }) => live.openSseStreams(shape),
   last_change: ({ shape }) => shape.lastChangeAt ?? -1,
   created: ({ shape }) => Date.parse(shape.createdAt)
 }
@@ -176,7 +177,7 @@ function definitionOf(definition: ResolvedShape): ShapeState['definition'] {
   }
 }
 
-function shapeStateOf(shape: Shape, rank: number): ShapeState {
+function shapeStateOf(shape: Shape, rank: number, live: Live): ShapeState {
   return {
     handle: shape.handle,
     definition: definitionOf(shape.definition),
@@ -188,8 +189,8 @@ function shapeStateOf(shape: Shape, rank: number): ShapeState {
     log_bytes: shape.log.diskBytes,
     log_entries: shape.log.size,
     latest_offset: formatOffset(shape.lastOffset),
-    long_polls: heldLongPolls(shape),
-    sse_streams: openSseStreams(shape),
+    long_polls: live.heldLongPolls(shape),
+    sse_streams: live.openSseStreams(shape),
     created_at: shape.createdAt,
     last_change_at: isoOrNull(shape.lastChangeAt),
     last_used_at: isoOrNull(shape.lastUsedAt),

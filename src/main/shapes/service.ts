@@ -15,6 +15,8 @@ import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
 import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
+import { compileSubqueryWhere } from './subquery/plan'
+import { Live } from './live/live'
 import type { SubqueryRuntime } from './subquery/runtime'
 
 export { ServiceStoppingError } from './registry'
@@ -46,6 +48,8 @@ export class ShapeService {
   private readonly collector: Collector
   /** Recent transactions' commit times (GET /v1/debug/commit-times). */
   readonly commitTimes = new CommitTimes()
+  /** What waits for the shapes to change: long-polls, SSE streams, requests waiting for a snapshot. */
+  readonly live = new Live()
   private readonly snapshots: SnapshotBuilder
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null
@@ -70,7 +74,7 @@ export class ShapeService {
       }
     })
     // a table found changed on a request: its shapes leave service at once, their files are removed meanwhile
-    this.catalog = new Catalog(pool, (schema, name) => void this.registry.dropTable(schema, name))
+    this.catalog = new Catalog(pool, (schema, name) => void this.registry.dropTable(schema, name), compileSubqueryWhere)
     const snapshots = new SnapshotBuilder({
       pool,
       shapesDir,

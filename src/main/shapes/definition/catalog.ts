@@ -1,6 +1,6 @@
 import type pg from 'pg'
-import { definitionTables } from '../subquery/registry'
 import { type ResolvedShape, resolveDefinition } from './definition'
+import { type FilterCompiler, definitionTables } from './filter'
 import { TableChecks } from './table-check'
 import { type TableInfo, readTableInfo } from './table-info'
 
@@ -21,7 +21,9 @@ export class Catalog {
 
   constructor(
     private readonly pool: pg.Pool,
-    private readonly tableChanged: (schema: string, name: string) => void
+    private readonly tableChanged: (schema: string, name: string) => void,
+    /** Compiles wheres with subqueries (subquery/ plugs in here). */
+    private readonly compileFilter: FilterCompiler
   ) {
     this.checks = new TableChecks(pool)
   }
@@ -52,7 +54,11 @@ export class Catalog {
       )
       if (current.every(Boolean)) return cached
     }
-    const definition = await resolveDefinition(input, (schema, name) => this.tableInfo(schema, name))
+    const definition = await resolveDefinition(
+      input,
+      (schema, name) => this.tableInfo(schema, name),
+      this.compileFilter
+    )
     if (this.definitions.size >= DEFINITION_CACHE_SIZE)
       this.definitions.delete(this.definitions.keys().next().value as string)
     this.definitions.set(key, definition)

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
 import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from '../../sql'
-import { type SubqueryPlan, compileSubqueryWhere } from '../subquery/plan'
+import type { FilterCompiler, SubqueryPlan } from './filter'
 import { TableNotFoundError, type TableInfo } from './table-info'
 
 /** What a request says about its shape, before the table is looked up. Persisted with each shape. */
@@ -169,12 +169,13 @@ function checkParams(input: ShapeInput): void {
 async function compile(
   input: ShapeInput,
   table: TableInfo,
-  lookup: (schema: string, name: string) => Promise<TableInfo>
+  lookup: (schema: string, name: string) => Promise<TableInfo>,
+  compileFilter: FilterCompiler | null
 ): Promise<Pick<ResolvedShape, 'where' | 'subquery'>> {
   if (input.where === null) return { where: null, subquery: null }
   checkParams(input)
   try {
-    const subquery = await compileSubqueryWhere({
+    const subquery = await compileFilter?.({
       where: input.where,
       params: input.params,
       table,
@@ -210,10 +211,14 @@ export function whereErrorMessage(error: WhereError): string {
 const isSystemSchema = (schema: string): boolean =>
   /^(pg_catalog|information_schema|pg_toast|pg_temp_\d+|pg_toast_temp_\d+)$/.test(schema)
 
-/** Builds the shape a request asks for, with every rule of the reference (messages as the reference words them). */
+/**
+ * Builds the shape a request asks for, with every rule of the reference (messages as the reference words them);
+ * `compileFilter` takes the wheres with subqueries (without it they are refused as the plain compiler refuses them).
+ */
 export async function resolveDefinition(
   input: ShapeInput,
-  lookup: (schema: string, name: string) => Promise<TableInfo>
+  lookup: (schema: string, name: string) => Promise<TableInfo>,
+  compileFilter: FilterCompiler | null = null
 ): Promise<ResolvedShape> {
   const { schema, name } = parseTable(input.table)
   if (isSystemSchema(schema)) {
@@ -231,7 +236,7 @@ export async function resolveDefinition(
   }
   const queryable = queryableColumns(input, table)
   const columns = selectColumns(input, table, queryable)
-  const { where, subquery } = await compile(input, table, lookup)
+  const { where, subquery } = await compile(input, table, lookup, compileFilter)
   const explicit = input.columns === null ? null : [...columns].sort()
   const identity = JSON.stringify([
     table.schema,

@@ -87,9 +87,6 @@ export function etagMatches(header: string | string[] | undefined, etag: string)
 /** Monotonic suffix of "no changes" etags, so such responses never revalidate. */
 export const monotonicTag = (): string => process.hrtime.bigint().toString()
 
-export const upToDateMessage = (lsn: bigint): string =>
-  JSON.stringify({ headers: { control: CONTROL.upToDate, global_last_seen_lsn: lsn.toString() } })
-
 export const mustRefetchBody = JSON.stringify([{ headers: { control: CONTROL.mustRefetch } }])
 
 /** A JSON array body from newline-separated messages plus optional trailing messages, built with one copy. */

@@ -1,13 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { ChunkSource } from '../storage/shape'
+import type { ChunkSource, Shape } from '../storage/shape'
 import type { PreparedAnswer } from '../live/prepared-answers'
+import { type HeaderMap, answerHeaders, cacheControl } from './answer'
 import { releaseSource, sendSource, sourceLength } from './chunk-body'
 import type { ProtocolHeaderNames } from '../../../shared/protocol'
-import { CACHE_CONTROL, corsHeaders } from './protocol'
-import { PARALLEL_FROM, descriptorOf, writeToSockets } from './parallel-writes'
-
-export type HeaderMap = Record<string, string>
+import { corsHeaders, mustRefetchBody } from './protocol'
+import { PARALLEL_FROM, descriptorOf, writeToSockets } from '../live/parallel-writes'
 
 /** Writes responses of the shape API: CORS and server headers on everything but 401, JSON bodies. */
 export class Responder {
@@ -113,9 +112,7 @@ export class Responder {
   }
 
   json(status: number, body: unknown, headers: HeaderMap = {}): void {
-    const cache: HeaderMap =
-      status >= 400 && status !== 409 ? { 'cache-control': CACHE_CONTROL.error, 'surrogate-control': 'no-store' } : {}
-    this.send(status, { 'content-type': 'application/json; charset=utf-8', ...cache, ...headers }, JSON.stringify(body))
+    this.send(status, answerHeaders({ kind: 'json', status, body, headers }), JSON.stringify(body))
   }
 
   /** 401 carries no CORS headers (auth runs before CORS, as in the reference) but does say it is JSON. */
@@ -133,10 +130,15 @@ export class Responder {
     this.res.writeHead(status, {
       [this.names.server]: this.serverName,
       'content-type': 'application/json; charset=utf-8',
-      'cache-control': CACHE_CONTROL.error,
+      'cache-control': cacheControl({ kind: 'json', status, body: message })['cache-control'] as string,
       'content-length': String(Buffer.byteLength(body))
     })
     this.res.end(this.head ? undefined : body)
+  }
+
+  /** 409 must-refetch, pointing at the shape that now serves the definition (when there is one). */
+  mustRefetch(current: Shape | null): void {
+    this.send(409, answerHeaders({ kind: 'must-refetch', current }, this), mustRefetchBody)
   }
 
   invalidRequest(errors: Record<string, unknown>): void {

@@ -11,7 +11,9 @@ import { routingPath } from '../../net/request-path'
 import { type CacheSettings, catchUpCacheControl, preflightHeaders, secretMatches } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
-import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog, tooLarge } from './serve-log'
+import { type LogRequest, replacement, serveLog, tooLarge } from './serve-log'
+import type { AnswerTerms } from './answer'
+import type { LiveSettings } from '../live/live'
 import { ShapeTooLargeError } from '../storage/shape-limits'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
@@ -91,18 +93,17 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       const request = parseShapeRequest(query)
       input = request.input
       const definition = await service.resolve(request.input)
-      const context = {
-        r,
-        service,
-        request,
-        definition,
-        live: options.live,
+      const terms: AnswerTerms = {
+        names,
+        live: request.live,
+        cursor: request.cursor,
+        longPollTimeout: options.live.longPollTimeout,
         noCache: method === 'POST',
-        catchUpCache,
-        cancellation
+        catchUpCache
       }
-      if (subset) return await serveSubset(context, subset)
-      return await serveLog(context).catch((error: unknown) => refetchIfGone(context, error))
+      const ask: LogRequest = { r, request, definition, terms, settings: options.live, cancellation }
+      if (subset) return await serveSubset(service, ask, subset)
+      return await serveLog(service, ask).catch((error: unknown) => refetchIfGone(service, ask, error))
     } catch (error) {
       if (error instanceof ShapeDamagedError) return damaged(r, service, error, input)
       return failure(r, options, error)
@@ -123,7 +124,7 @@ async function damaged(
     return
   }
   const fresh = input ? await service.shapeFor(await service.resolve(input)).catch(() => null) : null
-  conflict({ r }, fresh)
+  r.mustRefetch(fresh)
 }
 
 /** Body keys that are not subset keys fill in query parameters the URL lacks (the URL wins). */
@@ -167,9 +168,9 @@ function commitTimes(r: Responder, options: ShapeApiOptions, query: URLSearchPar
 }
 
 /** A shape dropped while the request read its files: the client refetches, as from any dropped shape. */
-async function refetchIfGone(context: LogRequestContext, error: unknown): Promise<void> {
-  if (!(error instanceof ShapeGoneError) || context.r.res.headersSent) throw error
-  conflict(context, await replacement(context))
+async function refetchIfGone(service: ShapeService, ask: LogRequest, error: unknown): Promise<void> {
+  if (!(error instanceof ShapeGoneError) || ask.r.res.headersSent) throw error
+  ask.r.mustRefetch(await replacement(service, ask.definition))
 }
 
 /** DELETE /v1/shape: 202 once the shape's files are gone, also for a shape being dropped already (any phase). */
@@ -212,7 +213,7 @@ function failure(r: Responder, options: ShapeApiOptions, error: unknown): void {
   if (error instanceof InvalidRequestError) return r.invalidRequest(error.errors)
   if (error instanceof TableNotFoundError) return r.invalidRequest({ table: [error.message] })
   if (error instanceof ServiceStoppingError) return r.unavailable(error.message, 1)
-  if (error instanceof ShapeTooLargeError) return tooLarge(r, error)
+  if (error instanceof ShapeTooLargeError) return r.json(413, tooLarge(error).body)
   if (isConnectionError(error))
     return r.json(503, { code: 'database_unreachable', error: 'Database is unreachable' }, { 'retry-after': '10' })
   options.log(`shape request failed: ${(error as Error).stack ?? String(error)}`)

@@ -1,16 +1,15 @@
 import { randomInt } from 'node:crypto'
 import type { QueryArrayConfig } from 'pg'
 import { InvalidRequestError, whereErrorMessage } from '../definition/definition'
-import { formatOffset } from '../storage/offset'
 import { InsertEncoder } from '../storage/messages'
 import { selectRowsSql } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import { inSnapshot } from '../snapshot/snapshot'
-import { schemaHeader } from '../definition/table-info'
 import { WhereError, compileOrderBy, compileWhere, isCallersQueryError } from '../../sql'
-import { CACHE_CONTROL } from './protocol'
 import type { RawSubset } from './request-body'
-import { type LogRequestContext, conflict } from './serve-log'
+import type { ShapeService } from '../service'
+import { answerHeaders } from './answer'
+import type { LogRequest } from './serve-log'
 
 /** Documented bounds of a subset page. */
 export const MAX_SUBSET_LIMIT = 100_000
@@ -115,21 +114,21 @@ function subsetSql(shape: Shape, subset: Subset, columns: readonly string[]): st
 }
 
 /** Serves a subset snapshot (POST body or legacy `subset__*`): rows plus the snapshot they were read in. */
-export async function serveSubset(context: LogRequestContext, raw: RawSubset): Promise<void> {
-  const { service, request, definition, r } = context
+export async function serveSubset(service: ShapeService, ask: LogRequest, raw: RawSubset): Promise<void> {
+  const { request, definition, r } = ask
   const subset = compileSubset(raw, definition)
   let shape: Shape
   if (request.offset.kind === 'at') {
     const active = service.active(definition.identity)
     if (!active || active.handle !== request.handle)
-      return conflict(context, active ?? (await service.shapeFor(definition)))
+      return r.mustRefetch(active ?? (await service.shapeFor(definition)))
     service.used(active)
     shape = active
   } else {
     shape = await service.shapeFor(definition)
   }
   const runtime = shape.definition.subquery ? service.subqueryRuntime(shape.handle) : undefined
-  if (shape.definition.subquery && !runtime) return conflict(context, await service.shapeFor(definition))
+  if (shape.definition.subquery && !runtime) return r.mustRefetch(await service.shapeFor(definition))
   const mark = randomInt(0, 2 ** 31 - 1)
   let answer: { rows: string[]; metadata: Record<string, unknown> }
   try {
@@ -161,13 +160,6 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
       : request.offset.kind === 'now'
         ? shape.lastOffset
         : request.offset.offset
-  const headers = {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': CACHE_CONTROL.noCache,
-    [r.names.snapshot]: 'true',
-    [r.names.handle]: shape.handle,
-    [r.names.offset]: formatOffset(offset),
-    [r.names.schema]: JSON.stringify(schemaHeader(definition.table, definition.columns))
-  }
-  r.send(200, headers, `{"metadata":${JSON.stringify(answer.metadata)},"data":[${answer.rows.join(',')}]}`)
+  const body = `{"metadata":${JSON.stringify(answer.metadata)},"data":[${answer.rows.join(',')}]}`
+  r.send(200, answerHeaders({ kind: 'subset', shape, offset, body }, ask.terms), body)
 }

@@ -1,5 +1,4 @@
-import { formatOffset } from '../storage/offset'
-import type { Shape } from '../storage/shape'
+import { type LogOffset, formatOffset } from '../storage/offset'
 
 /** A whole 200 answer, headers flattened, ready to be written again (see Responder.sendPrepared). */
 export interface PreparedAnswer {
@@ -11,28 +10,24 @@ export interface PreparedAnswer {
 
 const MAX_PREPARED_ANSWERS = 64
 
-/** A shape's answers, all built while its log ended at `end`. */
-interface Answers {
-  end: string
-  byKey: Map<string, PreparedAnswer>
-}
-
-const answers = new WeakMap<Shape, Answers>()
-
 /**
- * Answers built for a shape's current log end, shared by identical requests (see serve-log). They hold only while the
- * log ends where it did when they were built: the first look after an append finds them gone.
+ * Answers built for a shape's current log end, shared by identical requests (see http/serve-log). They hold only while
+ * the log ends where it did when they were built: the first look after an append finds them gone.
  */
-export function preparedAnswer(shape: Shape, key: string, build: () => PreparedAnswer): PreparedAnswer {
-  const end = formatOffset(shape.lastOffset)
-  let current = answers.get(shape)
-  if (!current || current.end !== end || current.byKey.size >= MAX_PREPARED_ANSWERS) {
-    current = { end, byKey: new Map() }
-    answers.set(shape, current)
+export class PreparedAnswers {
+  private end = ''
+  private byKey = new Map<string, PreparedAnswer>()
+
+  get(logEnd: LogOffset, key: string, build: () => PreparedAnswer): PreparedAnswer {
+    const end = formatOffset(logEnd)
+    if (this.end !== end || this.byKey.size >= MAX_PREPARED_ANSWERS) {
+      this.end = end
+      this.byKey = new Map()
+    }
+    const existing = this.byKey.get(key)
+    if (existing) return existing
+    const prepared = build()
+    this.byKey.set(key, prepared)
+    return prepared
   }
-  const existing = current.byKey.get(key)
-  if (existing) return existing
-  const prepared = build()
-  current.byKey.set(key, prepared)
-  return prepared
 }

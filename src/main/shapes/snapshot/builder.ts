@@ -2,16 +2,10 @@ import { join } from 'node:path'
 import type pg from 'pg'
 import { syncPath, writeDurably } from '../../fs/atomic-write'
 import type { Shape } from '../storage/shape'
-import type { SubqueryRuntime } from '../subquery/runtime'
-import {
-  type HeldChunk,
-  type ReadRowsArgs,
-  type SnapshotInfo,
-  SnapshotCancelledError,
-  TableChangedError,
-  chunkPath,
-  runSnapshot
-} from './snapshot'
+import type { EncodedRows } from './copy-encoder'
+import { type HeldChunk, chunkPath } from '../storage/chunk-files'
+import type { SnapshotInfo } from '../storage/snapshot-lifecycle'
+import { type ReadRowsArgs, SnapshotCancelledError, TableChangedError, runSnapshot } from './snapshot'
 
 export interface SnapshotBuilderOptions {
   pool: pg.Pool
@@ -21,6 +15,19 @@ export interface SnapshotBuilderOptions {
   log(line: string): void
   /** A snapshot that cannot be completed: the shape is to be dropped (its readers refetch or see its failure). */
   broken(shape: Shape): void
+}
+
+/**
+ * Reads a shape's rows itself in the snapshot transaction instead of COPY: a stage above plugs it in (subquery/'s
+ * runtime, whose rows carry tags and whose views must agree with them).
+ */
+export interface SnapshotRowReader {
+  readSnapshot(
+    client: pg.PoolClient,
+    info: SnapshotInfo,
+    withRows: boolean,
+    add: (rows: EncodedRows) => Promise<void>
+  ): Promise<void>
 }
 
 /** A snapshot being built: `abort` cancels it, `done` settles once nothing of it writes any more. */
@@ -41,13 +48,13 @@ export class SnapshotBuilder {
    * Starts the shape's snapshot. A table that changed under it drops the shape (its readers refetch); any other
    * failure is reported to the shape's readers as a failed shape. `cancel` stops it.
    */
-  start(shape: Shape, runtime: SubqueryRuntime | undefined): void {
+  start(shape: Shape, reader: SnapshotRowReader | undefined): void {
     const abort = new AbortController()
     const withRows = shape.definition.log === 'full'
     const query = {
       definition: shape.definition,
       withRows,
-      read: runtime && ((...args: ReadRowsArgs) => runtime.readSnapshot(args[0], args[1], withRows, args[2]))
+      read: reader && ((...args: ReadRowsArgs) => reader.readSnapshot(args[0], args[1], withRows, args[2]))
     }
     const progress = {
       onSnapshot: (info: SnapshotInfo) => shape.snapshotTaken(info),

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream'
 import type { Connection, Submittable } from 'pg'
-import { BufferPool } from './buffer-pool'
+import { BufferPool } from '../storage/buffer-pool'
 import { lendReads } from './reused-read-socket'
 
 const COPY_DATA = 0x64

@@ -1,25 +1,19 @@
 import { open } from 'node:fs/promises'
 import type { Duplex } from 'node:stream'
-import { join } from 'node:path'
 import type pg from 'pg'
 import { CONTROL, parseLsn } from '../../../shared/protocol'
 import type { ResolvedShape } from '../definition/definition'
 import { CopyEncoder, ENCODE_BYTES, type EncodedRows, wholeLinesEnd } from './copy-encoder'
-import { type BufferPool, bufferPool } from './buffer-pool'
+import type { BufferPool } from '../storage/buffer-pool'
+import { type HeldChunk, chunkBufferPool, chunkPath } from '../storage/chunk-files'
+import type { SnapshotInfo } from '../storage/snapshot-lifecycle'
 import { cancelBackend } from './cancel-query'
 import { CopyOut } from './copy-out'
 import { plainRows } from './plain-rows'
 import { qualifiedName, selectRowsSql, setSessionSettingsSql } from '../definition/row-sql'
 import { tableIdentity } from '../definition/table-check'
 
-/** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
-export interface SnapshotInfo {
-  xmin: string
-  xmax: string
-  xipList: string[]
-  /** pg_current_wal_lsn() at the snapshot, as a decimal string. */
-  databaseLsn: string
-}
+export type { SnapshotInfo } from '../storage/snapshot-lifecycle'
 
 export interface SnapshotQuery {
   definition: ResolvedShape
@@ -42,8 +36,6 @@ export interface SnapshotProgress {
    */
   onChunk(chunk: number, last: boolean, body: HeldChunk): void | Promise<void>
 }
-
-export const chunkPath = (dir: string, chunk: number): string => join(dir, `snapshot-${chunk}.jsonl`)
 
 export function parseSnapshot(text: string, lsn: string): SnapshotInfo {
   const [xmin = '0', xmax = '0', xip = ''] = text.split(':')
@@ -81,12 +73,6 @@ async function beginSnapshot(
 }
 
 const COMMA = 44
-
-/** A finished snapshot chunk held in memory; `release()` once done with its bytes (they go back to a pool). */
-export interface HeldChunk {
-  bytes: Buffer
-  release(): void
-}
 
 /** A chunk's body as it is built, in a pooled buffer: the bytes so far, growing when a row would not fit. */
 class ChunkBody {
@@ -234,17 +220,10 @@ class ChunkWriter {
   }
 }
 
-/** The pool of the buffers chunks of about `chunkBytes` are built in (and read back into from disk). */
-export function chunkBufferPool(chunkBytes: number): BufferPool {
-  return bufferPool(chunkBytes + CHUNK_SLACK_BYTES)
-}
-
 /** How far file writes may fall behind the encoding. */
 const MAX_QUEUED_BYTES = 32 * 1024 * 1024
 /** Bytes gathered before a write to the chunk's file. */
 const FLUSH_BYTES = 1024 * 1024
-/** Room beyond `chunkBytes` for the row that crosses it, so a chunk's buffer seldom grows. */
-const CHUNK_SLACK_BYTES = 64 * 1024
 const CLOSE_ARRAY = 93
 const OPEN_ARRAY_BYTES = Buffer.from('[')
 

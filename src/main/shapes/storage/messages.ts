@@ -1,3 +1,4 @@
+import { CONTROL } from '../../../shared/protocol'
 import type { ResolvedShape } from '../definition/definition'
 import type { TableInfo } from '../definition/table-info'
 
@@ -193,3 +194,7 @@ export function messagesFor(
       return []
   }
 }
+
+/** The control message at the log's end: the client is up to date with everything the server saw through `lsn`. */
+export const upToDateMessage = (lsn: bigint): string =>
+  JSON.stringify({ headers: { control: CONTROL.upToDate, global_last_seen_lsn: lsn.toString() } })

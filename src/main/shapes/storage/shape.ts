@@ -2,7 +2,6 @@ import { createReadStream, statSync } from 'node:fs'
 import { open, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
-import type { Cancellation } from '../live/cancellation'
 import { AppendTimes } from '../commit-times'
 import { z } from 'zod'
 import type { ResolvedShape } from '../definition/definition'
@@ -10,18 +9,19 @@ import { ShapeInputSchema } from '../definition/definition'
 import { type LogOffset, compareOffsets } from './offset'
 import { type LogEntry, type LogSlice, ShapeDamagedError, ShapeLog } from './shape-log'
 import { type SharedChunk, SharedChunks } from './shared-chunks'
-import { type HeldChunk, type SnapshotInfo, chunkBufferPool, chunkPath } from '../snapshot/snapshot'
-import type { BufferPool } from '../snapshot/buffer-pool'
+import { type HeldChunk, chunkBufferPool, chunkPath } from './chunk-files'
+import type { BufferPool } from './buffer-pool'
 import {
   PENDING,
   type SnapshotEvent,
+  type SnapshotInfo,
   type SnapshotState,
   failureOf,
   nextSnapshotState,
   readyChunksOf,
   snapshotChunksOf,
   snapshotInfoOf
-} from '../snapshot/lifecycle'
+} from './snapshot-lifecycle'
 
 /** Bumped when the files of a shape change form: shapes written in another form are dropped on start (409). */
 export const SHAPE_FORMAT = 3
@@ -46,8 +46,6 @@ interface HeldTransaction {
   xid: number
   entries: LogEntry[]
 }
-
-type Wake = () => void
 
 /**
  * Chunk bytes in memory per shape: those being sent to readers (shared by all of them) and snapshot chunks just
@@ -85,16 +83,15 @@ export class ShapeGoneError extends Error {
   override readonly name = 'ShapeGoneError'
 }
 
-/** One shape: its definition, snapshot chunks and main log on disk, and the requests waiting for it. */
+/** One shape: its definition, snapshot state, snapshot chunks and main log on disk. */
 export class Shape {
-  /** Where the snapshot stands (see snapshot/lifecycle); every change of it goes through `move`. */
+  /** Where the snapshot stands (see snapshot-lifecycle.ts); every change of it goes through `move`. */
   private snapshotState: SnapshotState = PENDING
   /** The snapshot's xids, for telling which replicated transactions it already holds. */
   private visibility: XidSnapshot | null = null
   private held: HeldTransaction[] = []
   private readonly chunks = new SharedChunks(SHARED_CHUNK_BYTES)
   private readonly chunkChecks: ChunkCheck[] = []
-  private readonly waiters = new Set<Wake>()
   /** Bytes of the snapshot chunk files written so far. */
   private snapshotBytes = 0
   /**
@@ -109,6 +106,11 @@ export class Shape {
   useSequence = 0
   /** When its last transactions were appended (the workbench's latency, `GET /v1/debug/commit-times`). */
   readonly appendTimes = new AppendTimes()
+  /**
+   * The shape's one change signal, called synchronously on every change (entries appended, a snapshot chunk written,
+   * a failure, the drop): the live stage (live/live.ts) listens, and wakes what waits for the shape.
+   */
+  changed: (() => void) | null = null
 
   constructor(
     readonly handle: string,
@@ -256,41 +258,7 @@ export class Shape {
   }
 
   private wake(): void {
-    const waiters = [...this.waiters]
-    this.waiters.clear()
-    for (const wake of waiters) wake()
-  }
-
-  /**
-   * Calls `then` once, synchronously, on the next change of this shape (new entries, a chunk, failure, invalidation),
-   * after `ms`, or on cancel. Synchronous so that one change answers every waiting long-poll in one go.
-   */
-  onChange(then: () => void, ms: number, cancellation?: Cancellation): void {
-    const done = () => {
-      clearTimeout(timer)
-      this.waiters.delete(done)
-      stopListening?.()
-      then()
-    }
-    const timer = setTimeout(done, ms)
-    this.waiters.add(done)
-    const stopListening = cancellation?.onCancel(done)
-  }
-
-  /** Resolves on the next change of this shape, after `ms`, or on cancel. */
-  nextChange(ms: number, cancellation?: Cancellation): Promise<void> {
-    return new Promise((resolve) => this.onChange(resolve, ms, cancellation))
-  }
-
-  /** Waits until `until()` holds or `ms` have passed; returns whether it holds. */
-  async waitFor(until: () => boolean, ms: number, cancellation?: Cancellation): Promise<boolean> {
-    const deadline = Date.now() + ms
-    while (!until()) {
-      const left = deadline - Date.now()
-      if (left <= 0 || this.invalidated || this.failure || cancellation?.cancelled) return until()
-      await this.nextChange(left, cancellation)
-    }
-    return true
+    this.changed?.()
   }
 
   /**

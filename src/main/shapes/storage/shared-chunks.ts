@@ -1,4 +1,4 @@
-import type { HeldChunk } from '../snapshot/snapshot'
+import type { HeldChunk } from './chunk-files'
 
 /** One reader's hold on shared chunk bytes; `release(clean)` once its response is done with them. */
 export interface SharedChunk {

@@ -2,7 +2,6 @@ import type { Node } from 'libpg-query'
 import { qualifiedName } from '../definition/row-sql'
 import { TableNotFoundError, type TableInfo } from '../definition/table-info'
 import {
-  type Alternatives,
   type CompileContext,
   type CompiledWhere,
   RowValues,
@@ -19,40 +18,9 @@ import {
   parseSelect,
   quoteIdent
 } from '../../sql'
+import type { Dependency, Position, SubqueryPlan, WherePlan } from '../definition/filter'
 
-/**
- * A where with `IN (SELECT …)` in disjunctive normal form, as the reference's DnfPlan: `positions` are its atoms
- * (a sublink test with its polarity, or a subquery-free condition), `disjuncts` lists the positions each OR arm ANDs.
- */
-export interface WherePlan {
-  positions: Position[]
-  disjuncts: number[][]
-  /** The where as Postgres runs it, with real subqueries (NOT IN as `NOT coalesce(… IN …, false)`). */
-  sql: string
-  /** Columns of the plan's own table that its atoms read. */
-  referenced: string[]
-}
-
-export type Position =
-  /** `probes`: what an index can check of every row the atom holds for (see where/probes.ts), or null. */
-  | { kind: 'plain'; sql: string; evaluate: (row: RowValues) => unknown; probes: Alternatives | null }
-  | { kind: 'sublink'; sql: string; lhs: string[]; negated: boolean; dependency: number }
-
-/** One distinct subquery: its table, the columns it selects, and its own where (which may nest further subqueries). */
-export interface Dependency {
-  table: TableInfo
-  columns: string[]
-  plan: WherePlan
-  /** Whether its where has subqueries of its own: then its whole table is followed in memory. */
-  nested: boolean
-  key: string
-}
-
-/** The plan of a shape's where, and every dependency under it (each after the dependencies it uses). */
-export interface SubqueryPlan extends WherePlan {
-  dependencies: Dependency[]
-  canonical: string
-}
+export type { Dependency, Position, SubqueryPlan, WherePlan } from '../definition/filter'
 
 type Lookup = (schema: string, name: string) => Promise<TableInfo>
 

@@ -1,19 +1,12 @@
 import type pg from 'pg'
-import type { ResolvedShape } from '../definition/definition'
 import type { Row } from '../storage/messages'
-import type { ReplicatedTransaction } from '../replication'
+import type { ReplicatedTransaction } from '../storage/replicated'
 import type { Shape } from '../storage/shape'
-import type { TableInfo } from '../definition/table-info'
 import { type ShapeRouter, createShapeRouter } from '../../sql'
 import { dependencyWhere } from './plan'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
-
-/** Every table a definition reads: its own and its subqueries' (a change to any of them may concern the shape). */
-export function definitionTables(definition: ResolvedShape): TableInfo[] {
-  return [definition.table, ...(definition.subquery?.dependencies.map((dependency) => dependency.table) ?? [])]
-}
 
 interface TableRoutes {
   /** column → value → shapes whose indexed dependency holds the value. */

@@ -1,4 +1,11 @@
-import type { SnapshotInfo } from './snapshot'
+/** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
+export interface SnapshotInfo {
+  xmin: string
+  xmax: string
+  xipList: string[]
+  /** pg_current_wal_lsn() at the snapshot, as a decimal string. */
+  databaseLsn: string
+}
 
 /**
  * A shape's snapshot, as an immutable state: `pending` until the snapshot transaction's xids are known, `building`

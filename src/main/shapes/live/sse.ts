@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import { type LogOffset, compareOffsets, formatOffset, readPosition } from '../storage/offset'
-import type { Shape } from '../storage/shape'
+import { upToDateMessage } from '../storage/messages'
+import { type LogOffset, compareOffsets, formatOffset } from '../storage/offset'
 import type { LogSlice } from '../storage/shape-log'
-import { CACHE_CONTROL, upToDateMessage } from './protocol'
+import type { Cancellation } from './cancellation'
+import type { LiveSettings } from './live'
+import type { LiveShape } from './live-shape'
 import { PARALLEL_FROM, descriptorOf, parallelWrites, writeToSockets } from './parallel-writes'
-import { hasNews, shapeHeaders } from './live-answer'
-import type { LiveSettings, LogRequestContext } from './serve-log'
 
 /**
  * SSE bytes built once and written to every stream that shares them: `wire` is the payload as one HTTP/1.1 chunk
@@ -85,7 +85,7 @@ class SseStream {
     private readonly res: ServerResponse,
     private readonly live: LiveSettings,
     private readonly deadline: number,
-    cancellation: LogRequestContext['cancellation'],
+    cancellation: Cancellation,
     private readonly finished: () => void
   ) {
     this.socket = res.socket && res.chunkedEncoding ? res.socket : null
@@ -179,18 +179,29 @@ class SseGroup {
  * members. A group goes on reading, slice after slice, until it reaches the log's end — it checks the log again after
  * every read, so a change that lands meanwhile is never left for the next wake-up.
  */
-class SseHub {
+export class SseHub {
   private readonly idle = new Map<string, SseGroup>()
   private listening = false
   /** Streams of the shape open now (counted as they open and end: nothing per change). */
   open = 0
 
-  constructor(private readonly shape: Shape) {}
+  constructor(private readonly live: LiveShape) {}
 
-  add(stream: SseStream, from: LogOffset): void {
-    const group = new SseGroup(from)
-    group.add(stream)
-    void this.run(group)
+  /**
+   * Streams the shape's log from `from` to `res` (whose head went out), each change as it lands, until the stream's
+   * lifetime ends, the shape is dropped, or the client goes away.
+   */
+  stream(res: ServerResponse, from: LogOffset, settings: LiveSettings, cancellation: Cancellation): Promise<void> {
+    this.open += 1
+    return new Promise<void>((resolve) => {
+      const ended = (): void => {
+        this.open -= 1
+        resolve()
+      }
+      const group = new SseGroup(from)
+      group.add(new SseStream(res, settings, Date.now() + settings.sseLifetime, cancellation, ended))
+      void this.run(group)
+    })
   }
 
   private park(group: SseGroup): void {
@@ -205,7 +216,7 @@ class SseHub {
   private listen(): void {
     if (this.listening) return
     this.listening = true
-    this.shape.onChange(() => {
+    this.live.onChange(() => {
       this.listening = false
       this.wake()
     }, HUB_RECHECK_MS)
@@ -213,7 +224,7 @@ class SseHub {
 
   private wake(): void {
     for (const [key, group] of this.idle) {
-      if (group.members.size > 0 && !hasNews(this.shape, group.from)) continue
+      if (group.members.size > 0 && !this.live.hasNews(group.from)) continue
       this.idle.delete(key)
       if (group.members.size > 0) void this.run(group)
     }
@@ -222,7 +233,7 @@ class SseHub {
 
   /** Sends the group everything after its position, then parks it at the log's end. */
   private async run(group: SseGroup): Promise<void> {
-    const { shape } = this
+    const { shape } = this.live
     for (;;) {
       if (group.members.size === 0) return
       if (shape.invalidated || shape.failure) {
@@ -271,57 +282,4 @@ function sendToAll(streams: ReadonlySet<SseStream>, bytes: SseBytes): void {
     }
   }
   writeToSockets(sockets, fds, bytes.wire)
-}
-
-const hubs = new WeakMap<Shape, SseHub>()
-
-/** SSE streams of `shape` open now. */
-export function openSseStreams(shape: Shape): number {
-  return hubs.get(shape)?.open ?? 0
-}
-
-function hubOf(shape: Shape): SseHub {
-  let hub = hubs.get(shape)
-  if (!hub) hubs.set(shape, (hub = new SseHub(shape)))
-  return hub
-}
-
-/**
- * SSE live mode: the headers go out at once, then everything the log holds after the offset and each later change as
- * it lands, with `: keep-alive` comments when idle, until the stream's lifetime (below the cache max-age) ends, the
- * shape is dropped, or the client goes away. Unlike the reference, a stream that starts behind is not ended once it
- * caught up (the official client counts a stream shorter than a second as a buffering proxy and, after three, gives up
- * on SSE). The headers carry the requested offset: a stream cut before its first up-to-date leaves the client there.
- */
-export async function streamSse(
-  context: LogRequestContext,
-  shape: Shape,
-  offset: LogOffset,
-  requested: string
-): Promise<void> {
-  const { r, live, cancellation } = context
-  const headers = {
-    ...shapeHeaders(context, shape, offset),
-    'content-type': 'text/event-stream',
-    'cache-control': CACHE_CONTROL.sse,
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    etag: `"${shape.handle}:${requested}:${formatOffset(offset)}"`,
-    [r.names.upToDate]: ''
-  }
-  r.res.writeHead(200, { ...r.baseHeaders(), ...headers })
-  r.res.flushHeaders()
-  if (r.head || cancellation.cancelled) {
-    r.res.end()
-    return
-  }
-  const hub = hubOf(shape)
-  hub.open += 1
-  await new Promise<void>((resolve) => {
-    const ended = (): void => {
-      hub.open -= 1
-      resolve()
-    }
-    hub.add(new SseStream(r.res, live, Date.now() + live.sseLifetime, cancellation, ended), readPosition(offset))
-  })
 }
