@@ -8,6 +8,10 @@ import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
 import { clustersMain } from './cli/clusters'
 import { doctorMain, tapMain } from './cli/doctor'
+import { shapeMain } from './cli/shape'
+import { verifyMain } from './cli/verify'
+import { txidMain } from './cli/txid'
+import { bundleMain } from './cli/bundle'
 import { exitWhenDrained } from './cli/output'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
@@ -81,6 +85,10 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'doctor') return doctorMain(rest)
   if (command === 'tap') return tapMain(rest)
   if (command === 'clusters') return clustersMain(rest)
+  if (command === 'shape') return shapeMain(rest)
+  if (command === 'verify') return verifyMain(rest)
+  if (command === 'txid') return txidMain(rest)
+  if (command === 'bundle') return bundleMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0

@@ -6,6 +6,7 @@ import { mcpCalls, mcpEvents } from './contract/mcp'
 import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
+import { timetravelCalls } from './contract/timetravel'
 
 /** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
 export const calls = {
@@ -15,7 +16,8 @@ export const calls = {
   ...proxyCalls,
   ...shapesWorkbenchCalls,
   ...checkerCalls,
-  ...doctorCalls
+  ...doctorCalls,
+  ...timetravelCalls
 }
 
 /** Every event main pushes to the renderer. */

@@ -8,6 +8,7 @@ import { mcpHandlers } from './mcp'
 import { mcpToolHandlers } from './mcp-tools'
 import { proxyHandlers } from './proxy'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
+import { timetravelHandlers } from './timetravel'
 
 /** Every room's handlers, merged into the one table the dispatcher serves. */
 export function createHandlers(core: Core, rooms: Rooms): Handlers {
@@ -18,6 +19,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...proxyHandlers(core, rooms),
     ...shapesWorkbenchHandlers(core, rooms),
     ...checkerHandlers(core, rooms),
-    ...doctorHandlers()
+    ...doctorHandlers(),
+    ...timetravelHandlers(core)
   }
 }
