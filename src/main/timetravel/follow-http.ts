@@ -32,6 +32,8 @@ export async function followOverHttp(target: ShapeTarget, options: FollowOptions
     live: 'off',
     recorder,
     backoff: BACKOFF,
+    // a cache in front may hold a catch-up answer that ends the log before its end: read the origin's
+    bypassCaches: true,
     fetch: options.fetch
   })
   let records: LogRecord[] = []
