@@ -118,31 +118,43 @@ export function alignWithLog(stream: ClientStream, log: readonly LogRecord[]): L
   return anomalies
 }
 
-function reordered(
-  matched: Array<{ received: ReceivedRecord; index: number }>,
-  log: readonly LogRecord[]
-): LogAnomaly[] {
+type Match = { received: ReceivedRecord; index: number }
+
+/** For each arrival, the nearest one on the given side whose log position is on the wrong side of its own. */
+function nearestOutOfOrder(matched: readonly Match[], side: 'before' | 'after'): Array<Match | undefined> {
+  const found = new Array<Match | undefined>(matched.length)
+  const stack: Match[] = []
+  const order = side === 'before' ? matched.map((_, at) => at) : matched.map((_, at) => matched.length - 1 - at)
+  for (const at of order) {
+    const current = matched[at] as Match
+    const wrong = (other: Match) => (side === 'before' ? other.index > current.index : other.index < current.index)
+    while (stack.length > 0 && !wrong(stack.at(-1) as Match)) stack.pop()
+    found[at] = stack.at(-1)
+    stack.push(current)
+  }
+  return found
+}
+
+function reordered(matched: readonly Match[], log: readonly LogRecord[]): LogAnomaly[] {
   const kept = increasingRun(matched.map(({ index }) => index))
-  // the nearest earlier arrival of a message the log has later: a stack of arrivals, log positions decreasing
-  const stack: number[] = []
+  const earlier = nearestOutOfOrder(matched, 'before')
+  const later = nearestOutOfOrder(matched, 'after')
+  const describeAt = (match: Match) => describe(entryOf(log[match.index] as LogRecord, match.index))
   return matched.flatMap(({ received, index }, at) => {
-    while (stack.length > 0 && (matched[stack.at(-1) as number] as { index: number }).index <= index) stack.pop()
-    const before = stack.length > 0 ? matched[stack.at(-1) as number] : undefined
-    stack.push(at)
     if (kept.has(at)) return []
     const entry = entryOf(log[index] as LogRecord, index)
-    const other = before ? entryOf(log[before.index] as LogRecord, before.index) : null
-    const requests = [...new Set([received.request, ...(before ? [before.received.request] : [])])]
+    const other = earlier[at] ?? later[at]
     const otherRequest =
-      before && before.received.request !== received.request ? ` (request #${before.received.request})` : ''
+      other && other.received.request !== received.request ? ` (request #${other.received.request})` : ''
+    const relation = earlier[at] ? 'after' : 'before'
     return [
       {
         kind: 'reordered' as const,
         text: other
-          ? `${describe(entry)} (request #${received.request}) arrived after ${describe(other)}${otherRequest}, which the log has after it`
+          ? `${describe(entry)} (request #${received.request}) arrived ${relation} ${describeAt(other)}${otherRequest}, which the log has ${relation === 'after' ? 'after' : 'before'} it`
           : `${describe(entry)} (request #${received.request}) arrived out of the log's order`,
         entry,
-        requests
+        requests: [...new Set([received.request, ...(other ? [other.received.request] : [])])]
       }
     ]
   })

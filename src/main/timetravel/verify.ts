@@ -21,6 +21,8 @@ export interface VerifyOptions {
   databaseUrl: string | null
   /** The local shape server's data folder, whose log files are read. */
   dataDir: string | null
+  /** Follow the shape's log again over HTTP even where the local server's files are at hand. */
+  overHttp?: boolean
   /** Sent when a shape's log is followed again over HTTP (the recording's credentials may be masked). */
   params?: Record<string, string>
   headers?: Record<string, string>
@@ -54,7 +56,7 @@ async function logFor(
           ? null
           : `the bundle's log is of handle ${bundle.log.handle}, the recording's of ${stream.handle}`
     }
-  if (stream.handle && options.dataDir && stream.server?.startsWith('Syncscope/')) {
+  if (stream.handle && options.dataDir && !options.overHttp && stream.server?.startsWith('Syncscope/')) {
     const dir = findShapeFolder(options.dataDir, stream.handle)
     if (dir) return { log: await readShapeFolder(dir), note: null }
   }

@@ -1,0 +1,260 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { verifyMain } from '../../src/main/cli/verify'
+import { startTap } from '../../src/main/doctor/tap'
+import type { VerifyReport } from '../../src/shared/contract/timetravel'
+import { toRecording } from '../../src/shared/doctor-recording'
+import { describeWith } from '../support/facility-tests'
+import { SOUND, startNginx, type RunningNginx } from '../support/nginx'
+import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+import { FollowingClient, expectOneLine, jsonOf, runMain } from './support'
+
+type Message = { key?: string; value?: Record<string, string | null>; headers: Record<string, unknown> }
+interface HarFile {
+  log: { entries: Array<{ request: { url: string }; response: { content: { text: string } } }> }
+}
+
+const key = (table: string, id: number) => `"public"."${table}"/"${id}"`
+
+/** A recorded session with its responses' bodies rewritten: the first body `edit` changes (returns non-null for). */
+function tamper(har: string, edit: (messages: Message[]) => Message[] | null): string {
+  const file = JSON.parse(har) as HarFile
+  for (const entry of file.log.entries) {
+    let messages: Message[]
+    try {
+      messages = JSON.parse(entry.response.content.text) as Message[]
+    } catch {
+      continue
+    }
+    if (!Array.isArray(messages)) continue
+    const edited = edit(messages)
+    if (!edited) continue
+    entry.response.content.text = JSON.stringify(edited)
+    return JSON.stringify(file)
+  }
+  throw new Error('no response body to tamper with')
+}
+
+const isChangeOf = (message: Message, rowKey: string, operation: string) =>
+  message.key === rowKey && message.headers.operation === operation
+
+/** The three faults of a session recorded by recordSession: row 2's update dropped, row 5's insert duplicated, row 3's updates swapped. */
+const faults = (har: string, name: string) => ({
+  dropped: tamper(har, (messages) => {
+    const at = messages.findIndex((message) => isChangeOf(message, key(name, 2), 'update'))
+    return at === -1 ? null : messages.filter((_, index) => index !== at)
+  }),
+  duplicated: tamper(har, (messages) => {
+    const insert = messages.find((message) => isChangeOf(message, key(name, 5), 'insert'))
+    return insert ? [insert, ...messages] : null
+  }),
+  reordered: tamper(har, (messages) => {
+    const first = messages.findIndex((message) => isChangeOf(message, key(name, 3), 'update'))
+    if (first === -1 || !isChangeOf(messages[first + 1] as Message, key(name, 3), 'update')) return null
+    const swapped = [...messages]
+    ;[swapped[first], swapped[first + 1]] = [swapped[first + 1] as Message, swapped[first] as Message]
+    return swapped
+  })
+})
+
+describe('syncscope verify: a recorded client against the server log and Postgres', () => {
+  let server: TestShapeServer
+  let dir: string
+  let tables = 0
+
+  beforeAll(async () => {
+    server = await startTestShapeServer({ longPollTimeout: 1_000 })
+    dir = await mkdtemp(join(tmpdir(), 'syncscope-verify-'))
+  })
+  afterAll(async () => {
+    await server?.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  /**
+   * A client syncing a fresh table through a real tap (in front of `upstream`), through four transactions: an update
+   * of row 2, an insert of row 5, two updates of row 3 in one transaction, a delete of row 4. Returns the tap's HAR
+   * and the client's own recording.
+   */
+  async function recordSession(upstream: string): Promise<{ name: string; har: string; session: string }> {
+    const name = `vt_${++tables}`
+    await server.pool.query(
+      `CREATE TABLE ${name} (id int PRIMARY KEY, title text NOT NULL, open boolean NOT NULL DEFAULT true)`
+    )
+    await server.pool.query(`INSERT INTO ${name} (id, title) VALUES (1, 'one'), (2, 'two'), (3, 'three'), (4, 'four')`)
+    const harFile = join(dir, `${name}.har`)
+    const tap = await startTap({ upstream, host: '127.0.0.1', port: 0, out: harFile })
+    const client = new FollowingClient(`${tap.url}/v1/shape`, { table: name })
+    try {
+      await client.start()
+      const step = async (sql: string, done: (rows: ReadonlyMap<string, Record<string, string | null>>) => boolean) => {
+        await server.pool.query(sql)
+        await client.until(done, sql)
+      }
+      await step(
+        `UPDATE ${name} SET title = 'two, late' WHERE id = 2`,
+        (rows) => rows.get(key(name, 2))?.title === 'two, late'
+      )
+      await step(`INSERT INTO ${name} (id, title) VALUES (5, 'five')`, (rows) => rows.has(key(name, 5)))
+      await step(
+        `BEGIN; UPDATE ${name} SET title = 'three, first' WHERE id = 3; UPDATE ${name} SET title = 'three, second', open = false WHERE id = 3; COMMIT`,
+        (rows) => rows.get(key(name, 3))?.title === 'three, second'
+      )
+      await step(`DELETE FROM ${name} WHERE id = 4`, (rows) => !rows.has(key(name, 4)))
+    } finally {
+      client.stop()
+      await tap.close()
+    }
+    return {
+      name,
+      har: await readFile(harFile, 'utf8'),
+      session: JSON.stringify(toRecording([client.shape.stream.recorder]))
+    }
+  }
+
+  async function verify(text: string, file: string, ...flags: string[]) {
+    const path = join(dir, file)
+    await writeFile(path, text)
+    return runMain(verifyMain, [path, '--database', server.databaseUrl, '--json', ...flags])
+  }
+
+  it("an untouched recording (the tap's HAR, the workbench session) holds what Postgres holds: exit 0", async () => {
+    const { har, session } = await recordSession(server.url)
+    const report = jsonOf<VerifyReport>(await verify(har, 'clean.har', '--data-dir', server.dataDir))
+    expect(report.verdict).toBe('equal')
+    const [shape] = report.shapes
+    expect(shape?.log.kind).toBe('local-files')
+    expect(shape?.anomalies).toEqual([])
+    expect(shape?.rows).toEqual([])
+    expect(shape?.counts).toEqual({ client: 4, postgres: 4, log: 4 })
+    const workbench = jsonOf<VerifyReport>(await verify(session, 'session.json', '--data-dir', server.dataDir))
+    expect(workbench.source.kind).toBe('recording')
+    expect(workbench.verdict).toBe('equal')
+    // without the server's files, its log is followed again over HTTP (the same handle)
+    const followed = jsonOf<VerifyReport>(await verify(har, 'clean.har', '--over-http'))
+    expect(followed.shapes[0]?.log.kind).toBe('http')
+    expect(followed.verdict).toBe('equal')
+  })
+
+  it('one message dropped, one duplicated and two reordered: each named with its message, and the rows they made wrong', async () => {
+    const { name, har } = await recordSession(server.url)
+    const { dropped, duplicated, reordered } = faults(har, name)
+    const droppedReport = jsonOf<VerifyReport>(await verify(dropped, 'dropped.har', '--data-dir', server.dataDir), 1)
+    const [lost] = droppedReport.shapes[0]?.anomalies ?? []
+    expect(lost).toMatchObject({ kind: 'dropped', entry: { key: key(name, 2), operation: 'update' } })
+    expect(lost?.text).toMatch(
+      new RegExp(
+        `the update of "public"\\."${name}"/"2" at \\d+_0 \\(txid \\d+\\) is in the log but never arrived \\(request #\\d+`
+      )
+    )
+    const row2 = droppedReport.shapes[0]?.rows.find((row) => row.key === key(name, 2))
+    expect(row2).toMatchObject({
+      kind: 'different',
+      columns: ['title'],
+      client: { title: 'two' },
+      postgres: { title: 'two, late' }
+    })
+    expect(row2?.cause).toMatch(/^dropped: the update of .* never arrived/)
+
+    const duplicatedReport = jsonOf<VerifyReport>(
+      await verify(duplicated, 'duplicated.har', '--data-dir', server.dataDir),
+      1
+    )
+    expect(duplicatedReport.shapes[0]?.anomalies.map((anomaly) => [anomaly.kind, anomaly.entry.key])).toEqual([
+      ['duplicated', key(name, 5)]
+    ])
+    expect(duplicatedReport.shapes[0]?.anomalies[0]?.text).toMatch(
+      /the insert of .*"5" at \d+_0 \(txid \d+\) arrived twice \(request #\d+\)/
+    )
+
+    const reorderedReport = jsonOf<VerifyReport>(
+      await verify(reordered, 'reordered.har', '--data-dir', server.dataDir),
+      1
+    )
+    const shape = reorderedReport.shapes[0]
+    expect(shape?.anomalies.map((anomaly) => anomaly.kind)).toEqual(['reordered'])
+    expect(shape?.anomalies[0]?.text).toMatch(
+      /the update of .*"3" at \d+_(0|2) \(txid \d+\) \(request #\d+\) arrived (after|before) the update of .*"3" at \d+_(0|2) \(txid \d+\), which the log has (after|before) it/
+    )
+    const row3 = shape?.rows.find((row) => row.key === key(name, 3))
+    expect(row3).toMatchObject({
+      kind: 'different',
+      client: { title: 'three, first' },
+      postgres: { title: 'three, second' }
+    })
+    expect(row3?.cause).toMatch(/^reordered: /)
+
+    // the text report says the same in lines
+    const text = await runMain(verifyMain, [
+      join(dir, 'dropped.har'),
+      '--database',
+      server.databaseUrl,
+      '--data-dir',
+      server.dataDir
+    ])
+    expect(text.code).toBe(1)
+    expect(text.out).toContain('✗ dropped: the update of')
+    expect(text.out).toContain('DIVERGED')
+  })
+
+  it('rows changed after the recording ended are told apart from divergences: exit 0, each named with the later message', async () => {
+    const { name, har } = await recordSession(server.url)
+    await server.pool.query(`UPDATE ${name} SET title = 'one, later' WHERE id = 1`)
+    const client = new FollowingClient(`${server.url}/v1/shape`, { table: name })
+    await client.start()
+    await client.until((rows) => rows.get(key(name, 1))?.title === 'one, later', 'the later update in the log')
+    client.stop()
+    const report = jsonOf<VerifyReport>(await verify(har, 'later.har', '--data-dir', server.dataDir))
+    expect(report.shapes[0]?.verdict).toBe('changed-since')
+    expect(report.shapes[0]?.rows).toMatchObject([{ key: key(name, 1), kind: 'changed-since' }])
+    expect(report.shapes[0]?.rows[0]?.cause).toMatch(
+      /^changed after the recording ended: update at \d+_0 \(title\) txid \d+/
+    )
+  })
+
+  it('a file it cannot read, or no database to compare with, is one line and exit code 2', async () => {
+    const other = JSON.stringify({
+      log: {
+        entries: [
+          {
+            startedDateTime: new Date().toISOString(),
+            request: { method: 'GET', url: 'https://example.com/api/items', headers: [] },
+            response: { status: 200, headers: [], content: { text: '[]' } }
+          }
+        ]
+      }
+    })
+    expectOneLine(await verify(other, 'other.har'), /other\.har holds no shape requests/)
+    expectOneLine(await verify('{"log": {"entries": [{"startedDateTime": "2026', 'cut.har'), /not JSON/)
+    const { har } = await recordSession(server.url)
+    await writeFile(join(dir, 'plain.har'), har)
+    expectOneLine(
+      await runMain(verifyMain, [join(dir, 'plain.har')]),
+      /give the Postgres to compare with \(--database URL\)/
+    )
+    expectOneLine(
+      await runMain(verifyMain, [join(dir, 'plain.har'), '--database', 'postgres://nobody@127.0.0.1:9/none']),
+      /cannot connect to postgres:\/\/nobody@127\.0\.0\.1:9\/none/
+    )
+  })
+
+  describeWith(['nginx'], 'behind nginx', () => {
+    let nginx: RunningNginx
+    beforeAll(async () => {
+      nginx = await startNginx(server.url, SOUND)
+    })
+    afterAll(async () => nginx?.close())
+
+    it('a client recorded through nginx: the dropped, duplicated and reordered messages are named, the log read again through the cache', async () => {
+      const { name, har } = await recordSession(nginx.url)
+      expect(jsonOf<VerifyReport>(await verify(har, 'nginx.har', '--over-http')).verdict).toBe('equal')
+      for (const [kind, text] of Object.entries(faults(har, name))) {
+        const report = jsonOf<VerifyReport>(await verify(text, `nginx-${kind}.har`, '--over-http'), 1)
+        expect(report.shapes[0]?.log).toMatchObject({ kind: 'http', description: expect.stringContaining(nginx.url) })
+        expect(report.shapes[0]?.anomalies.map((anomaly) => anomaly.kind)).toEqual([kind])
+      }
+    })
+  })
+})
