@@ -88,7 +88,7 @@ async function shapeEvidence(client: pg.Client, xid: number, definition: ShapeDe
       xid + NEIGHBOURS_AFTER,
       xid
     ])
-  ).sort((a, b) => Math.abs(a.xid - xid) - Math.abs(b.xid - xid))
+  ).sort((a, b) => Math.abs(a.xid - xid) - Math.abs(b.xid - xid) || b.xid - a.xid)
   return { definition, written, neighbours, problem: null }
 }
 

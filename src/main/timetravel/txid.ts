@@ -146,7 +146,8 @@ function whyAbsent(
   })
   const rowsNearby = shape.neighbours.filter((row) => row.inShape !== false)
   if (status === 'committed' && (nearby.length > 0 || rowsNearby.length > 0)) {
-    const closest = nearby.sort((a, b) => Math.abs(a.xid - xid) - Math.abs(b.xid - xid))[0]
+    // the nearest; between two as near, the later (an id taken before the write is the usual slip)
+    const closest = nearby.sort((a, b) => Math.abs(a.xid - xid) - Math.abs(b.xid - xid) || b.xid - a.xid)[0]
     const evidenceLine = closest
       ? `transaction ${closest.xid}, a moment ${closest.xid > xid ? 'later' : 'earlier'}, did: ${describe(closest.entry)}`
       : `transaction ${rowsNearby[0]?.xid} did: it wrote ${rowList(rowsNearby.filter((row) => row.xid === rowsNearby[0]?.xid))}`
