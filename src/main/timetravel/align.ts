@@ -69,7 +69,9 @@ export function alignWithLog(stream: ClientStream, log: readonly LogRecord[]): L
   const waiting = new Map<string, number[]>()
   expected.forEach((record, index) => {
     const identity = canonical(record.message)
-    waiting.set(identity, [...(waiting.get(identity) ?? []), index])
+    const queue = waiting.get(identity)
+    if (queue) queue.push(index)
+    else waiting.set(identity, [index])
   })
   const atOffset = new Map(expected.flatMap((record, index) => (record.exact ? [[record.offset, index] as const] : [])))
   const firstReceipt = new Map<number, ReceivedRecord>()
@@ -114,8 +116,7 @@ export function alignWithLog(stream: ClientStream, log: readonly LogRecord[]): L
       })
     }
   }
-  anomalies.push(...reordered(matched, expected), ...dropped(expected, firstReceipt, stream.ranges))
-  return anomalies
+  return anomalies.concat(reordered(matched, expected), dropped(expected, firstReceipt, stream.ranges))
 }
 
 type Match = { received: ReceivedRecord; index: number }

@@ -60,8 +60,11 @@ function responseEnd(exchange: ShapeExchange, messages: readonly Message[]): str
 /** The client streams of a recording: one per shape, from the last time its client started from `-1`. */
 export function clientStreams(input: RecordingInput): ClientStream[] {
   const byShape = new Map<string, ShapeExchange[]>()
-  for (const exchange of buildTimeline(input.exchanges))
-    byShape.set(exchange.entry.shape, [...(byShape.get(exchange.entry.shape) ?? []), exchange])
+  for (const exchange of buildTimeline(input.exchanges)) {
+    const list = byShape.get(exchange.entry.shape)
+    if (list) list.push(exchange)
+    else byShape.set(exchange.entry.shape, [exchange])
+  }
   return [...byShape.entries()].flatMap(([shape, exchanges]) => {
     const first = exchanges[0] as ShapeExchange
     let target: ShapeTarget

@@ -69,13 +69,13 @@ export async function followOverHttp(target: ShapeTarget, options: FollowOptions
       previous = '-1'
       return
     }
-    records.push(
-      ...positioned(
-        batch.messages.filter((message) => !isUpToDate(message)),
-        previous,
-        offset
-      )
-    )
+    // one by one: a response may hold more messages than a call's arguments may be
+    for (const record of positioned(
+      batch.messages.filter((message) => !isUpToDate(message)),
+      previous,
+      offset
+    ))
+      records.push(record)
     previous = offset
     if (records.length > MAX_LOG_MESSAGES) {
       failure = `the log has more than ${MAX_LOG_MESSAGES} messages`

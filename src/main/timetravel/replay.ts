@@ -41,8 +41,11 @@ export class Replay {
     }
     const origin = originOf(change, record, index)
     if (change.kind === 'insert') this.origins.set(change.key, [origin])
-    else if (change.kind === 'update') this.origins.set(change.key, [...(this.origins.get(change.key) ?? []), origin])
-    else {
+    else if (change.kind === 'update') {
+      const origins = this.origins.get(change.key)
+      if (origins) origins.push(origin)
+      else this.origins.set(change.key, [origin])
+    } else {
       this.origins.delete(change.key)
       this.removals.set(change.key, origin)
     }
@@ -131,10 +134,10 @@ export function diffBetween(log: ReadLog, from: Point, to: Point, limit = Infini
   const touched = new Map<string, RowOrigin[]>()
   for (const { index, change } of replay.apply(log.records.slice(low, high), low)) {
     if (change.kind === 'reset') continue
-    touched.set(change.key, [
-      ...(touched.get(change.key) ?? []),
-      originOf(change, log.records[index] as LogRecord, index)
-    ])
+    const origin = originOf(change, log.records[index] as LogRecord, index)
+    const messages = touched.get(change.key)
+    if (messages) messages.push(origin)
+    else touched.set(change.key, [origin])
   }
   const [before, after] = fromCount <= toCount ? [start, replay.shape.rows] : [replay.shape.rows, start]
   const changes: RowDiff[] = []

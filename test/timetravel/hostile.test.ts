@@ -1,0 +1,87 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { alignWithLog, canonical } from '../../src/main/timetravel/align'
+import type { ClientStream, ReceivedRecord } from '../../src/main/timetravel/client-stream'
+import { TimeTravelInputError, type LogRecord } from '../../src/main/timetravel/log'
+import { parseShapeUrl } from '../../src/main/timetravel/shape-url'
+import { readInputFile } from '../../src/main/timetravel/source'
+import { parseTxid } from '../../src/main/timetravel/txid'
+import { verifyRecording } from '../../src/main/timetravel/verify'
+
+/** Large enough that quadratic work takes hours, linear work a second. */
+const N = 100_000
+
+const update = (index: number): LogRecord => ({
+  offset: `${1000 + index}_0`,
+  exact: true,
+  message: {
+    key: `"public"."items"/"${index % 100}"`,
+    value: { id: String(index % 100), title: `t${index}` },
+    headers: { operation: 'update', lsn: String(1000 + index), op_position: 0, txids: [index] }
+  }
+})
+
+describe('hostile input: caps, and linear work whatever a recording holds', () => {
+  it(`a client stream of ${N.toLocaleString('en')} messages in reverse order is aligned with the log in linear time`, () => {
+    const log = Array.from({ length: N }, (_, index) => update(index))
+    const received: ReceivedRecord[] = [...log].reverse().map((record) => ({ ...record, request: 1, subset: false }))
+    const stream = {
+      records: received,
+      lastOffset: (log.at(-1) as LogRecord).offset,
+      ranges: [{ request: 1, from: '0_inf', to: (log.at(-1) as LogRecord).offset }]
+    } as ClientStream
+    const anomalies = alignWithLog(stream, log)
+    expect(anomalies).toHaveLength(N - 1)
+    expect(anomalies.every((anomaly) => anomaly.kind === 'reordered')).toBe(true)
+    expect(anomalies[0]?.text).toMatch(/arrived before .*, which the log has before it/)
+  }, 30_000)
+
+  it('a message nested a hundred thousand levels deep compares without exhausting the stack', () => {
+    let deep: unknown = 'bottom'
+    for (let level = 0; level < 100_000; level++) deep = { level: deep }
+    expect(canonical({ headers: { deep } })).toContain('"…"')
+  })
+
+  it('a recording whose body nests past what JSON.parse takes is refused in one line, or read: never a crash', async () => {
+    const body = `${'['.repeat(200_000)}${']'.repeat(200_000)}`
+    const har = {
+      log: {
+        entries: [
+          {
+            startedDateTime: new Date().toISOString(),
+            request: { method: 'GET', url: 'http://127.0.0.1:9/v1/shape?table=items&offset=-1', headers: [] },
+            response: {
+              status: 200,
+              headers: [['service-handle', '1-2']].map(([name, value]) => ({ name, value })),
+              content: { text: body }
+            }
+          }
+        ]
+      }
+    }
+    await expect(
+      verifyRecording('deep.har', JSON.stringify(har), { databaseUrl: null, dataDir: null }).catch((error: unknown) => {
+        if (error instanceof TimeTravelInputError) return 'refused'
+        throw error
+      })
+    ).resolves.toBe('refused')
+  })
+
+  it('files, URLs and ids past their caps are refused before they are read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'syncscope-hostile-'))
+    try {
+      await writeFile(join(dir, 'big.json'), 'x'.repeat(2_000))
+      await expect(readInputFile(join(dir, 'big.json'), 1_000)).rejects.toThrow(/larger than 1000 bytes/)
+      await expect(readInputFile(dir, 1_000)).rejects.toThrow(/is a folder/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+    expect(() => parseShapeUrl(`http://127.0.0.1/v1/shape?table=items&where=${'x'.repeat(70_000)}`)).toThrow(
+      /longer than 65536 characters/
+    )
+    expect(() => parseTxid('9'.repeat(25))).toThrow(/is not a transaction id/)
+    expect(() => parseTxid('18446744073709551616')).toThrow(/3 … 2\^64-1/)
+  })
+})
