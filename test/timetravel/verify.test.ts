@@ -214,6 +214,50 @@ describe('syncscope verify: a recorded client against the server log and Postgre
     )
   })
 
+  it('a subquery shape is materialised with its tags and move events: a dropped move-out leaves rows Postgres no longer has', async () => {
+    const suffix = ++tables
+    const projects = `vt_projects_${suffix}`
+    const tasks = `vt_tasks_${suffix}`
+    await server.pool.query(`CREATE TABLE ${projects} (id int PRIMARY KEY, archived boolean NOT NULL DEFAULT false)`)
+    await server.pool.query(`CREATE TABLE ${tasks} (id int PRIMARY KEY, project_id int, title text)`)
+    await server.pool.query(`INSERT INTO ${projects} VALUES (1, false), (2, false)`)
+    await server.pool.query(`INSERT INTO ${tasks} VALUES (10, 1, 'a'), (11, 1, 'b'), (20, 2, 'c')`)
+    const harFile = join(dir, `${tasks}.har`)
+    const tap = await startTap({ upstream: server.url, host: '127.0.0.1', port: 0, out: harFile })
+    const where = `project_id IN (SELECT id FROM ${projects} WHERE NOT archived)`
+    const client = new FollowingClient(`${tap.url}/v1/shape`, { table: tasks, where })
+    try {
+      await client.start()
+      await server.pool.query(`UPDATE ${projects} SET archived = true WHERE id = 1`)
+      await client.until((rows) => !rows.has(key(tasks, 10)), 'the move-out')
+    } finally {
+      client.stop()
+      await tap.close()
+    }
+    const har = await readFile(harFile, 'utf8')
+    expect(jsonOf<VerifyReport>(await verify(har, 'moves.har', '--data-dir', server.dataDir)).verdict).toBe('equal')
+    const withoutMoveOut = tamper(har, (messages) => {
+      const at = messages.findIndex((message) => message.headers.event === 'move-out')
+      return at === -1 ? null : messages.filter((_, index) => index !== at)
+    })
+    const report = jsonOf<VerifyReport>(
+      await verify(withoutMoveOut, 'no-move-out.har', '--data-dir', server.dataDir),
+      1
+    )
+    const shape = report.shapes[0]
+    expect(shape?.anomalies.map((anomaly) => [anomaly.kind, anomaly.entry.name])).toEqual([['dropped', 'move-out']])
+    expect(shape?.anomalies[0]?.text).toMatch(
+      /the move-out event at \d+_\d+ \(txid \d+\) is in the log but never arrived/
+    )
+    expect(shape?.rows.map((row) => [row.key, row.kind])).toEqual([
+      [key(tasks, 10), 'extra'],
+      [key(tasks, 11), 'extra']
+    ])
+    expect(shape?.rows[0]?.cause).toMatch(
+      /^dropped: the move-out event at \d+_\d+ \(txid \d+\) is in the log but never arrived .* — the client has id="10" .*, Postgres has no such row$/
+    )
+  })
+
   it('a file it cannot read, or no database to compare with, is one line and exit code 2', async () => {
     const other = JSON.stringify({
       log: {

@@ -85,6 +85,12 @@ interface Sides {
   anomalies: LogAnomaly[]
 }
 
+/** The log's message that took the row out, while it is out. */
+const logRemoval = (replay: Replay, key: string): RowOrigin[] => {
+  const removal = replay.removals.get(key)
+  return removal && !replay.shape.rows.has(key) ? [removal] : []
+}
+
 /** Why one row differs from Postgres: the anomalies of its messages, the log's word on it, or its own messages. */
 function divergence(
   sides: Sides,
@@ -109,7 +115,11 @@ function divergence(
   const inPostgres = p
     ? `Postgres has ${showRow(p, columns)}${writer ? ` (written by transaction ${writer})` : ''}`
     : 'Postgres has no such row'
-  const own = sides.anomalies.filter((anomaly) => anomaly.entry.key === key)
+  // the anomalies of its own messages, and of the log's messages that made the row there (a move event has no key)
+  const logMessages = new Set(
+    atEnd ? [...(atEnd.origins.get(key) ?? []), ...logRemoval(atEnd, key)].map((origin) => origin.index) : []
+  )
+  const own = sides.anomalies.filter((anomaly) => anomaly.entry.key === key || logMessages.has(anomaly.entry.index))
   if (own.length > 0)
     return {
       ...base,
@@ -126,7 +136,13 @@ function divergence(
     return {
       ...base,
       kind,
-      cause: `the client has ${showRow(c, columns)} (made by ${describeOrigins(origins)}), but the log at ${sides.stream.lastOffset} has ${showRow(l, columns)} (made by ${describeOrigins(atEnd.origins.get(key) ?? [])})`
+      cause: `the client has ${showRow(c, columns)} (made by ${describeOrigins(origins)}), but the log at ${sides.stream.lastOffset} has ${
+        l
+          ? `${showRow(l, columns)} (made by ${describeOrigins(atEnd.origins.get(key) ?? [])})`
+          : `no row${logRemoval(atEnd, key)
+              .map((removal) => ` (taken out by the ${removal.operation} at ${removal.offset})`)
+              .join('')}`
+      }`
     }
   const later = full.origins.get(key)?.filter((origin) => origin.index >= atEnd.applied) ?? []
   const removedLater = full.removals.get(key)
