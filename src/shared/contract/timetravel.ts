@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { MessageSchema, OperationSchema, RowSchema } from '../shape-client/messages'
+import { ShapeInputSchema, type ShapeInput } from '../shape-input'
 import { call } from './define'
 import { NameValueSchema } from './shapes-workbench'
 
@@ -11,17 +12,8 @@ import { NameValueSchema } from './shapes-workbench'
  */
 
 /** A shape's definition as its URL (or its files) give it. */
-export const ShapeDefinitionSchema = z.object({
-  table: z.string(),
-  columns: z.string().nullable(),
-  queryableColumns: z.string().nullable(),
-  where: z.string().nullable(),
-  /** `$1` → `params["1"]`… */
-  params: z.record(z.string(), z.string()),
-  replica: z.enum(['default', 'full']),
-  log: z.enum(['full', 'changes_only'])
-})
-export type ShapeDefinition = z.infer<typeof ShapeDefinitionSchema>
+export const ShapeDefinitionSchema = ShapeInputSchema
+export type ShapeDefinition = ShapeInput
 
 /** Where a log was read from: the local server's files, a shape service followed from `-1`, or a repro bundle. */
 export const LogSourceKindSchema = z.enum(['local-files', 'http', 'bundle'])
