@@ -20,7 +20,7 @@ export const ROOM_IMPORTS = {
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'timetravel', 'workbench', '@core', '@rooms'],
   shapes: ['db', 'fs', 'headless', 'net', 'sql', '@rooms'],
   sql: [],
-  timetravel: ['doctor', 'shapes', 'sql'],
+  timetravel: ['db', 'doctor', 'shapes', 'sql'],
   workbench: ['fs', 'shapes', 'sql']
 }
 

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { writeAtomically } from '../fs/atomic-write'
 import { MAX_BUNDLE_CHARS, openBundle, writeBundle } from '../timetravel/bundle'
 import { logLine } from '../timetravel/format'
@@ -8,7 +7,7 @@ import { openShapeUrl, readInputFile } from '../timetravel/source'
 import { RecordingInputError } from '../doctor/input'
 import { TimeTravelInputError } from '../timetravel/log'
 import { stdio, type Output } from './output'
-import { LOG_OPTIONS, LOG_OPTIONS_USAGE, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
+import { LOG_OPTIONS_USAGE, commandLine, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
 
 export const BUNDLE_USAGE = `syncscope bundle export <shape-url> --out FILE [options]   one file to attach to a bug report
   --recording FILE   a client's recording to include (a workbench session, a HAR, a tap's HAR)
@@ -22,26 +21,16 @@ ${LOG_OPTIONS_USAGE}
 
 /** `syncscope bundle export|open`: repro bundles. */
 export async function bundleMain(argv: string[], io: Output = stdio): Promise<number> {
-  const usage = (message: string) => {
-    io.err(`syncscope bundle: ${message}\n\nusage:\n  ${BUNDLE_USAGE.split('\n').join('\n  ')}\n`)
-    return 2
-  }
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...LOG_OPTIONS, out: { type: 'string' }, recording: { type: 'string' }, database: { type: 'string' } }
-    })
-  } catch (error) {
-    return usage((error as Error).message)
-  }
+  const line = commandLine(
+    'bundle',
+    BUNDLE_USAGE,
+    argv,
+    { out: { type: 'string' }, recording: { type: 'string' }, database: { type: 'string' } },
+    io
+  )
+  if (typeof line === 'number') return line
+  const { parsed, usage } = line
   const { values, positionals } = parsed
-  if (values.help) {
-    io.out(`usage:\n  ${BUNDLE_USAGE.split('\n').join('\n  ')}\n`)
-    return 0
-  }
   const [command, target, ...rest] = positionals
   if (command !== 'export' && command !== 'open') return usage('say `export` or `open`')
   if (!target) return usage(command === 'export' ? 'name the shape URL' : 'name the bundle file')

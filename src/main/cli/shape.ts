@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util'
 import { formatDiff, formatLog, formatRowsAt } from '../timetravel/format'
 import { checkOffset, entryOf } from '../timetravel/log'
 import { diffBetween, rowsAt } from '../timetravel/replay'
 import { openSpec } from '../timetravel/source'
 import { stdio, type Output } from './output'
-import { LOG_OPTIONS, LOG_OPTIONS_USAGE, openOptions, runCommand } from './timetravel-options'
+import { LOG_OPTIONS_USAGE, commandLine, openOptions, runCommand } from './timetravel-options'
 import { laterOffset } from '../../shared/shape-client/offsets'
 
 export const SHAPE_USAGE = `syncscope shape at <shape-url|bundle> --offset O [options]   the shape's rows at offset O of its log, each row with
@@ -21,32 +20,16 @@ ${LOG_OPTIONS_USAGE}
 
 /** `syncscope shape at|diff|log`: time travel through a shape's log. */
 export async function shapeMain(argv: string[], io: Output = stdio): Promise<number> {
-  const usage = (message: string) => {
-    io.err(`syncscope shape: ${message}\n\nusage:\n  ${SHAPE_USAGE.split('\n').join('\n  ')}\n`)
-    return 2
-  }
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: {
-        ...LOG_OPTIONS,
-        offset: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        limit: { type: 'string' }
-      }
-    })
-  } catch (error) {
-    return usage((error as Error).message)
-  }
+  const line = commandLine(
+    'shape',
+    SHAPE_USAGE,
+    argv,
+    { offset: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, limit: { type: 'string' } },
+    io
+  )
+  if (typeof line === 'number') return line
+  const { parsed, usage } = line
   const { values, positionals } = parsed
-  if (values.help) {
-    io.out(`usage:\n  ${SHAPE_USAGE.split('\n').join('\n  ')}\n`)
-    return 0
-  }
   const [command, spec, ...rest] = positionals
   if (command !== 'at' && command !== 'diff' && command !== 'log') return usage('say `at`, `diff` or `log`')
   if (!spec) return usage('name the shape URL or bundle')

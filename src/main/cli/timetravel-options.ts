@@ -1,3 +1,4 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { z } from 'zod'
 import { defaultDataDir } from '../data-dir'
 import { TimeTravelInputError } from '../timetravel/log'
@@ -54,4 +55,40 @@ export async function runCommand(command: string, io: Output, task: () => Promis
     io.err(`syncscope ${command}: ${error.message}\n`)
     return 2
   }
+}
+
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>
+
+type Parsed<T extends OptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; strict: true; allowPositionals: true; options: typeof LOG_OPTIONS & T }>
+>
+
+/**
+ * A command line of one of these commands parsed with LOG_OPTIONS and `options`, and `usage(message)` (which prints
+ * the message and the usage, and answers exit code 2); or the exit code when there is nothing more to do (`--help`,
+ * an unknown option).
+ */
+export function commandLine<T extends OptionsConfig>(
+  command: string,
+  usageText: string,
+  argv: string[],
+  options: T,
+  io: Output
+): { parsed: Parsed<T>; usage: (message: string) => number } | number {
+  const text = `usage:\n  ${usageText.split('\n').join('\n  ')}\n`
+  const usage = (message: string): number => {
+    io.err(`syncscope ${command}: ${message}\n\n${text}`)
+    return 2
+  }
+  let parsed: Parsed<T>
+  try {
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { ...LOG_OPTIONS, ...options } })
+  } catch (error) {
+    return usage((error as Error).message)
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    io.out(text)
+    return 0
+  }
+  return { parsed, usage }
 }

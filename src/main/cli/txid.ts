@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util'
 import { formatTxid } from '../timetravel/format'
 import { openSpec } from '../timetravel/source'
 import { parseTxid, traceTxid } from '../timetravel/txid'
 import { stdio, type Output } from './output'
-import { LOG_OPTIONS, LOG_OPTIONS_USAGE, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
+import { LOG_OPTIONS_USAGE, commandLine, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
 
 export const TXID_USAGE = `syncscope txid <n> --shape <shape-url|bundle> [--shape …] [options]   where a write's transaction went
   <n>                the transaction id as pg_current_xact_id() returned it to the write (what awaitTxId waits for)
@@ -17,26 +16,16 @@ ${LOG_OPTIONS_USAGE}
 
 /** `syncscope txid`: did my write reach the shape? */
 export async function txidMain(argv: string[], io: Output = stdio): Promise<number> {
-  const usage = (message: string) => {
-    io.err(`syncscope txid: ${message}\n\nusage:\n  ${TXID_USAGE.split('\n').join('\n  ')}\n`)
-    return 2
-  }
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...LOG_OPTIONS, shape: { type: 'string', multiple: true }, database: { type: 'string' } }
-    })
-  } catch (error) {
-    return usage((error as Error).message)
-  }
+  const line = commandLine(
+    'txid',
+    TXID_USAGE,
+    argv,
+    { shape: { type: 'string', multiple: true }, database: { type: 'string' } },
+    io
+  )
+  if (typeof line === 'number') return line
+  const { parsed, usage } = line
   const { values, positionals } = parsed
-  if (values.help) {
-    io.out(`usage:\n  ${TXID_USAGE.split('\n').join('\n  ')}\n`)
-    return 0
-  }
   if (positionals.length !== 1)
     return usage(positionals.length === 0 ? 'give the transaction id' : 'one transaction id')
   const shapes = values.shape ?? []

@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util'
 import { MAX_BUNDLE_CHARS } from '../timetravel/bundle'
 import { formatVerify } from '../timetravel/format'
 import { readInputFile } from '../timetravel/source'
 import { verifyRecording } from '../timetravel/verify'
 import { stdio, type Output } from './output'
-import { LOG_OPTIONS, LOG_OPTIONS_USAGE, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
+import { LOG_OPTIONS_USAGE, commandLine, databaseUrlProblem, openOptions, runCommand } from './timetravel-options'
 
 export const VERIFY_USAGE = `syncscope verify <recording|har|bundle> --database URL [options]   a client's rows against Postgres
   <recording>        a workbench session saved as a Syncscope recording, a browser's HAR, a \`syncscope tap\` HAR, or a
@@ -18,26 +17,10 @@ ${LOG_OPTIONS_USAGE}
 
 /** `syncscope verify`: is a client's data the database's? */
 export async function verifyMain(argv: string[], io: Output = stdio): Promise<number> {
-  const usage = (message: string) => {
-    io.err(`syncscope verify: ${message}\n\nusage:\n  ${VERIFY_USAGE.split('\n').join('\n  ')}\n`)
-    return 2
-  }
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: true,
-      options: { ...LOG_OPTIONS, database: { type: 'string' } }
-    })
-  } catch (error) {
-    return usage((error as Error).message)
-  }
+  const line = commandLine('verify', VERIFY_USAGE, argv, { database: { type: 'string' } }, io)
+  if (typeof line === 'number') return line
+  const { parsed, usage } = line
   const { values, positionals } = parsed
-  if (values.help) {
-    io.out(`usage:\n  ${VERIFY_USAGE.split('\n').join('\n  ')}\n`)
-    return 0
-  }
   if (positionals.length !== 1)
     return usage(positionals.length === 0 ? 'name the recording, HAR or bundle' : `one file, not ${positionals.length}`)
   const problem = values.database === undefined ? null : databaseUrlProblem(values.database)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { BundleSummary } from '../../shared/contract/timetravel'
-import { ShapeDefinitionSchema } from '../../shared/contract/timetravel'
+import { ShapeLogInfoSchema } from '../../shared/contract/timetravel'
 import { MessageSchema, RowSchema } from '../../shared/shape-client/messages'
 import { type RecordingInput, RecordingInputError, readRecording } from '../doctor/input'
 import { redactDocument } from '../doctor/redact'
@@ -21,16 +21,19 @@ const BundleSchema = z.object({
   version: z.literal(1),
   createdAt: z.string(),
   createdBy: z.string(),
-  log: z.object({
-    source: z.object({ kind: z.enum(['local-files', 'http', 'bundle']), description: z.string() }),
-    url: z.string().nullable(),
-    definition: ShapeDefinitionSchema,
-    handle: z.string().nullable(),
-    server: z.string().nullable(),
-    end: z.string(),
-    complete: z.boolean(),
-    notes: z.array(z.string()),
-    records: z.array(z.object({ offset: z.string(), exact: z.boolean(), message: MessageSchema })).max(MAX_LOG_MESSAGES)
+  log: ShapeLogInfoSchema.pick({
+    source: true,
+    url: true,
+    definition: true,
+    handle: true,
+    server: true,
+    end: true,
+    complete: true,
+    notes: true
+  }).extend({
+    records: z
+      .array(z.object({ offset: z.string(), exact: z.boolean(), after: z.string().optional(), message: MessageSchema }))
+      .max(MAX_LOG_MESSAGES)
   }),
   /** The recording as its file held it (a HAR, or a Syncscope recording). */
   recording: z.unknown().nullable(),

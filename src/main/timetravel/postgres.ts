@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { maskUrl } from '../db/database'
 import type { ShapeDefinition } from '../../shared/contract/timetravel'
 import type { Row } from '../../shared/shape-client/messages'
 import { InvalidRequestError, type ResolvedShape, resolveDefinition } from '../shapes/definition/definition'
@@ -13,18 +14,7 @@ const STATEMENT_TIMEOUT_MS = 30_000
 /** Rows of a shape read from Postgres at most. */
 export const MAX_POSTGRES_ROWS = 1_000_000
 /** Every value as the text Postgres formats it (the display settings are set), as the shape server sends it. */
-const TEXT_VALUES = { getTypeParser: () => (value: string) => value }
-
-/** A database URL with its password masked, for messages. */
-export function maskDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '•••'
-    return parsed.toString()
-  } catch {
-    return '(a database URL)'
-  }
-}
+export const TEXT_VALUES = { getTypeParser: () => (value: string) => value }
 
 /**
  * Runs `read` in one REPEATABLE READ READ ONLY transaction on the database at `url` (every statement under a timeout,
@@ -37,7 +27,7 @@ export async function readOnly<T>(url: string, read: (client: pg.Client) => Prom
     await client.connect()
   } catch (error) {
     await client.end().catch(() => undefined)
-    throw new TimeTravelInputError(`cannot connect to ${maskDatabaseUrl(url)}: ${(error as Error).message}`)
+    throw new TimeTravelInputError(`cannot connect to ${maskUrl(url)}: ${(error as Error).message}`)
   }
   try {
     await client.query(

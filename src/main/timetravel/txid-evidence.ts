@@ -8,14 +8,13 @@ import { rowKey } from '../shapes/storage/messages'
 import { definitionTables } from '../shapes/subquery/registry'
 import { quoteIdent } from '../sql'
 import { TimeTravelInputError } from './log'
-import { resolveShape, whereSql } from './postgres'
+import { TEXT_VALUES, resolveShape, whereSql } from './postgres'
 
 /** Rows shown at most for one transaction in one table. */
 const ROWS_SHOWN = 20
 /** Transactions either side of the id looked at for the write it was probably meant for. */
 const NEIGHBOURS_BEFORE = 5
 const NEIGHBOURS_AFTER = 20
-const TEXT_VALUES = { getTypeParser: () => (value: string) => value }
 
 export type XactStatus = 'committed' | 'aborted' | 'in progress' | null
 

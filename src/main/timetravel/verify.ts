@@ -29,6 +29,9 @@ export interface VerifyOptions {
   fetch?: typeof fetch
 }
 
+/** Anomalies and rows listed at most per shape (a hostile recording could otherwise make a report of millions). */
+const LISTED = 1_000
+
 /** "insert at 0_0, update at 2398_0 (title)". */
 export const describeOrigins = (origins: readonly RowOrigin[]): string =>
   origins
@@ -195,10 +198,18 @@ function compareShape(
     lastOffset: stream.lastOffset,
     log: log ? log.source : { kind: 'none', description: logNote ?? 'no log read' },
     counts: { client: client.shape.rows.size, postgres: postgres.rows.size, log: atEnd ? atEnd.shape.rows.size : null },
-    anomalies,
-    rows,
+    anomalies: anomalies.slice(0, LISTED),
+    rows: rows.slice(0, LISTED),
     verdict: faults ? 'diverged' : rows.length > 0 ? 'changed-since' : 'equal',
-    notes: [...stream.notes, ...(log?.notes ?? []), ...(logNote && log ? [logNote] : [])]
+    notes: [
+      ...stream.notes,
+      ...(log?.notes ?? []),
+      ...(logNote && log ? [logNote] : []),
+      ...(anomalies.length > LISTED
+        ? [`${anomalies.length} messages not as the log has them; the first ${LISTED} are listed`]
+        : []),
+      ...(rows.length > LISTED ? [`${rows.length} rows differ; the first ${LISTED} are listed`] : [])
+    ]
   }
 }
 
