@@ -22,7 +22,11 @@ usage:
   syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\`
   syncscope doctor <file.har|recording>     diagnose a recorded sync; see \`syncscope doctor --help\`
   syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\`
-  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\``
+  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\`
+  syncscope shape <at|diff|log> <shape-url> a shape's rows at any offset of its log; see \`syncscope shape --help\`
+  syncscope verify <recording> --database U a client's rows against Postgres; see \`syncscope verify --help\`
+  syncscope txid <n> --shape <shape-url>    where a write's transaction went; see \`syncscope txid --help\`
+  syncscope bundle <export|open> …          repro bundles for bug reports; see \`syncscope bundle --help\``
 
 function rendererDir(): string {
   // this module runs as out/main/cli.js, beside the built renderer
