@@ -6,6 +6,7 @@ import { verifyMain } from '../../src/main/cli/verify'
 import { startTap } from '../../src/main/doctor/tap'
 import type { VerifyReport } from '../../src/shared/contract/timetravel'
 import { toRecording } from '../../src/shared/doctor-recording'
+import { endCliRuns, runCli } from '../support/cli-process'
 import { describeWith } from '../support/facility-tests'
 import { SOUND, startNginx, type RunningNginx } from '../support/nginx'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -69,6 +70,7 @@ describe('syncscope verify: a recorded client against the server log and Postgre
     dir = await mkdtemp(join(tmpdir(), 'syncscope-verify-'))
   })
   afterAll(async () => {
+    await endCliRuns()
     await server?.close()
     await rm(dir, { recursive: true, force: true })
   })
@@ -136,6 +138,30 @@ describe('syncscope verify: a recorded client against the server log and Postgre
     const followed = jsonOf<VerifyReport>(await verify(har, 'clean.har', '--over-http'))
     expect(followed.shapes[0]?.log.kind).toBe('http')
     expect(followed.verdict).toBe('equal')
+  })
+
+  it('the built CLI, a process of its own, verifies and traces as the functions do', async () => {
+    const { name, har } = await recordSession(server.url)
+    const file = join(dir, 'cli.har')
+    await writeFile(file, har)
+    const run = runCli(['verify', file, '--database', server.databaseUrl, '--data-dir', server.dataDir])
+    expect(await run.exited, run.output().stderr).toBe(0)
+    expect(run.output().stdout).toContain(`${name}  handle`)
+    expect(run.output().stdout).toContain('equal: the client holds what Postgres holds')
+    const txid = (await server.pool.query<{ txid: string }>('SELECT pg_current_xact_id()::text AS txid')).rows[0]?.txid
+    const traced = runCli([
+      'txid',
+      String(txid),
+      '--shape',
+      `${server.url}/v1/shape?table=${name}&where=${encodeURIComponent('id > 0')}`,
+      '--database',
+      server.databaseUrl,
+      '--data-dir',
+      server.dataDir
+    ])
+    // a shape of this where begins now, after the id was taken: its snapshot covers it
+    expect(await traced.exited, traced.output().stderr).toBe(0)
+    expect(traced.output().stdout).toMatch(/✓ covered\n {4}the shape's snapshot ending at 0_0/)
   })
 
   it('one message dropped, one duplicated and two reordered: each named with its message, and the rows they made wrong', async () => {

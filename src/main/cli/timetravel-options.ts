@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { resolve } from 'node:path'
 import { z } from 'zod'
 import { defaultDataDir } from '../data-dir'
 import { TimeTravelInputError } from '../timetravel/log'
@@ -35,7 +36,7 @@ export function openOptions(values: Record<string, unknown>): OpenOptions | stri
   const parsed = LogOptionsSchema.safeParse(values)
   if (!parsed.success) return parsed.error.issues.map((issue) => issue.message).join('\n')
   return {
-    dataDir: parsed.data['data-dir'] ?? defaultDataDir(),
+    dataDir: resolve(parsed.data['data-dir'] ?? defaultDataDir()),
     overHttp: parsed.data['over-http'] === true,
     headers: Object.fromEntries(parsed.data.header),
     params: Object.fromEntries(parsed.data.param)

@@ -61,10 +61,15 @@ export function formatRowsAt(log: ReadLog, at: RowsAt): string {
   return `${lines.join('\n')}\n`
 }
 
+const messageRange = ({ fromCount, toCount }: ShapeDiff): string => {
+  const [low, high] = fromCount <= toCount ? [fromCount, toCount] : [toCount, fromCount]
+  return high === low ? 'no message between' : high === low + 1 ? `message #${low}` : `messages #${low}…#${high - 1}`
+}
+
 export function formatDiff(log: ReadLog, diff: ShapeDiff): string {
   const lines = [
     logLine(log),
-    `From ${diff.from} to ${diff.to} (messages ${diff.fromCount}…${diff.toCount}): ${diff.changeCount} row(s) changed`
+    `From ${diff.from} to ${diff.to} (${messageRange(diff)}): ${diff.changeCount} row(s) changed`
   ]
   for (const change of diff.changes) {
     const sign = change.kind === 'added' ? '+' : change.kind === 'removed' ? '-' : '~'

@@ -4,7 +4,7 @@ import type { ShapeDefinition } from '../../shared/contract/timetravel'
 import type { Row } from '../../shared/shape-client/messages'
 import { InvalidRequestError, type ResolvedShape, resolveDefinition } from '../shapes/definition/definition'
 import { qualifiedName, setSessionSettingsSql } from '../shapes/definition/row-sql'
-import { quoteIdent } from '../sql'
+import { loadParser, quoteIdent } from '../sql'
 import { readTableInfo } from '../shapes/definition/table-info'
 import { InsertEncoder, isBoolColumn } from '../shapes/storage/messages'
 import { TimeTravelInputError } from './log'
@@ -43,6 +43,8 @@ export async function readOnly<T>(url: string, read: (client: pg.Client) => Prom
 
 /** The shape resolved against the database's catalog, as the shape server resolves a request's. */
 export async function resolveShape(client: pg.Client, definition: ShapeDefinition): Promise<ResolvedShape> {
+  // the where is parsed by Postgres's own parser (WebAssembly), loaded once per process
+  await loadParser()
   try {
     return await resolveDefinition(definition, (schema, name) => readTableInfo(client, schema, name))
   } catch (error) {
