@@ -61,7 +61,7 @@ describe('syncscope bundle: a repro bundle exported, then opened read-only witho
     ])
     expect(exported.code, exported.err).toBe(0)
     expect(exported.out).toMatch(
-      /Bundle\s+.*repro\.json {2}\(\d+ messages, session\.har, 2 Postgres rows; secrets masked\)/
+      /Bundle\s+.*repro\.json {2}\(\d+ messages, session\.har, 2 Postgres row\(s\); secrets masked\)/
     )
   })
   afterAll(async () => {

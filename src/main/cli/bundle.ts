@@ -67,7 +67,7 @@ export async function bundleMain(argv: string[], io: Output = stdio): Promise<nu
     }
     await writeAtomically(out, text, 0o600)
     io.out(
-      `${logLine(log)}\nBundle        ${out}  (${log.records.length} messages${recording ? `, ${recording.name}` : ''}${rows ? `, ${rows.rows.size} Postgres rows` : ''}; secrets masked)\n`
+      `${logLine(log)}\nBundle        ${out}  (${log.records.length} messages${recording ? `, ${recording.name}` : ''}${rows ? `, ${rows.rows.size} Postgres row(s)` : ''}; secrets masked)\n`
     )
     return 0
   })

@@ -133,7 +133,7 @@ export function openBundle(name: string, text: string): OpenedBundle {
       ...bundle.log,
       source: {
         kind: 'bundle',
-        description: `${name} (a bundle of ${bundle.log.source.description}, made ${bundle.createdAt})`
+        description: `the bundle ${name} (made ${bundle.createdAt}, of ${bundle.log.source.kind === 'http' ? 'the log followed over HTTP at' : "the server's files in"} ${bundle.log.source.description})`
       }
     },
     recording,

@@ -27,13 +27,14 @@ export function shapeName(definition: ShapeDefinition): string {
 
 /** How a log was read, in one line. */
 export function logLine(log: Pick<ReadLog, 'definition' | 'handle' | 'source' | 'end' | 'complete'>): string {
+  const { kind, description } = log.source
   const read =
-    log.source.kind === 'local-files'
-      ? "the local server's files"
-      : log.source.kind === 'http'
-        ? 'followed over HTTP'
-        : 'a bundle'
-  return `${shapeName(log.definition)}: handle ${log.handle ?? '?'}, ${read} (${log.source.description}), ${log.complete ? 'log ends' : 'read up to'} ${log.end}`
+    kind === 'local-files'
+      ? `the local server's files (${description})`
+      : kind === 'http'
+        ? `followed over HTTP (${description})`
+        : description
+  return `${shapeName(log.definition)}: handle ${log.handle ?? '?'}, ${read}, ${log.complete ? 'log ends' : 'read up to'} ${log.end}`
 }
 
 const compactRow = (row: Row): string => JSON.stringify(row)
@@ -133,6 +134,8 @@ export function formatTxid(report: TxidReport): string {
     for (const line of shape.explanation) lines.push(`    ${line}`)
   }
   lines.push('', report.verdict === 'delivered' ? 'Delivered.' : 'Not delivered to any of these shapes.')
-  for (const limit of report.limits) lines.push(`limit: ${limit}`)
+  // what the tracer cannot know matters where it could not say where the id went
+  if (report.shapes.some((shape) => shape.verdict === 'absent'))
+    for (const limit of report.limits) lines.push(`limit: ${limit}`)
   return `${lines.join('\n')}\n`
 }
