@@ -80,6 +80,13 @@ describe('timetravel.* in the contract', () => {
     const report = await call<TxidReport>('timetravel.txid', { txid, shapes: [{ kind: 'local', handle }] })
     expect(report).toMatchObject({ verdict: 'delivered', postgres: { status: 'committed' } })
     expect(report.shapes[0]?.carriers.map((entry) => entry.key)).toEqual([key(1)])
+    const everywhere = await call<TxidReport>('timetravel.txid', { txid, allLocal: true })
+    expect(everywhere.shapes.map((shape) => [shape.handle, shape.verdict])).toEqual([[handle, 'carried']])
+    const nothing = await server.app.dispatch('timetravel.txid', { txid })
+    expect(nothing).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/name the shapes/) } }
+    })
   })
 
   it('input it cannot use is a 400 naming it: an offset outside the log, a closed log, an unknown handle', async () => {

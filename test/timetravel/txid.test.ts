@@ -75,6 +75,22 @@ describe('syncscope txid: where a write went', () => {
         ['insert', key(name, 2), [Number(txid)]]
       ])
     }
+    // every shape of the server's data folder: which of them carry it
+    const everywhere = jsonOf<TxidReport>(
+      await runMain(txidMain, [
+        txid,
+        '--all-local',
+        '--database',
+        server.databaseUrl,
+        '--data-dir',
+        server.dataDir,
+        '--json'
+      ])
+    )
+    expect(everywhere.shapes.length).toBeGreaterThanOrEqual(1)
+    expect(
+      everywhere.shapes.filter((shape) => shape.verdict === 'carried').map((shape) => shape.definition.table)
+    ).toEqual([name])
     const text = await runMain(txidMain, [
       txid,
       '--shape',
@@ -167,7 +183,7 @@ describe('syncscope txid: where a write went', () => {
     expectOneLine(await trace('abc', url), /"abc" is not a transaction id/)
     const usage = await runMain(txidMain, ['812'])
     expect(usage.code).toBe(2)
-    expect(usage.err).toMatch(/^syncscope txid: name at least one --shape\n\nusage:/)
+    expect(usage.err).toMatch(/^syncscope txid: name at least one --shape, or --all-local\n\nusage:/)
   })
 
   describeWith(['nginx'], 'behind nginx', () => {

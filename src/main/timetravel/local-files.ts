@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { crc32 } from 'node:zlib'
@@ -40,14 +40,19 @@ export function findShapeFolder(dataDir: string, handle: string): string | null 
   return null
 }
 
-/** Every shape folder of a data folder with a finished snapshot: its handle and definition. */
-export async function listShapeFolders(dataDir: string): Promise<Array<{ dir: string; meta: ShapeMeta }>> {
-  const found: Array<{ dir: string; meta: ShapeMeta }> = []
+/** Shapes read at most at once from a data folder (each log may hold a million messages). */
+export const MAX_LOCAL_SHAPES = 100
+
+/** The folders of every shape of a data folder whose snapshot is finished; TimeTravelInputError past MAX_LOCAL_SHAPES. */
+export async function listShapeFolders(dataDir: string): Promise<string[]> {
+  const found: string[] = []
   for (const database of await readdir(join(dataDir, 'shapes')).catch(() => [] as string[])) {
     const shapes = join(dataDir, 'shapes', database, 'shapes')
     for (const handle of await readdir(shapes).catch(() => [] as string[])) {
-      const meta = await readMeta(join(shapes, handle)).catch(() => null)
-      if (meta) found.push({ dir: join(shapes, handle), meta })
+      if (!HANDLE.test(handle) || !(await readMeta(join(shapes, handle)).catch(() => null))) continue
+      found.push(join(shapes, handle))
+      if (found.length > MAX_LOCAL_SHAPES)
+        throw new TimeTravelInputError(`${dataDir} holds more than ${MAX_LOCAL_SHAPES} shapes: name them with --shape`)
     }
   }
   return found
@@ -62,6 +67,22 @@ async function readMeta(dir: string): Promise<ShapeMeta> {
   const meta = ShapeMetaSchema.safeParse(parseJson(text))
   if (!meta.success) throw new TimeTravelInputError(`${join(dir, 'meta.json')} is damaged or of another version`)
   return meta.data
+}
+
+/** How long a reader waits for meta.json: the server writes it once the snapshot's files are durable (fsyncs). */
+const META_WAIT_MS = 10_000
+
+/** readMeta, waiting a while for a snapshot that is complete but not yet recorded (its folder still there). */
+async function awaitMeta(dir: string): Promise<ShapeMeta> {
+  const deadline = Date.now() + META_WAIT_MS
+  for (;;) {
+    try {
+      return await readMeta(dir)
+    } catch (error) {
+      if (!(error instanceof SnapshotUnfinishedError) || Date.now() > deadline || !existsSync(dir)) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
 }
 
 const handleOf = (dir: string): string => dir.split(/[\\/]/).at(-1) ?? dir
@@ -97,7 +118,7 @@ async function readSnapshot(dir: string, meta: ShapeMeta, budget: { bytes: numbe
 /** The whole log of the shape in `dir`: snapshot, then main log, as far as it is durable and whole. */
 export async function readShapeFolder(dir: string): Promise<ReadLog> {
   try {
-    const meta = await readMeta(dir)
+    const meta = await awaitMeta(dir)
     const budget = { bytes: MAX_LOG_BYTES }
     const records = await readSnapshot(dir, meta, budget)
     const log = await readLogReadOnly(dir, budget.bytes)

@@ -316,7 +316,9 @@ export const timetravelCalls = {
   'timetravel.txid': call(
     z.object({
       txid: z.string().regex(/^\d{1,20}$/, 'a transaction id is a whole number'),
-      shapes: z.array(LogSourceInputSchema).min(1).max(20),
+      shapes: z.array(LogSourceInputSchema).max(20).default([]),
+      /** Also every shape of the app's own shape server. */
+      allLocal: z.boolean().default(false),
       databaseUrl: z.string().max(2_000).nullable().default(null)
     }),
     TxidReportSchema

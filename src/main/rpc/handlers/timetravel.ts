@@ -2,7 +2,7 @@ import { RpcError } from '../../../shared/contract/errors'
 import type { LogSourceInput, timetravelCalls } from '../../../shared/contract/timetravel'
 import type { Core } from '../../core'
 import { openBundle, writeBundle } from '../../timetravel/bundle'
-import { findShapeFolder, readShapeFolder } from '../../timetravel/local-files'
+import { findShapeFolder, listShapeFolders, readShapeFolder } from '../../timetravel/local-files'
 import { TimeTravelInputError, entryOf, type ReadLog } from '../../timetravel/log'
 import { OpenedLogs, infoOf } from '../../timetravel/opened-logs'
 import { readOnly, readShapeRows, resolveShape } from '../../timetravel/postgres'
@@ -82,10 +82,12 @@ export function timetravelHandlers(core: Core): HandlersFor<typeof timetravelCal
           dataDir
         })
       }),
-    'timetravel.txid': ({ txid, shapes, databaseUrl }) =>
+    'timetravel.txid': ({ txid, shapes, allLocal, databaseUrl }) =>
       usable(async () => {
         const logs: ReadLog[] = []
         for (const source of shapes) logs.push(await read(source))
+        if (allLocal) for (const folder of await listShapeFolders(dataDir)) logs.push(await readShapeFolder(folder))
+        if (logs.length === 0) throw new TimeTravelInputError('name the shapes to search, or all the local ones')
         return traceTxid(
           txid,
           logs,
