@@ -5,6 +5,7 @@ import { doctorCalls } from './contract/doctor'
 import { mcpCalls, mcpEvents } from './contract/mcp'
 import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
+import { serverCalls } from './contract/server'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 import { timetravelCalls } from './contract/timetravel'
 
@@ -15,6 +16,7 @@ export const calls = {
   ...mcpToolCalls,
   ...proxyCalls,
   ...shapesWorkbenchCalls,
+  ...serverCalls,
   ...checkerCalls,
   ...doctorCalls,
   ...timetravelCalls

@@ -12,6 +12,7 @@ import { Registry, type RegistryOptions } from '../../src/main/mcp/registry'
 import type { OAuthTokens } from '../../src/shared/contract/mcp'
 import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 import { textOf, waitFor } from './support/processes'
+import { browserThatLogsIn, loggedIn } from './support/logins'
 import { startProtectedServer } from './support/protected-server'
 import { runMcpCli, startMcpCli } from './support/run-cli'
 
@@ -39,20 +40,7 @@ function newRegistry(options: RegistryOptions = {}): Registry {
 /** A registry whose "browser" logs in as soon as an authorisation URL opens and delivers the redirect. */
 function registryWithBrowser(options: RegistryOptions = {}): { registry: Registry; opened: string[] } {
   const opened: string[] = []
-  const created = newRegistry({
-    ...options,
-    openAuthorizeUrl: (url) => {
-      opened.push(url)
-      void authorizeInBrowser(url).then((callback) => fetch(callback))
-    }
-  })
-  return { registry: created, opened }
-}
-
-async function loggedIn(target: Registry, name: string): Promise<void> {
-  const done = target.waitForLogin(name)
-  await target.login(name)
-  expect(await done).toBeNull()
+  return { registry: newRegistry({ ...options, openAuthorizeUrl: browserThatLogsIn(opened) }), opened }
 }
 
 describe('protected resource metadata discovery (RFC 9728)', () => {

@@ -27,9 +27,11 @@ describe('the MCP server form’s fields, read from the contract’s schemas', (
     [
       'clientCredentials',
       [
-        'tokenUrl:string',
+        'tokenUrl:string?',
         'clientId:string',
-        'clientSecret:secret',
+        'clientSecret:secret?',
+        'privateKey:secretText?',
+        'signingAlgorithm:choice?',
         'scopes:lines?',
         'audience:string?',
         'resource:string?'
@@ -40,6 +42,21 @@ describe('the MCP server form’s fields, read from the contract’s schemas', (
     ['basic', []]
   ])('auth mode %s', (mode, expected) => {
     expect(names(authFields(mode))).toEqual(expected)
+  })
+
+  it('offers the signing algorithms of a private key as a choice', () => {
+    expect(authFields('clientCredentials').find((field) => field.key === 'signingAlgorithm')?.options).toEqual([
+      'RS256',
+      'RS384',
+      'RS512',
+      'PS256',
+      'PS384',
+      'PS512',
+      'ES256',
+      'ES384',
+      'ES512',
+      'EdDSA'
+    ])
   })
 
   it('offers every auth mode the contract knows, each with a form', () => {

@@ -12,6 +12,7 @@ import {
 import type {
   McpElicitation,
   McpEntry,
+  McpHttpServerConfig,
   McpRpcMessage,
   McpServerConfig,
   McpToolError,
@@ -33,11 +34,13 @@ import {
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
+import { resourceChallenge } from './auth/resource-challenge'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { transportOf, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
+  CLIENT_INFO,
   DEFAULT_RESTART,
   HttpConnection,
   StdioConnection,
@@ -164,6 +167,8 @@ export class Registry {
   private readonly fetchFn: FetchLike
   private clientMetadataUrl: string | null
   private closed = false
+  /** The connects of the last applyConfig (in the background, with connectInBackground). */
+  private connecting: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
@@ -197,8 +202,16 @@ export class Registry {
       await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
     this.reorder([...(config.origins?.keys() ?? []), ...servers.map((server) => server.name)])
     const connecting = Promise.all(servers.map((server) => this.warm(server.name)))
+    this.connecting = connecting
     if (!this.options.connectInBackground) await connecting
     return this.list()
+  }
+
+  /** Resolves once the connects the last apply started have ended, or after `withinMs`, whichever comes first. */
+  async settled(withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))
+    await Promise.race([this.connecting, waited]).finally(() => clearTimeout(timer))
   }
 
   /** Entries in the order their files list them (extras last). */
@@ -434,9 +447,13 @@ export class Registry {
       403,
       `insufficient_scope: re-authorising with "${scope}"`
     )
-    // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
-    const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
-    if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
+    // a host that cannot open a browser (the CLI with --no-open, a launcher) says so at once rather than wait
+    if (!this.options.openAuthorizeUrl)
+      throw new McpFailure(
+        'insufficient_scope',
+        `${name} needs the scope "${scope}" for this request, and no browser is opened here to log in`,
+        { scope }
+      )
     const done = this.waitForLogin(name)
     try {
       await this.login(name, { scope })
@@ -555,28 +572,44 @@ export class Registry {
     return this.describe(name)
   }
 
-  /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
+  /**
+   * Starts the authorization-code flow: discovery (where the resource's 401 names its metadata, else the well-known
+   * paths), registration when needed, and the authorisation URL (opened). The scope: the one asked for (a step-up),
+   * else the configured scopes, else the 401's, else what the metadata lists.
+   */
   async login(name: string, options: { scope?: string } = {}): Promise<{ authorizeUrl: string }> {
     const { entry, state } = this.oauthEntry(name)
     const log = this.oauthLog(name)
     delete state.tokens
     delete state.authorizeUrl
+    delete state.discovery
     const config = entry.oauth?.config
-    const scope = options.scope ?? config?.scopes?.join(' ')
+    const { url, headers } = entry.config as McpHttpServerConfig
+    // A registered client is limited to the scope it registered with (it records it): register anew for a wider one.
+    const registered = (state.client?.value as { scope?: unknown } | undefined)?.scope
+    if (options.scope && typeof registered === 'string' && !covers(registered, options.scope)) delete state.client
+    const challenge = await resourceChallenge(
+      url,
+      fetchWithHeaders(log.recording(this.fetchFn), headers ?? {}),
+      CLIENT_INFO
+    )
+    const scope = options.scope ?? (config?.scopes?.length ? config.scopes.join(' ') : challenge.scope)
     const result = await auth(entry.oauth!.provider, {
-      serverUrl: (entry.config as { url: string }).url,
+      serverUrl: url,
       ...(scope ? { scope } : {}),
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
       fetchFn: log.recording(this.fetchFn)
     })
     if (result === 'AUTHORIZED') {
       await this.reconnect(name)
       return { authorizeUrl: '' }
     }
-    const url = state.authorizeUrl
-    if (!url) throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
-    log.add('authorization', 'GET', url, null, 'opened in the browser')
-    await Promise.resolve(this.options.openAuthorizeUrl?.(url, name)).catch(() => {})
-    return { authorizeUrl: url }
+    const authorizeUrl = state.authorizeUrl
+    if (!authorizeUrl)
+      throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
+    log.add('authorization', 'GET', authorizeUrl, null, 'opened in the browser')
+    await Promise.resolve(this.options.openAuthorizeUrl?.(authorizeUrl, name)).catch(() => {})
+    return { authorizeUrl }
   }
 
   /** Resolves when the login in flight finishes: null when connected, else its error. */
@@ -820,7 +853,7 @@ export class Registry {
         return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
       case 'clientCredentials':
         return {
-          fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base),
+          fetch: new ClientCredentials(authConfig, config.url, log.recording(this.fetchFn)).fetch(base),
           canConnect: () => true
         }
       case 'authorizationCode': {

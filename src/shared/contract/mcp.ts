@@ -60,15 +60,56 @@ export const ApiKeyAuthSchema = strictAuthObject({
     .optional(),
   valuePrefix: z.string().optional()
 })
+/** JWS algorithms of a private_key_jwt assertion (RFC 7518), by the key they sign with: RSA, RSA-PSS, EC, Ed25519. */
+export const SIGNING_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA'
+] as const
+/** A PEM private key; as written in a file (what the MCP page checks), also a placeholder for one (`${keychain:…}`). */
+const pemPrivateKey = z
+  .string()
+  .refine(
+    (value) =>
+      /^\s*-----BEGIN ([A-Z]+ )?PRIVATE KEY-----[\s\S]+-----END ([A-Z]+ )?PRIVATE KEY-----\s*$/.test(value) ||
+      /^\$\{[^}]+\}$/.test(value),
+    'must be a PEM private key (-----BEGIN PRIVATE KEY-----…)'
+  )
+/**
+ * The client-credentials grant, the client authenticated with its secret (client_secret_basic) or with an assertion
+ * signed by its private key (private_key_jwt, RFC 7523). Without tokenUrl the token endpoint is discovered from the
+ * server (RFC 9728, then RFC 8414 / OpenID Connect metadata).
+ */
 export const ClientCredentialsAuthSchema = strictAuthObject({
   mode: z.literal('clientCredentials'),
-  tokenUrl: urlString,
+  tokenUrl: urlString.optional(),
   clientId: z.string().min(1, 'clientId is empty'),
-  clientSecret: z.string().min(1, 'clientSecret is empty'),
+  clientSecret: z.string().min(1, 'clientSecret is empty').optional(),
+  privateKey: pemPrivateKey.optional(),
+  signingAlgorithm: z.enum(SIGNING_ALGORITHMS).optional(),
   scopes,
   audience: z.string().optional(),
   resource: urlString.optional()
 })
+  .refine((auth) => auth.clientSecret !== undefined || auth.privateKey !== undefined, {
+    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt)',
+    path: ['clientSecret']
+  })
+  .refine((auth) => auth.clientSecret === undefined || auth.privateKey === undefined, {
+    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt), not both',
+    path: ['clientSecret']
+  })
+  .refine((auth) => auth.signingAlgorithm === undefined || auth.privateKey !== undefined, {
+    message: 'signs the privateKey assertion: give privateKey',
+    path: ['signingAlgorithm']
+  })
 export const AuthorizationCodeAuthSchema = strictAuthObject({
   mode: z.literal('authorizationCode'),
   scopes,

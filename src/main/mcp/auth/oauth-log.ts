@@ -63,12 +63,16 @@ function bodyText(init?: RequestInit): string {
   return ''
 }
 
-function classify(url: string, init: RequestInit | undefined, registrationHint: (url: string) => boolean): Step {
+function classify(
+  url: string,
+  init: RequestInit | undefined,
+  hints: { registration: (url: string) => boolean; discovery: (url: string) => boolean }
+): Step {
   const text = bodyText(init)
-  if (url.includes('/.well-known/')) return 'discovery'
+  if (url.includes('/.well-known/') || hints.discovery(url)) return 'discovery'
   if (/grant_type=refresh_token/.test(text)) return 'refresh'
   if (/grant_type=(authorization_code|client_credentials)/.test(text)) return 'token'
-  if ((init?.method ?? 'GET') === 'POST' && (registrationHint(url) || text.includes('"redirect_uris"')))
+  if ((init?.method ?? 'GET') === 'POST' && (hints.registration(url) || text.includes('"redirect_uris"')))
     return 'registration'
   return 'resource'
 }
@@ -86,6 +90,8 @@ async function accessTokenClaims(response: Response): Promise<Record<string, unk
 /** The HTTP exchanges of one server's OAuth flows, newest last, bounded. */
 export class OAuthLog {
   private readonly exchanges: OAuthExchange[] = []
+  /** Metadata URLs a resource's 401 named (RFC 9728 §5.1): read as discovery, bounded, wherever they are. */
+  private readonly namedMetadata = new Set<string>()
   constructor(
     private readonly onExchange: (exchange: OAuthExchange) => void = () => {},
     private readonly limit = MCP_OAUTH_LOG_KEPT
@@ -113,6 +119,12 @@ export class OAuthLog {
     this.onExchange(exchange)
   }
 
+  private metadataNamed(url: string): void {
+    this.namedMetadata.add(url)
+    // a few at a time: a resource naming a new one in each answer grows nothing
+    for (const oldest of this.namedMetadata) if (this.namedMetadata.size > 8) this.namedMetadata.delete(oldest)
+  }
+
   list(): OAuthExchange[] {
     return [...this.exchanges]
   }
@@ -129,14 +141,17 @@ export class OAuthLog {
   recording(base: FetchLike): FetchLike {
     return async (input, init) => {
       const url = String(input)
-      const step = classify(url, init, (candidate) =>
-        /\/(reg|register|registration)\b/.test(new URL(candidate).pathname)
-      )
+      const step = classify(url, init, {
+        registration: (candidate) => /\/(reg|register|registration)\b/.test(new URL(candidate).pathname),
+        discovery: (candidate) => this.namedMetadata.has(new URL(candidate).href)
+      })
       try {
         const answer = await base(input, init)
         const response = step !== 'resource' ? bounded(answer, init?.method ?? 'GET', url) : answer
         if (step !== 'resource' || response.status === 401 || response.status === 403) {
           const challenge = response.headers.get('www-authenticate')
+          const named = challenge && response.status === 401 ? /resource_metadata="([^"]+)"/.exec(challenge)?.[1] : null
+          if (named && URL.canParse(named)) this.metadataNamed(new URL(named).href)
           const claims =
             (step === 'token' || step === 'refresh') && response.ok ? await accessTokenClaims(response) : null
           this.add(

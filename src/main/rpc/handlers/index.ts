@@ -7,6 +7,7 @@ import { doctorHandlers } from './doctor'
 import { mcpHandlers } from './mcp'
 import { mcpToolHandlers } from './mcp-tools'
 import { proxyHandlers } from './proxy'
+import { serverHandlers } from './server'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
 import { timetravelHandlers } from './timetravel'
 
@@ -18,6 +19,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...mcpToolHandlers(rooms),
     ...proxyHandlers(core, rooms),
     ...shapesWorkbenchHandlers(core, rooms),
+    ...serverHandlers(rooms),
     ...checkerHandlers(core, rooms),
     ...doctorHandlers(),
     ...timetravelHandlers(core)
