@@ -1,8 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { shapeMain } from '../../src/main/cli/shape'
+import { findShapeFolder, readShapeFolder } from '../../src/main/timetravel/local-files'
+import type { LogRecord } from '../../src/main/timetravel/log'
 import type { LogEntry, RowsAt, ShapeDiff } from '../../src/shared/contract/timetravel'
 import { describeWith } from '../support/facility-tests'
 import { SOUND, startNginx, type RunningNginx } from '../support/nginx'
@@ -15,6 +18,19 @@ interface LogOutput {
 }
 
 const key = (table: string, id: number) => `"public"."${table}"/"${id}"`
+
+/** Each file of a folder: its size, modification time and content hash. */
+async function filesOf(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {}
+  for (const name of (await readdir(dir)).sort()) {
+    const info = await stat(join(dir, name))
+    const hash = createHash('sha256')
+      .update(await readFile(join(dir, name)))
+      .digest('hex')
+    files[name] = `${info.size} ${info.mtimeMs} ${hash}`
+  }
+  return files
+}
 
 describe('syncscope shape at / diff / log: time travel through a shape log', () => {
   let server: TestShapeServer
@@ -223,6 +239,35 @@ describe('syncscope shape at / diff / log: time travel through a shape log', () 
     await writeFile(cut, '{"format":"syncscope-bundle","version":1,"log":{"records":[')
     expectOneLine(await at(cut, '0_0'), /cut\.json is not JSON .*cut short/)
     expect((await runMain(shapeMain, ['at', url])).code).toBe(2)
+  })
+
+  it("reads a live server's files while it appends to them, each read a whole prefix of the log, and changes nothing", async () => {
+    const name = await table()
+    const client = new FollowingClient(`${server.url}/v1/shape`, { table: name })
+    await client.start()
+    client.stop()
+    const handle = client.shape.stream.current.handle as string
+    const dir = findShapeFolder(server.dataDir, handle) as string
+    const writes = (async () => {
+      for (let round = 0; round < 60; round++)
+        await server.pool.query(`UPDATE ${name} SET title = 'round ${round}' WHERE id = ${1 + (round % 3)}`)
+    })()
+    const reads: LogRecord[][] = []
+    while (reads.length < 40) {
+      reads.push((await readShapeFolder(dir)).records)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    await writes
+    const last = new FollowingClient(`${server.url}/v1/shape`, { table: name })
+    await last.start()
+    await last.until((rows) => rows.get(key(name, 3))?.title === 'round 59', 'the last update')
+    last.stop()
+    const before = await filesOf(dir)
+    const final = (await readShapeFolder(dir)).records
+    expect(final.length).toBe(4 + 60)
+    expect(new Set(reads.map((read) => read.length)).size, 'reads at different lengths').toBeGreaterThan(1)
+    for (const read of reads) expect(read).toEqual(final.slice(0, read.length))
+    expect(await filesOf(dir)).toEqual(before)
   })
 
   describeWith(['nginx'], 'behind nginx', () => {
