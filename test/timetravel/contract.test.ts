@@ -89,6 +89,47 @@ describe('timetravel.* in the contract', () => {
     })
   })
 
+  it('the scrubber: windows of the rows at points asked forwards and back, the same as replayed afresh', async () => {
+    const handle = client.shape.stream.current.handle as string
+    const log = await call<ShapeLogInfo>('timetravel.open', { source: { kind: 'local', handle } })
+    const at = (count: number, start: number, limit: number) =>
+      call<RowsAt>('timetravel.rowsAt', { logId: log.logId, at: { count }, start, limit })
+    const second = await at(4, 1, 10)
+    expect(second).toMatchObject({ count: 4, rowCount: 2, start: 1 })
+    expect(second.rows.map((row) => [row.key, row.value.title])).toEqual([[key(2), 'two']])
+    // back before the update, then forwards again: the kept replay starts over, then moves on
+    expect((await at(3, 0, 1)).rows.map((row) => row.value.title)).toEqual(['one'])
+    expect((await at(0, 0, 10)).rowCount).toBe(0)
+    expect((await at(4, 0, 1)).rows.map((row) => [row.value.title, row.origins.length])).toEqual([['one, edited', 2]])
+    expect(await at(4, 0, 10)).toEqual(await call<RowsAt>('timetravel.rowsAt', { logId: log.logId, at: { count: 4 } }))
+  })
+
+  it("opens what a session received (its recording) as a log: a remote service's shape, whose files are elsewhere", async () => {
+    const session = { name: 'session.json', text: JSON.stringify(toRecording([client.shape.stream.recorder])) }
+    const log = await call<ShapeLogInfo>('timetravel.open', { source: { kind: 'recording', recording: session } })
+    expect(log).toMatchObject({
+      source: { kind: 'recording', description: 'what the client of session.json received' },
+      handle: client.shape.stream.current.handle,
+      complete: false,
+      definition: { table: 'contracted' }
+    })
+    expect(log.entries.map((entry) => [entry.kind, entry.operation ?? entry.name])).toEqual([
+      ['change', 'insert'],
+      ['change', 'insert'],
+      ['control', 'snapshot-end'],
+      ['change', 'update']
+    ])
+    const atEnd = await call<RowsAt>('timetravel.rowsAt', { logId: log.logId, at: { count: log.total } })
+    expect(atEnd.rows.map((row) => row.value.title)).toEqual(['one, edited', 'two'])
+    const notShapes = await server.app.dispatch('timetravel.open', {
+      source: { kind: 'recording', recording: { name: 'empty.har', text: '{"log":{"entries":[]}}' } }
+    })
+    expect(notShapes).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/^empty\.har holds no shape requests/) } }
+    })
+  })
+
   it('input it cannot use is a 400 naming it: an offset outside the log, a closed log, an unknown handle', async () => {
     const handle = client.shape.stream.current.handle as string
     const log = await call<ShapeLogInfo>('timetravel.open', { source: { kind: 'local', handle } })

@@ -51,7 +51,7 @@ export async function shapeMain(argv: string[], io: Output = stdio): Promise<num
       const result = diffBetween(log, { offset: values.from as string }, { offset: values.to as string }, shown)
       io.out(values.json ? `${JSON.stringify({ log: header(log), diff: result }, null, 2)}\n` : formatDiff(log, result))
     } else if (command === 'at') {
-      const result = rowsAt(log, { offset: values.offset as string }, shown)
+      const result = rowsAt(log, { offset: values.offset as string }, { limit: shown })
       io.out(values.json ? `${JSON.stringify({ log: header(log), at: result }, null, 2)}\n` : formatRowsAt(log, result))
     } else {
       const entries = log.records.slice(0, shown).map(entryOf)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { BundleSummary } from '../../shared/contract/timetravel'
+import type { BundleSummary, LogSourceKind } from '../../shared/contract/timetravel'
 import { ShapeLogInfoSchema } from '../../shared/contract/timetravel'
 import { MessageSchema, RowSchema } from '../../shared/shape-client/messages'
 import { type RecordingInput, RecordingInputError, readRecording } from '../doctor/input'
@@ -86,6 +86,13 @@ function problem(error: z.ZodError): string {
   return `${path.join('').replace(/^\./, '') || 'the file'}: ${issue?.message ?? 'unreadable'}`
 }
 
+const SOURCE_OF: Record<LogSourceKind, string> = {
+  http: 'the log followed over HTTP at',
+  'local-files': "the server's files in",
+  bundle: 'the log of',
+  recording: 'the log of'
+}
+
 /** Whether a file's text is a bundle (rather than a recording), from its start. */
 export const isBundleText = (text: string): boolean =>
   /^\s*\{\s*"format"\s*:\s*"syncscope-bundle"/.test(text.slice(0, 200))
@@ -133,7 +140,7 @@ export function openBundle(name: string, text: string): OpenedBundle {
       ...bundle.log,
       source: {
         kind: 'bundle',
-        description: `the bundle ${name} (made ${bundle.createdAt}, of ${bundle.log.source.kind === 'http' ? 'the log followed over HTTP at' : "the server's files in"} ${bundle.log.source.description})`
+        description: `the bundle ${name} (made ${bundle.createdAt}, of ${SOURCE_OF[bundle.log.source.kind]} ${bundle.log.source.description})`
       }
     },
     recording,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { ShapeLogInfo } from '../../shared/contract/timetravel'
 import type { OpenedBundle } from './bundle'
 import { TimeTravelInputError, entryOf, type ReadLog } from './log'
+import { ReplayCursor } from './replay'
 
 /** Logs kept open at once (the oldest is closed past it): each may hold a million messages. */
 const MAX_OPEN_LOGS = 8
@@ -12,15 +13,17 @@ export interface OpenedLog {
   log: ReadLog
   /** Set for a bundle: its recording and rows, for verify. */
   bundle: OpenedBundle | null
+  /** The scrubber's replay, moved from point to point. */
+  cursor: ReplayCursor
 }
 
 /** The logs the UI has opened, by id, oldest closed first past MAX_OPEN_LOGS. */
 export class OpenedLogs {
   private readonly logs = new Map<string, OpenedLog>()
 
-  add(opened: OpenedLog): ShapeLogInfo {
+  add(opened: Omit<OpenedLog, 'cursor'>): ShapeLogInfo {
     const logId = randomUUID()
-    this.logs.set(logId, opened)
+    this.logs.set(logId, { ...opened, cursor: new ReplayCursor(opened.log) })
     while (this.logs.size > MAX_OPEN_LOGS) this.logs.delete(this.logs.keys().next().value as string)
     return infoOf(logId, opened.log)
   }

@@ -51,13 +51,32 @@ export class Replay {
     }
   }
 
-  rows(limit = Infinity): ShapeRow[] {
+  /** The rows in log order from the `start`th, at most `limit` of them. */
+  rows(limit = Infinity, start = 0): ShapeRow[] {
     const rows: ShapeRow[] = []
+    let skipped = 0
     for (const [key, value] of this.shape.rows) {
       if (rows.length >= limit) break
+      if (skipped++ < start) continue
       rows.push({ key, value, origins: this.origins.get(key) ?? [] })
     }
     return rows
+  }
+}
+
+/**
+ * A replay kept between calls on one log (the scrubber asks for point after point): a later point applies only the
+ * messages between; an earlier one replays from the start.
+ */
+export class ReplayCursor {
+  private replay: Replay | null = null
+
+  constructor(private readonly log: ReadLog) {}
+
+  at(count: number): Replay {
+    if (!this.replay || this.replay.applied > count) this.replay = new Replay(this.log.definition.log)
+    if (count > this.replay.applied) this.replay.apply(this.log.records.slice(this.replay.applied, count))
+    return this.replay
   }
 }
 
@@ -91,18 +110,27 @@ export function replayThrough(log: ReadLog, count: number): Replay {
   return replay
 }
 
-/** The shape at a point of its log: every row, each with the messages that made it what it is there. */
-export function rowsAt(log: ReadLog, point: Point, limit = Infinity): RowsAt {
+/**
+ * The shape at a point of its log: its rows (`limit` of them from the `start`th, in log order), each with the messages
+ * that made it what it is there. A cursor kept on the log saves replaying it whole for each point.
+ */
+export function rowsAt(
+  log: ReadLog,
+  point: Point,
+  window: { limit?: number; start?: number; cursor?: ReplayCursor } = {}
+): RowsAt {
   const count = countAt(log, point)
-  const replay = replayThrough(log, count)
+  const replay = window.cursor ? window.cursor.at(count) : replayThrough(log, count)
   const offset = pointLabel(log, point, count)
+  const start = window.start ?? 0
   return {
     offset,
     count,
     last: count === 0 ? null : entryOf(log.records[count - 1] as LogRecord, count - 1),
     uncertain: 'offset' in point ? uncertainAround(log, count, offset) : [],
     rowCount: replay.shape.rows.size,
-    rows: replay.rows(limit)
+    start,
+    rows: replay.rows(window.limit ?? Infinity, start)
   }
 }
 

@@ -15,8 +15,11 @@ import { NameValueSchema } from './shapes-workbench'
 export const ShapeDefinitionSchema = ShapeInputSchema
 export type ShapeDefinition = ShapeInput
 
-/** Where a log was read from: the local server's files, a shape service followed from `-1`, or a repro bundle. */
-export const LogSourceKindSchema = z.enum(['local-files', 'http', 'bundle'])
+/**
+ * Where a log was read from: the local server's files, a shape service followed from `-1`, a repro bundle, or what a
+ * client received as its recording shows it.
+ */
+export const LogSourceKindSchema = z.enum(['local-files', 'http', 'bundle', 'recording'])
 export type LogSourceKind = z.infer<typeof LogSourceKindSchema>
 
 /** One message of a shape log, as a list shows it. */
@@ -96,7 +99,9 @@ export const RowsAtSchema = z.object({
    */
   uncertain: z.array(LogEntrySchema),
   rowCount: z.number().int(),
-  /** In log order, up to the limit asked for. */
+  /** The place of the first row listed among all the rows (a window of them was asked for). */
+  start: z.number().int(),
+  /** In log order, from `start`, up to the limit asked for. */
   rows: z.array(ShapeRowSchema)
 })
 export type RowsAt = z.infer<typeof RowsAtSchema>
@@ -256,6 +261,12 @@ export const BundleSummarySchema = z.object({
 })
 export type BundleSummary = z.infer<typeof BundleSummarySchema>
 
+/** A recording as the doctor takes it (the text of a HAR file or of a Syncscope recording), at most 40 MB. */
+const RecordingFileSchema = z.object({
+  name: z.string().max(500),
+  text: z.string().min(1, 'the file is empty').max(40_000_000, 'the file is larger than 40 MB')
+})
+
 /** A shape log to read: the app's own server's files, or any shape URL followed from `-1` as a client would. */
 export const LogSourceInputSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('local'), handle: z.string().min(1).max(200) }),
@@ -267,15 +278,11 @@ export const LogSourceInputSchema = z.discriminatedUnion('kind', [
     params: z.array(NameValueSchema).max(50).default([])
   }),
   /** A log opened before. */
-  z.object({ kind: z.literal('opened'), logId: z.string().min(1).max(100) })
+  z.object({ kind: z.literal('opened'), logId: z.string().min(1).max(100) }),
+  /** What a client received, as its recording shows it (a workbench session's, a HAR, a tap's). */
+  z.object({ kind: z.literal('recording'), recording: RecordingFileSchema })
 ])
 export type LogSourceInput = z.infer<typeof LogSourceInputSchema>
-
-/** A recording as the doctor takes it (the text of a HAR file or of a Syncscope recording), at most 40 MB. */
-const RecordingFileSchema = z.object({
-  name: z.string().max(500),
-  text: z.string().min(1, 'the file is empty').max(40_000_000, 'the file is larger than 40 MB')
-})
 
 const LIMIT = z.number().int().min(1).max(50_000).default(5_000)
 
@@ -288,8 +295,14 @@ export const timetravelCalls = {
     ShapeLogInfoSchema.extend({ bundle: BundleSummarySchema })
   ),
   'timetravel.close': call(z.object({ logId: z.string() }), z.object({ closed: z.boolean() })),
-  /** The shape at a point of an opened log, each row with the messages that made it. */
-  'timetravel.rowsAt': call(z.object({ logId: z.string(), at: LogPointSchema, limit: LIMIT }), RowsAtSchema),
+  /**
+   * The shape at a point of an opened log, each row with the messages that made it: `limit` rows from the `start`th
+   * (a scrolled table's window). Points asked in order are cheap: only the messages between are applied.
+   */
+  'timetravel.rowsAt': call(
+    z.object({ logId: z.string(), at: LogPointSchema, start: z.number().int().min(0).default(0), limit: LIMIT }),
+    RowsAtSchema
+  ),
   /** What changed between two points of an opened log. */
   'timetravel.diff': call(
     z.object({ logId: z.string(), from: LogPointSchema, to: LogPointSchema, limit: LIMIT }),

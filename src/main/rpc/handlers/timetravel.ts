@@ -7,6 +7,7 @@ import { TimeTravelInputError, entryOf, type ReadLog } from '../../timetravel/lo
 import { OpenedLogs, infoOf } from '../../timetravel/opened-logs'
 import { readOnly, readShapeRows, resolveShape } from '../../timetravel/postgres'
 import { diffBetween, rowsAt } from '../../timetravel/replay'
+import { receivedLog } from '../../timetravel/recording-log'
 import { openShapeUrl } from '../../timetravel/source'
 import { traceTxid } from '../../timetravel/txid'
 import { readInput, verifyInput } from '../../timetravel/verify'
@@ -31,6 +32,7 @@ export function timetravelHandlers(core: Core): HandlersFor<typeof timetravelCal
 
   async function read(source: LogSourceInput): Promise<ReadLog> {
     if (source.kind === 'opened') return opened.get(source.logId).log
+    if (source.kind === 'recording') return receivedLog(source.recording.name, source.recording.text)
     if (source.kind === 'url')
       return openShapeUrl(source.url, { dataDir, params: pairs(source.params), headers: pairs(source.headers) })
     const dir = findShapeFolder(dataDir, source.handle)
@@ -58,7 +60,11 @@ export function timetravelHandlers(core: Core): HandlersFor<typeof timetravelCal
         return { ...opened.add({ log: bundle.log, bundle }), bundle: bundle.summary }
       }),
     'timetravel.close': async ({ logId }) => ({ closed: opened.close(logId) }),
-    'timetravel.rowsAt': ({ logId, at, limit }) => usable(async () => rowsAt(opened.get(logId).log, at, limit)),
+    'timetravel.rowsAt': ({ logId, at, start, limit }) =>
+      usable(async () => {
+        const { log, cursor } = opened.get(logId)
+        return rowsAt(log, at, { start, limit, cursor })
+      }),
     'timetravel.diff': ({ logId, from, to, limit }) =>
       usable(async () => diffBetween(opened.get(logId).log, from, to, limit)),
     'timetravel.messages': ({ logId, from, count }) =>
