@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { alignWithLog, canonical } from '../../src/main/timetravel/align'
 import type { ClientStream, ReceivedRecord } from '../../src/main/timetravel/client-stream'
-import { TimeTravelInputError, type LogRecord } from '../../src/main/timetravel/log'
+import { TimeTravelInputError, type LogRecord, type ReadLog } from '../../src/main/timetravel/log'
+import { ReplayCursor, rowsAt } from '../../src/main/timetravel/replay'
 import { parseShapeUrl } from '../../src/main/timetravel/shape-url'
 import { readInputFile } from '../../src/main/timetravel/source'
 import { parseTxid } from '../../src/main/timetravel/txid'
@@ -36,6 +37,46 @@ describe('hostile input: caps, and linear work whatever a recording holds', () =
     expect(anomalies).toHaveLength(N - 1)
     expect(anomalies.every((anomaly) => anomaly.kind === 'reordered')).toBe(true)
     expect(anomalies[0]?.text).toMatch(/arrived before .*, which the log has before it/)
+  }, 60_000)
+
+  it(`rows at points of a ${N.toLocaleString('en')}-message log: each row lists at most 100 of its messages, a later point applies only what is between`, () => {
+    const insert = (id: number): LogRecord => ({
+      offset: '0_0',
+      exact: false,
+      message: {
+        key: `"public"."items"/"${id}"`,
+        value: { id: String(id), title: 'new' },
+        headers: { operation: 'insert' }
+      }
+    })
+    const log: ReadLog = {
+      source: { kind: 'http', description: 'made up' },
+      url: null,
+      definition: parseShapeUrl('http://127.0.0.1:9/v1/shape?table=items').definition,
+      handle: null,
+      server: null,
+      records: [
+        ...Array.from({ length: 100 }, (_, id) => insert(id)),
+        ...Array.from({ length: N }, (_, index) => update(index))
+      ],
+      end: `${1000 + N - 1}_0`,
+      complete: true,
+      notes: []
+    }
+    const cursor = new ReplayCursor(log)
+    const end = rowsAt(log, { count: log.records.length }, { start: 98, limit: 5, cursor })
+    expect(end).toMatchObject({ rowCount: 100, start: 98 })
+    expect(end.rows.map((row) => [row.key, row.originCount, row.origins.length])).toEqual([
+      ['"public"."items"/"98"', 1 + N / 100, 100],
+      ['"public"."items"/"99"', 1 + N / 100, 100]
+    ])
+    const [first, second, last] = [end.rows[0]?.origins[0], end.rows[0]?.origins[1], end.rows[0]?.origins.at(-1)]
+    expect([first?.operation, first?.index]).toEqual(['insert', 98])
+    expect(second?.index).toBe(100 + N - 99 * 100 + 98)
+    expect(last?.index).toBe(100 + N - 100 + 98)
+    // backwards, then forwards from there: the same as replayed afresh
+    expect(rowsAt(log, { count: 150 }, { cursor })).toEqual(rowsAt(log, { count: 150 }))
+    expect(rowsAt(log, { count: 40_000 }, { cursor, limit: 3 })).toEqual(rowsAt(log, { count: 40_000 }, { limit: 3 }))
   }, 60_000)
 
   it('a message nested a hundred thousand levels deep compares without exhausting the stack', () => {

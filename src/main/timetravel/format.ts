@@ -56,7 +56,9 @@ export function formatRowsAt(log: ReadLog, at: RowsAt): string {
     )
   for (const row of at.rows) {
     lines.push(`  ${row.key}  ${compactRow(row.value)}`)
-    lines.push(`      made by: ${describeOrigins(row.origins)}`)
+    lines.push(
+      `      made by: ${describeOrigins(row.origins)}${row.originCount > row.origins.length ? ` (${row.originCount - row.origins.length} more between)` : ''}`
+    )
   }
   if (at.rows.length < at.rowCount) lines.push(`  … and ${at.rowCount - at.rows.length} more (--json for all)`)
   return `${lines.join('\n')}\n`

@@ -58,7 +58,8 @@ export class Replay {
     for (const [key, value] of this.shape.rows) {
       if (rows.length >= limit) break
       if (skipped++ < start) continue
-      rows.push({ key, value, origins: this.origins.get(key) ?? [] })
+      const origins = this.origins.get(key) ?? []
+      rows.push({ key, value, origins: listedOrigins(origins), originCount: origins.length })
     }
     return rows
   }
@@ -79,6 +80,13 @@ export class ReplayCursor {
     return this.replay
   }
 }
+
+/** Messages listed per row at most: a row updated a million times would make a window of rows megabytes long. */
+const LISTED_ORIGINS = 100
+
+/** The insert (or move-in) that brought a row and its latest changes. */
+const listedOrigins = (origins: RowOrigin[]): RowOrigin[] =>
+  origins.length <= LISTED_ORIGINS ? origins : [origins[0] as RowOrigin, ...origins.slice(1 - LISTED_ORIGINS)]
 
 const txidsOf = (message: Message): number[] => entryOf({ offset: '', exact: true, message }, 0).txids
 

@@ -77,7 +77,14 @@ export const RowOriginSchema = z.object({
 })
 export type RowOrigin = z.infer<typeof RowOriginSchema>
 
-export const ShapeRowSchema = z.object({ key: z.string(), value: RowSchema, origins: z.array(RowOriginSchema) })
+export const ShapeRowSchema = z.object({
+  key: z.string(),
+  value: RowSchema,
+  /** The messages that made the row, oldest first; for a row changed more often, the first and the latest ones. */
+  origins: z.array(RowOriginSchema),
+  /** How many messages made it (more than `origins` lists when it was changed very often). */
+  originCount: z.number().int()
+})
 export type ShapeRow = z.infer<typeof ShapeRowSchema>
 
 /** A point of a log: a position (`-1`, `0_0`, `<lsn>_<op>`…), or "after the first `count` messages". */
@@ -341,7 +348,9 @@ export const timetravelCalls = {
     z.object({
       logId: z.string(),
       recording: RecordingFileSchema.optional(),
-      databaseUrl: z.string().max(2_000).nullable().default(null)
+      databaseUrl: z.string().max(2_000).nullable().default(null),
+      /** False: no rows in the bundle (a service whose Postgres the app cannot read, and no URL given). */
+      readPostgres: z.boolean().default(true)
     }),
     z.object({ name: z.string(), text: z.string() })
   )

@@ -103,10 +103,10 @@ export function timetravelHandlers(core: Core): HandlersFor<typeof timetravelCal
           )
         )
       }),
-    'timetravel.exportBundle': ({ logId, recording, databaseUrl }) =>
+    'timetravel.exportBundle': ({ logId, recording, databaseUrl, readPostgres }) =>
       usable(async () => {
         const { log } = opened.get(logId)
-        const url = databaseFor(databaseUrl, log.source.kind === 'bundle')
+        const url = readPostgres ? databaseFor(databaseUrl, log.source.kind === 'bundle') : null
         const rows = url
           ? await readOnly(url, async (client) => readShapeRows(client, await resolveShape(client, log.definition)))
           : null
