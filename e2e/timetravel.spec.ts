@@ -1,5 +1,10 @@
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Page } from '@playwright/test'
+import { SOUND, startNginx } from '../test/support/nginx'
+import { faults, key, recordFaultySession } from '../test/timetravel/faults'
+import { needFacilities } from './facilities'
 import { expect, test, type RunningHeadlessApp } from './fixtures'
 
 test.use({ appArgs: ['--long-poll-timeout', '2000'] })
@@ -7,7 +12,7 @@ test.use({ appArgs: ['--long-poll-timeout', '2000'] })
 const shot = (page: Page, name: string) =>
   page.screenshot({ path: test.info().outputPath(`${name}.png`), fullPage: true })
 
-const key = (table: string, id: number) => `"public"."${table}"/"${id}"`
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 interface QueryResult {
   ok: boolean
@@ -136,4 +141,158 @@ test("time travel through the local server's log: the scrubber, each row's messa
     /^timetravel_input: cut\.syncscope-bundle\.json is not JSON \(.*\): cut short, or not a bundle$/
   )
   await shot(page, 'bundle')
+})
+
+test('a big log stays windowed: dragging the scrubber asks main one point at a time, the table draws only what is in view', async ({
+  page,
+  app,
+  openApp
+}) => {
+  await sql(app, 'CREATE TABLE tt_big (id int PRIMARY KEY, n int NOT NULL)')
+  await sql(app, 'INSERT INTO tt_big SELECT id, 0 FROM generate_series(1, 5000) AS id')
+  await openApp(page, 'shapes')
+  await startShape(page, 'tt_big')
+  await expect(page.getByTestId('row-count')).toHaveText('5000 rows')
+  for (let round = 1; round <= 4; round++) await sql(app, `UPDATE tt_big SET n = ${round}`)
+  await timeTravel(page)
+  // the updates reach the log as they replicate: read it again until all are in
+  await expect(async () => {
+    await page.getByRole('button', { name: "Read the server's log" }).click()
+    await expect(page.getByText('Reading the log…')).toHaveCount(0, { timeout: 30_000 })
+    await expect(page.getByTestId('log-source')).toContainText('25001 messages', { timeout: 1_000 })
+  }).toPass({ timeout: 60_000 })
+  await expect(page.getByTestId('rows-at-count')).toContainText('5000 rows at offset')
+  const drawn = rowsAt(page).locator('[role=row][data-key]')
+  expect(await drawn.count()).toBeLessThan(80)
+
+  // at most one rowsAt in flight while the slider is dragged from end to start
+  let inFlight = 0
+  let most = 0
+  let asked = 0
+  page.on('request', (request) => {
+    if (!request.url().endsWith('/rpc/timetravel.rowsAt')) return
+    asked += 1
+    most = Math.max(most, ++inFlight)
+  })
+  const settled = (request: { url(): string }) => {
+    if (request.url().endsWith('/rpc/timetravel.rowsAt')) inFlight -= 1
+  }
+  page.on('requestfinished', settled)
+  page.on('requestfailed', settled)
+  // dragged with the mouse: each move placed on the slider where it is then (the page may move under it)
+  const slider = page.getByLabel('log position')
+  const width = ((await slider.boundingBox()) as { width: number }).width
+  await slider.hover({ position: { x: width - 4, y: 5 } })
+  await page.mouse.down()
+  for (let step = 1; step <= 40; step++)
+    await slider.hover({ position: { x: Math.max(1, (width - 4) * (1 - step / 40)), y: 5 } })
+  await page.mouse.up()
+  await expect(page.getByTestId('scrub-point')).toContainText('before the first message (offset -1)')
+  await expect(page.getByTestId('rows-at-count')).toHaveText('0 rows at offset -1')
+  expect(asked).toBeGreaterThan(0)
+  expect(most).toBe(1)
+
+  // after the snapshot and the first round of updates: row 5000 (scrolled to) holds n = 1, made by 2 messages
+  await page.getByLabel('log position').fill(String(5001 + 5000))
+  await expect(page.getByTestId('rows-at-count')).toContainText('5000 rows at offset')
+  await rowsAt(page).evaluate((element) => (element.scrollTop = element.scrollHeight))
+  const last = rowsAt(page).locator(`[data-key='${key('tt_big', 5000)}']`)
+  await expect(last).toContainText('2 messages: update at')
+  await expect(last.locator('[role=cell]').last()).toHaveText('1')
+  expect(await drawn.count()).toBeLessThan(80)
+  await shot(page, 'big-log')
+})
+
+test("behind nginx: Verify names the message dropped, the one duplicated and the two reordered in a tap's HAR; the txid panel names an id taken outside its transaction", async ({
+  page,
+  app,
+  openApp
+}) => {
+  needFacilities(['nginx'])
+  const nginx = await startNginx(app.baseUrl, SOUND)
+  const dir = await mkdtemp(join(tmpdir(), 'syncscope-e2e-faults-'))
+  try {
+    const { name, har } = await recordFaultySession({
+      upstream: nginx.url,
+      dir,
+      name: 'tt_faults',
+      query: (text) => sql(app, text)
+    })
+    const { dropped, duplicated, reordered } = faults(har, name)
+    await openApp(page, 'shapes')
+    await page.getByLabel('target', { exact: true }).selectOption('custom')
+    await page.getByLabel('shape URL', { exact: true }).fill(`${nginx.url}/v1/shape`)
+    await startShape(page, name)
+    await expect(page.getByTestId('row-count')).toHaveText('4 rows')
+    const outside = (await sql(app, 'SELECT pg_current_xact_id()::text')) as string
+    await sql(app, `UPDATE ${name} SET title = 'after the id' WHERE id = 1`)
+    await expect(page.getByRole('table', { name: 'Shape rows' })).toContainText('after the id')
+
+    await timeTravel(page)
+    await page.getByRole('button', { name: 'Read what this session received' }).click()
+    await expect(page.getByTestId('log-source')).toContainText('what this session received')
+    await expect(rowsAt(page)).toContainText('after the id')
+
+    const verifyFile = async (file: string, text: string) => {
+      await page.getByLabel('HAR or recording to verify').setInputFiles({
+        name: file,
+        mimeType: 'application/json',
+        buffer: Buffer.from(text)
+      })
+      await expect(page.getByTestId('verify-verdict')).toHaveText('The client diverged from Postgres')
+      return page.getByTestId('verify-report')
+    }
+    let report = await verifyFile('dropped.har', dropped)
+    await expect(report.getByTestId('anomaly')).toHaveCount(1)
+    await expect(report.getByTestId('anomaly')).toHaveAttribute('data-kind', 'dropped')
+    await expect(report.getByTestId('anomaly')).toContainText(
+      new RegExp(`the update of ${escape(key(name, 2))} at \\d+_0 \\(txid \\d+\\) is in the log but never arrived`)
+    )
+    const row2 = report.getByTestId('diverging-row').filter({ hasText: key(name, 2) })
+    await expect(row2.getByTestId('cause')).toContainText('dropped: the update of')
+    await expect(row2).toContainText('title=two, late')
+
+    report = await verifyFile('duplicated.har', duplicated)
+    await expect(report.getByTestId('anomaly')).toHaveAttribute('data-kind', 'duplicated')
+    await expect(report.getByTestId('anomaly')).toContainText(
+      new RegExp(`the insert of ${escape(key(name, 5))} at \\d+_0 \\(txid \\d+\\) arrived twice`)
+    )
+
+    report = await verifyFile('reordered.har', reordered)
+    await expect(report.getByTestId('anomaly')).toHaveAttribute('data-kind', 'reordered')
+    await expect(report.getByTestId('anomaly')).toContainText(
+      new RegExp(
+        `the update of ${escape(key(name, 3))} .* arrived (after|before) the update of ${escape(key(name, 3))}`
+      )
+    )
+    await expect(
+      report
+        .getByTestId('diverging-row')
+        .filter({ hasText: key(name, 3) })
+        .getByTestId('cause')
+    ).toContainText('reordered: ')
+    await shot(page, 'verify-faults')
+
+    // a HAR of no shape service is one line
+    await page.getByLabel('HAR or recording to verify').setInputFiles({
+      name: 'other.har',
+      mimeType: 'application/json',
+      buffer: Buffer.from(JSON.stringify({ log: { entries: [] } }))
+    })
+    await expect(page.getByRole('alert').filter({ hasText: 'other.har' })).toHaveText(
+      /^timetravel_input: other\.har holds no shape requests/
+    )
+
+    await page.getByLabel('txid', { exact: true }).fill(outside)
+    await page.getByRole('button', { name: 'Trace' }).click()
+    await expect(page.getByTestId('txid-verdict')).toHaveText(`Transaction ${outside} is in none of these shapes`)
+    await expect(page.getByTestId('txid-shape')).toHaveAttribute('data-reason', 'outside-transaction')
+    await expect(page.getByTestId('txid-shape')).toContainText(
+      `the id was probably taken outside the write's transaction: transaction ${outside} committed without leaving any row in ${name}`
+    )
+    await shot(page, 'txid-outside')
+  } finally {
+    await nginx.close()
+    await rm(dir, { recursive: true, force: true })
+  }
 })
