@@ -6,6 +6,7 @@ import { api } from '../../../api'
 import { fileText } from './file-text'
 import { ShapeAtView } from './ShapeAtView'
 import { TxidPanel } from './TxidPanel'
+import { useTask } from './use-task'
 import { VerifyPanel } from './VerifyPanel'
 import './timetravel.css'
 
@@ -34,9 +35,8 @@ const SOURCE_NAMES = {
  * scrubber and rows over it, Verify, the txid tracer, and the bundle export.
  */
 export function TimeTravelTab({ session }: { session: TimeTravelSession | null }) {
-  const [opened, setOpened] = useState<Opened | null>(null)
-  const [error, setError] = useState<Error | null>(null)
-  const [busy, setBusy] = useState(false)
+  const { result: opened, error: openError, busy, run: open } = useTask<Opened>({ keep: true })
+  const [exportError, setExportError] = useState<Error | null>(null)
   // the log kept in main is let go with the tab
   useEffect(
     () => () => {
@@ -44,23 +44,12 @@ export function TimeTravelTab({ session }: { session: TimeTravelSession | null }
     },
     [opened]
   )
-  const open = async (read: () => Promise<Opened>) => {
-    setBusy(true)
-    setError(null)
-    try {
-      setOpened(await read())
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
   const openServerLog = (source: () => LogSourceInput) => open(() => api.call('timetravel.open', { source: source() }))
   const openReceived = (from: TimeTravelSession) =>
     open(async () => api.call('timetravel.open', { source: { kind: 'recording', recording: await from.recording() } }))
   const openBundleFile = (file: File) => open(async () => api.call('timetravel.openBundle', await fileText(file)))
   const exportBundle = async (logId: string, from: TimeTravelSession) => {
-    setError(null)
+    setExportError(null)
     try {
       const bundle = await api.call('timetravel.exportBundle', {
         logId,
@@ -69,7 +58,7 @@ export function TimeTravelTab({ session }: { session: TimeTravelSession | null }
       })
       download(bundle.name, bundle.text)
     } catch (failure) {
-      setError(failure as Error)
+      setExportError(failure as Error)
     }
   }
   const isBundle = opened?.source.kind === 'bundle'
@@ -117,7 +106,7 @@ export function TimeTravelTab({ session }: { session: TimeTravelSession | null }
         </p>
       )}
       {busy && <p className="muted">Reading the log…</p>}
-      <ErrorBox error={error} />
+      <ErrorBox error={openError ?? exportError} />
       {opened && (
         <>
           <p className="log-source" data-testid="log-source">

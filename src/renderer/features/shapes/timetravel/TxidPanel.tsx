@@ -3,6 +3,7 @@ import type { LogSourceInput, TxidReport, TxidShape } from '../../../../shared/c
 import { ErrorBox } from '../../../components/ErrorBox'
 import { api } from '../../../api'
 import { entryText } from './entry-text'
+import { useTask } from './use-task'
 
 function ShapeTrace({ shape }: { shape: TxidShape }) {
   return (
@@ -46,28 +47,11 @@ function ShapeTrace({ shape }: { shape: TxidShape }) {
 export function TxidPanel({ source, local }: { source: LogSourceInput | null; local: boolean }) {
   const [txid, setTxid] = useState('')
   const [allLocal, setAllLocal] = useState(false)
-  const [report, setReport] = useState<TxidReport | null>(null)
-  const [error, setError] = useState<Error | null>(null)
-  const [busy, setBusy] = useState(false)
-  const trace = async () => {
-    setBusy(true)
-    setError(null)
-    setReport(null)
-    try {
-      setReport(
-        await api.call('timetravel.txid', {
-          txid: txid.trim(),
-          shapes: source ? [source] : [],
-          allLocal,
-          databaseUrl: null
-        })
-      )
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
+  const { result: report, error, busy, run } = useTask<TxidReport>()
+  const trace = () =>
+    run(() =>
+      api.call('timetravel.txid', { txid: txid.trim(), shapes: source ? [source] : [], allLocal, databaseUrl: null })
+    )
   return (
     <section className="panel txid-panel" aria-label="Trace a txid">
       <h3>Did my write reach the shape?</h3>

@@ -3,6 +3,7 @@ import type { VerifyReport } from '../../../../shared/contract/timetravel'
 import { ErrorBox } from '../../../components/ErrorBox'
 import { api } from '../../../api'
 import { fileText } from './file-text'
+import { useTask } from './use-task'
 import { VerifyReportView } from './VerifyReportView'
 
 type Input = { kind: 'session' } | { kind: 'file'; file: File } | { kind: 'bundle' }
@@ -23,33 +24,21 @@ export function VerifyPanel({
   defaultDatabase: boolean
 }) {
   const [database, setDatabase] = useState('')
-  const [report, setReport] = useState<VerifyReport | null>(null)
-  const [error, setError] = useState<Error | null>(null)
-  const [busy, setBusy] = useState(false)
-  const verify = async (input: Input) => {
-    setBusy(true)
-    setError(null)
-    setReport(null)
-    try {
+  const { result: report, error, busy, run } = useTask<VerifyReport>()
+  const verify = (input: Input) =>
+    run(async () => {
       const recording =
         input.kind === 'session' && sessionRecording
           ? await sessionRecording()
           : input.kind === 'file'
             ? await fileText(input.file)
             : undefined
-      setReport(
-        await api.call('timetravel.verify', {
-          recording,
-          bundleLogId: input.kind === 'bundle' ? (bundleLogId ?? undefined) : undefined,
-          databaseUrl: database.trim() || null
-        })
-      )
-    } catch (failure) {
-      setError(failure as Error)
-    } finally {
-      setBusy(false)
-    }
-  }
+      return api.call('timetravel.verify', {
+        recording,
+        bundleLogId: input.kind === 'bundle' ? (bundleLogId ?? undefined) : undefined,
+        databaseUrl: database.trim() || null
+      })
+    })
   return (
     <section className="panel verify-panel" aria-label="Verify">
       <h3>Verify against Postgres</h3>
