@@ -9,7 +9,7 @@ import type {
 import type { Row } from '../../shared/shape-client/messages'
 import { describe } from './align'
 import type { ReadLog } from './log'
-import { describeOrigins } from './verify'
+import { describeOrigins } from '../../shared/timetravel-text'
 
 /** `issues where id > 98000` */
 export function shapeName(definition: ShapeDefinition): string {

@@ -15,6 +15,7 @@ import { followOverHttp } from './follow-http'
 import { TimeTravelInputError, countThrough, type ReadLog } from './log'
 import { normaliseRow, readOnly, readShapeRows, resolveShape, type PostgresRows } from './postgres'
 import { Replay, columnsDiffering, replayThrough } from './replay'
+import { describeOrigins } from '../../shared/timetravel-text'
 
 export interface VerifyOptions {
   /** Postgres to compare with now; null: a bundle's own rows. */
@@ -31,16 +32,6 @@ export interface VerifyOptions {
 
 /** Anomalies and rows listed at most per shape (a hostile recording could otherwise make a report of millions). */
 const LISTED = 1_000
-
-/** "insert at 0_0, update at 2398_0 (title)". */
-export const describeOrigins = (origins: readonly RowOrigin[]): string =>
-  origins
-    .map((origin) => {
-      const columns = origin.operation === 'update' ? ` (${origin.columns.join(', ')})` : ''
-      const txids = origin.txids.length > 0 ? ` txid ${origin.txids.join(',')}` : ''
-      return `${origin.operation} at ${origin.offset}${columns}${txids}`
-    })
-    .join(', ') || 'no message'
 
 const showRow = (row: Row | null, columns: readonly string[]): string =>
   row ? columns.map((column) => `${column}=${JSON.stringify(row[column] ?? null)}`).join(' ') : 'no row'

@@ -2,7 +2,7 @@ import { useState } from 'react'
 import type { RowOrigin, ShapeRow } from '../../../../shared/contract/timetravel'
 import { ErrorBox } from '../../../components/ErrorBox'
 import { useCall } from '../../../hooks'
-import { originText } from './entry-text'
+import { originText } from '../../../../shared/timetravel-text'
 
 /** One message of the log, whole, read when asked for. */
 function MessageBody({ logId, index }: { logId: string; index: number }) {

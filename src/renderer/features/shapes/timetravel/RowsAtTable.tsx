@@ -1,6 +1,7 @@
 import type { RowsAt, ShapeRow } from '../../../../shared/contract/timetravel'
 import type { useVisibleRange } from '../../../components/use-visible-range'
-import { cellText, originText } from './entry-text'
+import { originText } from '../../../../shared/timetravel-text'
+import { cellText } from './entry-text'
 
 export const ROW_HEIGHT = 26
 const COLUMN_WIDTH = 160

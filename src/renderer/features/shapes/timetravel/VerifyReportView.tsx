@@ -1,5 +1,6 @@
 import type { RowDivergence, VerifiedShape, VerifyReport } from '../../../../shared/contract/timetravel'
-import { cellText, originText } from './entry-text'
+import { originText } from '../../../../shared/timetravel-text'
+import { cellText } from './entry-text'
 
 const rowText = (row: Record<string, unknown> | null, columns: readonly string[]): string =>
   row ? columns.map((column) => `${column}=${cellText(row[column])}`).join(' ') : 'no row'
