@@ -88,6 +88,18 @@ test("time travel through the local server's log: the scrubber, each row's messa
   await slider.fill('0')
   await expect(page.getByTestId('scrub-point')).toContainText('before the first message (offset -1)')
   await expect(page.getByTestId('rows-at-count')).toContainText('0 rows at offset -1')
+  // pinned after the snapshot, the changes to the end of the log: row 2 edited, row 3 deleted, each with its message
+  await slider.fill('4')
+  await page.getByRole('button', { name: 'Pin this point' }).click()
+  await slider.fill('6')
+  const changes = page.getByTestId('changes-since')
+  await expect(changes).toContainText('(messages 5…6): 2 rows changed')
+  await expect(changes.locator("[data-kind='changed']")).toContainText('title: two → two, edited')
+  await expect(changes.locator("[data-kind='changed']")).toContainText(`(title) txid ${txid}`)
+  await expect(changes.locator("[data-kind='removed']")).toContainText(key('tt_items', 3))
+  await expect(changes.locator("[data-kind='removed']")).toContainText('delete at')
+  await page.getByRole('button', { name: 'Unpin' }).click()
+  await expect(changes).toHaveCount(0)
   // an offset outside the log is one line
   await page.getByLabel('go to offset').fill('99999999999_0')
   await page.getByRole('button', { name: 'Go', exact: true }).click()

@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import type { ShapeLogInfo, ShapeRow } from '../../../../shared/contract/timetravel'
 import { ErrorBox } from '../../../components/ErrorBox'
+import { ChangesSince } from './ChangesSince'
 import { useVisibleRange } from '../../../components/use-visible-range'
 import { RowMessages } from './RowMessages'
 import { ROW_HEIGHT, RowsAtTable } from './RowsAtTable'
@@ -15,6 +16,8 @@ export function ShapeAtView({ info }: { info: ShapeLogInfo }) {
   const [count, setCount] = useState(info.total)
   const [selected, setSelected] = useState<ShapeRow | null>(null)
   const [rowCount, setRowCount] = useState(0)
+  /** A point to compare the scrubber's with. */
+  const [pinned, setPinned] = useState<number | null>(null)
   const range = useVisibleRange(rowCount, ROW_HEIGHT, 20)
   const rows = useLatestCall('timetravel.rowsAt', {
     logId: info.logId,
@@ -36,6 +39,22 @@ export function ShapeAtView({ info }: { info: ShapeLogInfo }) {
         pending={rows.pending}
         onCount={setCount}
       />
+      <div className="toolbar">
+        <button type="button" className="secondary small" onClick={() => setPinned(count)}>
+          Pin this point
+        </button>
+        {pinned !== null && (
+          <>
+            <span className="muted" data-testid="pinned">
+              pinned after message {pinned}: the changes from there to the scrubber&apos;s point
+            </span>
+            <button type="button" className="secondary small" onClick={() => setPinned(null)}>
+              Unpin
+            </button>
+          </>
+        )}
+      </div>
+      {pinned !== null && <ChangesSince logId={info.logId} from={pinned} to={count} />}
       <ErrorBox error={rows.error} />
       {answer && answer.uncertain.length > 0 && (
         <p className="warn" data-testid="uncertain">

@@ -127,7 +127,6 @@ export function TimeTravelTab({ session }: { session: TimeTravelSession | null }
         <VerifyPanel
           sessionRecording={session && !isBundle ? session.recording : null}
           bundleLogId={isBundle && opened?.bundle?.recording ? opened.logId : null}
-          defaultDatabase={session?.appDatabase ?? false}
         />
         <TxidPanel source={opened ? { kind: 'opened', logId: opened.logId } : null} local={session?.local ?? false} />
       </div>

@@ -14,14 +14,11 @@ type Input = { kind: 'session' } | { kind: 'file'; file: File } | { kind: 'bundl
  */
 export function VerifyPanel({
   sessionRecording,
-  bundleLogId,
-  defaultDatabase
+  bundleLogId
 }: {
   /** This session's recording, when there is a session. */
   sessionRecording: (() => Promise<{ name: string; text: string }>) | null
   bundleLogId: string | null
-  /** The target reads the app's own Postgres (the database field may stay empty). */
-  defaultDatabase: boolean
 }) {
   const [database, setDatabase] = useState('')
   const { result: report, error, busy, run } = useTask<VerifyReport>()
@@ -71,11 +68,7 @@ export function VerifyPanel({
           aria-label="Postgres URL"
           className="wide"
           placeholder={
-            bundleLogId
-              ? "Postgres URL (default: the bundle's rows)"
-              : defaultDatabase
-                ? "Postgres URL (default: the app's database)"
-                : 'Postgres URL of the shape service'
+            bundleLogId ? "Postgres URL (default: the bundle's rows)" : "Postgres URL (default: the app's database)"
           }
           value={database}
           onChange={(event) => setDatabase(event.target.value)}
