@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
   checker: [],
-  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
+  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', 'timetravel', '@data-dir'],
   db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
   doctor: ['checker', 'fs', 'headless', 'net'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
@@ -18,9 +18,10 @@ export const ROOM_IMPORTS = {
   mcp: ['fs', 'net', '@rooms'],
   net: [],
   proxy: ['fs', 'headless', 'net', 'shapes', 'sql', '@resources', '@rooms'],
-  rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],
+  rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'timetravel', 'workbench', '@core', '@rooms'],
   shapes: ['db', 'fs', 'headless', 'net', 'sql', '@rooms'],
   sql: [],
+  timetravel: ['db', 'doctor', 'shapes', 'sql'],
   workbench: ['fs', 'shapes', 'sql']
 }
 

@@ -8,6 +8,10 @@ import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
 import { clustersMain } from './cli/clusters'
 import { doctorMain, tapMain } from './cli/doctor'
+import { shapeMain } from './cli/shape'
+import { verifyMain } from './cli/verify'
+import { txidMain } from './cli/txid'
+import { bundleMain } from './cli/bundle'
 import { exitWhenDrained } from './cli/output'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
@@ -18,7 +22,11 @@ usage:
   syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\`
   syncscope doctor <file.har|recording>     diagnose a recorded sync; see \`syncscope doctor --help\`
   syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\`
-  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\``
+  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\`
+  syncscope shape <at|diff|log> <shape-url> a shape's rows at any offset of its log; see \`syncscope shape --help\`
+  syncscope verify <recording> --database U a client's rows against Postgres; see \`syncscope verify --help\`
+  syncscope txid <n> --shape <shape-url>    where a write's transaction went; see \`syncscope txid --help\`
+  syncscope bundle <export|open> …          repro bundles for bug reports; see \`syncscope bundle --help\``
 
 function rendererDir(): string {
   // this module runs as out/main/cli.js, beside the built renderer
@@ -81,6 +89,10 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'doctor') return doctorMain(rest)
   if (command === 'tap') return tapMain(rest)
   if (command === 'clusters') return clustersMain(rest)
+  if (command === 'shape') return shapeMain(rest)
+  if (command === 'verify') return verifyMain(rest)
+  if (command === 'txid') return txidMain(rest)
+  if (command === 'bundle') return bundleMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0

@@ -7,6 +7,7 @@ import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
 import { serverCalls } from './contract/server'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
+import { timetravelCalls } from './contract/timetravel'
 
 /** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
 export const calls = {
@@ -17,7 +18,8 @@ export const calls = {
   ...shapesWorkbenchCalls,
   ...serverCalls,
   ...checkerCalls,
-  ...doctorCalls
+  ...doctorCalls,
+  ...timetravelCalls
 }
 
 /** Every event main pushes to the renderer. */

@@ -21,7 +21,7 @@ export const CHECK_USAGE = `syncscope check <url> [options]      protocol confor
   --junit FILE       also write the report as JUnit XML
   exit code 0 when no check failed (warnings allowed), 1 when one failed or could not finish, 2 on a usage error`
 
-const pairSchema = (flag: string, separator: string) =>
+export const pairSchema = (flag: string, separator: string) =>
   z
     .string()
     .refine((text) => text.indexOf(separator) > 0, `${flag} must look like name${separator}value`)

@@ -244,6 +244,19 @@ function maskRecordingExchange(exchange: RecordingExchangeDoc, found: Set<string
   for (const frame of exchange.frames ?? []) frame.raw = maskSseBlock(frame.raw, found)
 }
 
+/** A recording's JSON with its secrets masked (see redactRecording), each secret value found added to `found`. */
+function maskRecording(text: string, found: Set<string>): Record<string, unknown> {
+  const input = readRecording(text)
+  const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>
+  if (input.kind === 'har') {
+    const entries = (json.log as { entries: HarEntryDoc[] }).entries
+    entries.forEach((entry, index) => maskHarEntry(entry, isShapeRequest(input.exchanges[index]!), found))
+  } else {
+    for (const exchange of json.exchanges as RecordingExchangeDoc[]) maskRecordingExchange(exchange, found)
+  }
+  return json
+}
+
 /**
  * The file with tokens, cookies and secrets masked, to attach to a bug report: credential headers and cookies,
  * credential and OAuth (`code`, `state`) parameters in every URL (query and fragment), secret fields of bodies (JSON,
@@ -251,14 +264,36 @@ function maskRecordingExchange(exchange: RecordingExchangeDoc, found: Set<string
  * elsewhere. Bodies and frames of requests that are not shape requests (the app's own API, logins) are dropped.
  */
 export function redactRecording(text: string): string {
-  const input = readRecording(text)
-  const json = JSON.parse(text.replace(/^\uFEFF/, '')) as Record<string, unknown>
   const found = new Set<string>()
-  if (input.kind === 'har') {
-    const entries = (json.log as { entries: HarEntryDoc[] }).entries
-    entries.forEach((entry, index) => maskHarEntry(entry, isShapeRequest(input.exchanges[index]!), found))
-  } else {
-    for (const exchange of json.exchanges as RecordingExchangeDoc[]) maskRecordingExchange(exchange, found)
-  }
-  return scrub(JSON.stringify(json, null, 2), found)
+  return scrub(JSON.stringify(maskRecording(text, found), null, 2), found)
+}
+
+/** Values of secret fields shorter than this are masked where they stand but not sought elsewhere (`"true"`). */
+const MIN_FIELD_SOUGHT = 8
+
+/** Secret fields masked and URLs' secret parameters masked, anywhere in a JSON value. */
+function maskDocumentValue(value: Json, found: Set<string>): Json {
+  if (typeof value === 'string') return /^https?:\/\//i.test(value) ? maskUrl(value, found) : value
+  if (Array.isArray(value)) return value.map((item) => maskDocumentValue(item, found))
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => {
+      if (!SECRET_FIELD.test(key) || typeof item !== 'string') return [key, maskDocumentValue(item, found)]
+      if (item.length >= MIN_FIELD_SOUGHT) found.add(item)
+      return [key, MASK]
+    })
+  )
+}
+
+/**
+ * A document that carries a recording in its `recording` field (a repro bundle), masked as redactRecording masks a
+ * recording, with one set of secrets for all of it: the recording as a recording is; every other URL as a request's;
+ * secret fields as a body's (values of columns named like secrets too); then every secret value found, wherever it
+ * recurs in the document.
+ */
+export function redactDocument(document: { recording: unknown } & Record<string, unknown>): string {
+  const found = new Set<string>()
+  const recording = document.recording === null ? null : maskRecording(JSON.stringify(document.recording), found)
+  const masked = maskDocumentValue({ ...document, recording: null } as Json, found) as Record<string, Json>
+  return scrub(JSON.stringify({ ...masked, recording }), found)
 }

@@ -71,7 +71,8 @@ export function cacheStatusOf(exchange: RawExchange): TimelineEntry['cache'] {
   return { status: 'unknown', evidence: null }
 }
 
-function messagesOf(exchange: RawExchange, sse: boolean): { messages: Message[]; unreadable: boolean } {
+/** The protocol messages of an exchange's body (SSE frames or a JSON array), and whether some could not be read. */
+export function messagesOf(exchange: RawExchange, sse: boolean): { messages: Message[]; unreadable: boolean } {
   const texts: string[] = []
   if (exchange.frames.length > 0 || sse) {
     const parser = new SseParser()

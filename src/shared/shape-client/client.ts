@@ -57,6 +57,11 @@ export interface ShapeStreamOptions {
   maxOnErrorRetries?: number
   /** How `requestSnapshot` sends subsets unless told otherwise: a JSON body (default) or legacy `subset__*` parameters. */
   subsetMethod?: SubsetMethod
+  /**
+   * Every request carries a fresh `cache-buster` (as the official client's retries after a stale answer do), so no
+   * shared or browser cache answers it: for tools that must read the log as the origin holds it now.
+   */
+  bypassCaches?: boolean
   random?: () => number
 }
 
@@ -400,7 +405,8 @@ export class ShapeStream {
       url.searchParams.set('live_sse', 'true')
       headers['accept'] = 'text/event-stream'
     }
-    if (this.cacheBuster) url.searchParams.set('cache-buster', this.cacheBuster)
+    const buster = this.cacheBuster ?? (this.options.bypassCaches ? Math.random().toString(36).slice(2) : null)
+    if (buster) url.searchParams.set('cache-buster', buster)
     // Sorted, so equal requests from different clients have equal URLs (what a cache keys and collapses on).
     url.searchParams.sort()
     return { url: url.toString(), headers }

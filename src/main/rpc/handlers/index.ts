@@ -9,6 +9,7 @@ import { mcpToolHandlers } from './mcp-tools'
 import { proxyHandlers } from './proxy'
 import { serverHandlers } from './server'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
+import { timetravelHandlers } from './timetravel'
 
 /** Every room's handlers, merged into the one table the dispatcher serves. */
 export function createHandlers(core: Core, rooms: Rooms): Handlers {
@@ -20,6 +21,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...shapesWorkbenchHandlers(core, rooms),
     ...serverHandlers(rooms),
     ...checkerHandlers(core, rooms),
-    ...doctorHandlers()
+    ...doctorHandlers(),
+    ...timetravelHandlers(core)
   }
 }

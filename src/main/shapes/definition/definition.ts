@@ -1,20 +1,11 @@
 import { createHash } from 'node:crypto'
-import { z } from 'zod'
 import { type CompiledWhere, IdentifierError, WhereError, compileWhere, parseTableName } from '../../sql'
 import type { FilterCompiler, SubqueryPlan } from './filter'
+import type { ShapeInput } from '../../../shared/shape-input'
 import { TableNotFoundError, type TableInfo } from './table-info'
 
-/** What a request says about its shape, before the table is looked up. Persisted with each shape. */
-export const ShapeInputSchema = z.object({
-  table: z.string(),
-  columns: z.string().nullable(),
-  queryableColumns: z.string().nullable(),
-  where: z.string().nullable(),
-  params: z.record(z.string(), z.string()),
-  replica: z.enum(['default', 'full']),
-  log: z.enum(['full', 'changes_only'])
-})
-export type ShapeInput = z.infer<typeof ShapeInputSchema>
+/** What a request says about its shape (defined in src/shared, where time travel names shapes by it too). */
+export { ShapeInputSchema, type ShapeInput } from '../../../shared/shape-input'
 
 /** A shape request resolved against the catalog: the table, its selected columns, the compiled where, the identity. */
 export interface ResolvedShape {

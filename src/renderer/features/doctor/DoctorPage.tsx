@@ -1,5 +1,6 @@
 import { useState, type DragEvent } from 'react'
 import type { DoctorReport, TimelineEntry } from '../../../shared/contract/doctor'
+import { download } from '../../components/download'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCallMutation } from '../../hooks'
 import { FindingView } from '../conformance/ConformancePage'
@@ -10,15 +11,6 @@ import { workbenchSessions } from './workbench-sessions'
 interface Loaded {
   name: string
   text: string
-}
-
-function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }))
-  const link = document.createElement('a')
-  link.href = url
-  link.download = name
-  link.click()
-  setTimeout(() => URL.revokeObjectURL(url), 1_000)
 }
 
 const short = (value: string | null) => (value === null ? '' : value.length > 18 ? `${value.slice(0, 15)}…` : value)

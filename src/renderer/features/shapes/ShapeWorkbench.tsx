@@ -18,6 +18,8 @@ import { rememberWorkbenchSession } from '../doctor/workbench-sessions'
 import { SseFramesView } from './SseFramesView'
 import { SessionStatus } from './StreamStatus'
 import { SubsetPanel } from './SubsetPanel'
+import { timeTravelOf } from './timetravel/session-source'
+import { TimeTravelTab, type TimeTravelSession } from './timetravel/TimeTravelTab'
 import { whereErrorOf } from './where-error'
 import { WriteGenerator } from './WriteGenerator'
 import './shapes.css'
@@ -35,7 +37,8 @@ const TABS = [
   ['sse', 'SSE frames'],
   ['requests', 'Requests & cache'],
   ['latency', 'Latency'],
-  ['subset', 'Subset']
+  ['subset', 'Subset'],
+  ['timetravel', 'Time travel']
 ] as const
 type Tab = (typeof TABS)[number][0]
 
@@ -99,6 +102,7 @@ export function ShapeWorkbench() {
   const [startError, setStartError] = useState<Error | null>(null)
   const [dropping, setDropping] = useState(false)
   const [session, setSession] = useState<WorkbenchSession | null>(null)
+  const [travel, setTravel] = useState<TimeTravelSession | null>(null)
   /** Counts runs, so a restart gives the Subset panel (kept mounted across tabs) a fresh state. */
   const [runs, setRuns] = useState(0)
   const [tab, setTab] = useState<Tab>('rows')
@@ -158,6 +162,7 @@ export function ShapeWorkbench() {
       started = next
       setFallback(channel.fallback)
       setSession(next)
+      setTravel(timeTravelOf(next, settings.target.kind))
       rememberWorkbenchSession(settings.definition.table, next)
       setRuns((count) => count + 1)
     } catch (error) {
@@ -317,6 +322,9 @@ export function ShapeWorkbench() {
               <SubsetPanel key={runs} session={session} />
             </div>
           )}
+          <div hidden={tab !== 'timetravel'}>
+            <TimeTravelTab key={runs} session={travel} />
+          </div>
         </section>
         <aside className="side-panel" aria-label="Change data">
           <SqlConsole />
