@@ -128,7 +128,14 @@ export class Collector {
       else if (change.kind === 'truncate')
         for (const relation of change.relations) await this.options.tableChanged(relation.schema, relation.table)
       else {
-        this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
+        await this.routeChange(
+          tableKey(change.relation.schema, change.relation.table),
+          change,
+          context,
+          op,
+          byShape,
+          slices
+        )
         op += 2
       }
       await slices.yieldIfDue()
@@ -147,19 +154,22 @@ export class Collector {
     this.options.subqueries.apply(tx)
   }
 
-  private routeChange(
+  /** One row change: the shapes it concerns are judged in slices (a change may concern many costly wheres). */
+  private async routeChange(
     table: string,
     change: RowChange,
     context: { xid: number; lsn: bigint },
     op: number,
-    byShape: Map<Shape, ShapeMessage[]>
-  ): void {
-    const routed = this.options.router.routeChange(
+    byShape: Map<Shape, ShapeMessage[]>,
+    slices: TimeSlices
+  ): Promise<void> {
+    const route = this.options.router.startChange(
       table,
       change.kind === 'insert' ? null : change.old,
       change.kind === 'delete' ? null : change.new
     )
-    for (const { value: shape, ...matches } of routed) {
+    while (!route.judge(slices.due)) await slices.yield()
+    for (const { value: shape, ...matches } of route.routed) {
       const messages = messagesFor(shape.definition, change, matches, context, op)
       if (messages.length === 0) continue
       const list = byShape.get(shape)
