@@ -48,10 +48,7 @@ describe("the collector's flush machine", () => {
     // asked meanwhile: flushed at once, and the same failure is neither logged again nor given a second timer
     const again = run([requested, failed()], first.state)
     expect(again.effects).toEqual([flush])
-    expect(run([requested, failed('another')], first.state).effects).toEqual([
-      flush,
-      { kind: 'log', line: 'another' }
-    ])
+    expect(run([requested, failed('another')], first.state).effects).toEqual([flush, { kind: 'log', line: 'another' }])
 
     const retried = run([{ kind: 'retry-due' }, succeeded], first.state)
     expect(retried.effects).toEqual([flush])
