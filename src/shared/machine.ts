@@ -12,10 +12,13 @@ export interface Step<S, F> {
 type Phased = { readonly phase: string }
 type Kinded = { readonly kind: string }
 
+/** The state in phase P: its member of a union of states, or the one state type (whose phase is a field). */
+type InPhase<S extends Phased, P> = [Extract<S, { phase: P }>] extends [never] ? S : Extract<S, { phase: P }>
+
 /** Per phase, per event kind, the transition; a missing entry refuses the event in that phase. */
 export type TransitionTable<S extends Phased, E extends Kinded, F> = {
   readonly [P in S['phase']]: {
-    readonly [K in E['kind']]?: (state: Extract<S, { phase: P }>, event: Extract<E, { kind: K }>) => Step<S, F>
+    readonly [K in E['kind']]?: (state: InPhase<S, P>, event: Extract<E, { kind: K }>) => Step<S, F>
   }
 }
 
