@@ -21,7 +21,7 @@ const FLUSH_RETRY_MS = 1_000
 /** Log files synced at once while a group of transactions is made durable. */
 const SYNC_PARALLEL = 8
 /** Routing a large transaction lets the event loop run after this much work, so that no request waits behind it. */
-const ROUTING_SLICE_MS = 5
+export const ROUTING_SLICE_MS = 5
 
 export interface CollectorOptions {
   /** The folder of state.json. */
