@@ -15,6 +15,7 @@ import {
   type StreamPhase
 } from '../../src/shared/shape-client/stream-state'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+import { replay } from '../support/machine'
 
 const fields = {
   brand: null,
@@ -35,15 +36,12 @@ const table = streamTransitions({
   maxOnErrorRetries: 2
 })
 
-/** Feeds the events in order; the state reached and every effect asked for on the way. */
 function run(events: StreamEvent[], from: StreamMachineState = initialStreamState(fields)) {
-  let state = from
-  const effects: StreamEffect[] = []
-  for (const event of events) {
-    const step = nextStreamState(table, state, event)
-    state = step.state
-    effects.push(...step.effects)
-  }
+  const { state, effects } = replay(
+    (at: StreamMachineState, event: StreamEvent) => nextStreamState(table, at, event),
+    from,
+    events
+  )
   return { state, effects, phase: state.stream.phase }
 }
 

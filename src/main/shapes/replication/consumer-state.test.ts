@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MachineTransitionError } from '../../../shared/machine'
+import { replay } from '../../../../test/support/machine'
 import { ReplicationConsumer } from './consumer'
 import {
   type ConsumerEffect,
@@ -13,17 +14,7 @@ import {
 } from './consumer-state'
 import type { ReplicationSession } from './session'
 
-/** Feeds the events in order; the state reached and every effect asked for on the way. */
-function run(events: ConsumerEvent[], from: ConsumerState = IDLE): { state: ConsumerState; effects: ConsumerEffect[] } {
-  let state = from
-  const effects: ConsumerEffect[] = []
-  for (const event of events) {
-    const step = nextConsumerState(state, event)
-    state = step.state
-    effects.push(...step.effects)
-  }
-  return { state, effects }
-}
+const run = (events: ConsumerEvent[], from: ConsumerState = IDLE) => replay(nextConsumerState, from, events)
 
 const session = (name: string): ReplicationSession => ({ name }) as unknown as ReplicationSession
 const first = session('first')

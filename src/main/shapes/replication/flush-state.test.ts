@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { MachineTransitionError } from '../../../shared/machine'
+import { replay } from '../../../../test/support/machine'
 import {
   FLUSH_IDLE,
   type FlushEffect,
@@ -9,17 +10,7 @@ import {
   nextFlushState
 } from './flush-state'
 
-/** Feeds the events in order; the state reached and every effect asked for on the way. */
-function run(events: FlushEvent[], from: FlushState = FLUSH_IDLE): { state: FlushState; effects: FlushEffect[] } {
-  let state = from
-  const effects: FlushEffect[] = []
-  for (const event of events) {
-    const step = nextFlushState(state, event)
-    state = step.state
-    effects.push(...step.effects)
-  }
-  return { state, effects }
-}
+const run = (events: FlushEvent[], from: FlushState = FLUSH_IDLE) => replay(nextFlushState, from, events)
 
 const requested: FlushEvent = { kind: 'requested' }
 const succeeded: FlushEvent = { kind: 'succeeded' }
