@@ -289,15 +289,17 @@ export class ReplicationConsumer implements ReplicationStream {
    */
   private acknowledge(always = false): boolean {
     const session = sessionOf(this.state)
-    const position = session && this.positions.toAcknowledge(always)
-    if (position === null || position === undefined || !session) return false
+    if (!session) return false
+    const position = this.positions.toAcknowledge(always)
+    if (position === null) return false
     session.acknowledge(position)
     return true
   }
 
   /** Ends the current session; Postgres sends again from the last acknowledged position to the next one. */
   private sessionFailed(error: Error): void {
-    void Promise.all(this.dispatch({ kind: 'session-failed', error: error.message }))
+    // the failed session is closed meanwhile; a failure to close it changes nothing
+    void Promise.all(this.dispatch({ kind: 'session-failed', error: error.message })).catch(() => undefined)
   }
 
   private async reconnect(): Promise<void> {
