@@ -20,6 +20,8 @@ import {
   createShapeRouter,
   loadParser
 } from '../src/main/sql'
+import { ROUTING_SLICE_MS } from '../src/main/shapes/replication/collector'
+import { TimeSlices } from '../src/main/shapes/replication/time-slices'
 import { GRACE, startProxyStack } from '../test/proxy/support'
 import { get, syncToEnd } from '../test/support/shape-http'
 
@@ -197,20 +199,72 @@ function evaluatorPart(): void {
   )
 }
 
-/** The event loop's longest block while `run` runs, and the CPU this process (server and client) spent meanwhile. */
-async function timedBlock(run: () => Promise<unknown>): Promise<{ blocked: number; cpu: number; result: unknown }> {
+/**
+ * 200 shapes `title NOT LIKE` a pattern at the cap, one change of a 64 KiB title, judged as the collector does: in
+ * slices of ROUTING_SLICE_MS with the event loop free between them. The longest slice is what the change blocks for.
+ */
+async function slicedChange(): Promise<void> {
+  const shapes = 200
+  const router = createShapeRouter<number>()
+  for (let i = 0; i < shapes; i++) {
+    const pattern = `%${fill('a_', MAX_LIKE_PATTERN_LENGTH - 8)}${String(i).padStart(3, '0')}%`
+    router.add(String(i), 't', compileWhere({ where: 'title NOT LIKE $1', params: { 1: pattern }, columns }), i)
+  }
+  let longest: Cost = { cpu: 0, wall: 0 }
+  let total = 0
+  let slices = 0
+  for (let run = 0; run <= RUNS; run++) {
+    const route = router.startChange('t', row({}), row({ title: 'ab'.repeat(BIG_TEXT / 2) }))
+    const timer = new TimeSlices(ROUTING_SLICE_MS)
+    await timer.yield()
+    let done = false
+    for (slices = 0; !done; slices++) {
+      const cpu = process.cpuUsage()
+      const start = performance.now()
+      done = route.judge(timer.due)
+      const used = process.cpuUsage(cpu)
+      // the first run warms up
+      if (run > 0) {
+        const slice = { cpu: (used.user + used.system) / 1000, wall: performance.now() - start }
+        longest = { cpu: Math.max(longest.cpu, slice.cpu), wall: Math.max(longest.wall, slice.wall) }
+        total += slice.cpu
+      }
+      if (!done) await timer.yield()
+    }
+  }
+  console.log(
+    `| ${shapes} shapes \`title NOT LIKE\` a ${MAX_LIKE_PATTERN_LENGTH - 2}-character pattern with _, one change of a 64 KiB title, judged in ${ROUTING_SLICE_MS} ms slices (the collector's routing) | — | longest slice ${both(longest)} of ${slices} slices, ${fixed(total / RUNS)} ms CPU in all | ${verdict(longest.cpu)} |`
+  )
+}
+
+/**
+ * The event loop's longest block while `run` runs, the most CPU the process spent between two ticks of a 1 ms timer
+ * (the longest block's own work, which the machine's other load does not lengthen; all threads counted, so an upper
+ * bound), and the CPU this process (server and client) spent meanwhile.
+ */
+async function timedBlock(
+  run: () => Promise<unknown>
+): Promise<{ blocked: number; blockCpu: number; cpu: number; result: unknown }> {
   const delay = monitorEventLoopDelay({ resolution: 1 })
   const cpu = process.cpuUsage()
+  let tick = process.cpuUsage()
+  let blockCpu = 0
+  const ticks = setInterval(() => {
+    const used = process.cpuUsage(tick)
+    tick = process.cpuUsage()
+    blockCpu = Math.max(blockCpu, (used.user + used.system) / 1000)
+  }, 1)
   delay.enable()
   const result = await run()
   delay.disable()
+  clearInterval(ticks)
   const used = process.cpuUsage(cpu)
-  return { blocked: delay.max / 1e6, cpu: (used.user + used.system) / 1000, result }
+  return { blocked: delay.max / 1e6, blockCpu, cpu: (used.user + used.system) / 1000, result }
 }
 
-/** Met when the block was within the goal, or when its CPU was (the machine's other load lengthened the block). */
-const blockVerdict = (blocked: number, cpu: number) =>
-  blocked <= GOAL_MS ? 'met' : cpu <= GOAL_MS ? 'met in CPU (the block waited on other processes)' : '**not met**'
+/** Met when the block was within the goal, or when its own CPU was (the machine's other load lengthened it). */
+const blockVerdict = (blocked: number, blockCpu: number) =>
+  blocked <= GOAL_MS ? 'met' : blockCpu <= GOAL_MS ? 'met in CPU (the block waited on other processes)' : '**not met**'
 
 async function httpPart(): Promise<void> {
   const stack = await startProxyStack()
@@ -281,18 +335,18 @@ async function httpPart(): Promise<void> {
       ]
     ]
     console.log(
-      '\n| request (part 2: over HTTP, client in the same process) | status | event loop blocked at most (CPU of server and client) | ≤ 50 ms |'
+      '\n| request (part 2: over HTTP, client in the same process) | status | event loop blocked at most (the longest block’s CPU; all CPU of server and client) | ≤ 50 ms |'
     )
     console.log('|---|---|---|---|')
     for (const [name, send] of requests) {
       await send() // warm: the first shape request pays for creating the shape
-      const { blocked, cpu, result } = await timedBlock(async () => {
+      const { blocked, blockCpu, cpu, result } = await timedBlock(async () => {
         const response = await send()
         await response.arrayBuffer()
         return response.status
       })
       console.log(
-        `| ${name} | ${String(result)} | ${fixed(blocked)} ms (${fixed(cpu)}) | ${blockVerdict(blocked, cpu)} |`
+        `| ${name} | ${String(result)} | ${fixed(blocked)} ms (${fixed(blockCpu)}; ${fixed(cpu)}) | ${blockVerdict(blocked, blockCpu)} |`
       )
     }
     await routedChange(stack.shapes.url, stack.shapes.pool)
@@ -313,21 +367,24 @@ async function routedChange(base: string, pool: { query(sql: string, values?: un
   const synced = []
   for (const shape of definitions) synced.push({ shape, ...(await syncToEnd(base, shape)) })
   const first = synced[0] as (typeof synced)[number]
-  const { blocked, cpu } = await timedBlock(async () => {
+  const { blocked, blockCpu, cpu } = await timedBlock(async () => {
     const answer = get(base, { ...first.shape, handle: first.handle, offset: first.offset, live: 'true' })
     await new Promise((resolve) => setTimeout(resolve, 200))
     await pool.query('UPDATE bench_notes SET note = $1 WHERE id = 1', ['ab'.repeat(BIG_TEXT / 2)])
     return (await answer).status
   })
   console.log(
-    `| one UPDATE of a 64 KiB note routed through ${shapes} shapes \`note NOT LIKE\` a ${MAX_LIKE_PATTERN_LENGTH - 2}-character pattern with _ (a live long-poll answered) | 200 | ${fixed(blocked)} ms (${fixed(cpu)}) | ${blockVerdict(blocked, cpu)} |`
+    `| one UPDATE of a 64 KiB note routed through ${shapes} shapes \`note NOT LIKE\` a ${MAX_LIKE_PATTERN_LENGTH - 2}-character pattern with _ (a live long-poll answered) | 200 | ${fixed(blocked)} ms (${fixed(blockCpu)}; ${fixed(cpu)}) | ${blockVerdict(blocked, blockCpu)} |`
   )
 }
 
 async function main(): Promise<void> {
   await loadParser()
   const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length)
-  if (!only || only === '1') evaluatorPart()
+  if (!only || only === '1') {
+    evaluatorPart()
+    await slicedChange()
+  }
   if (!only || only === '2') await httpPart()
 }
 

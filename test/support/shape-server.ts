@@ -2,7 +2,6 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
@@ -99,6 +98,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
  * change (so a change made now answers them as waiting requests, not as catch-ups), or gone once they left.
  */
 export async function untilHeld(server: TestShapeServer, handle: string, count: number): Promise<void> {
+  // imported here: the benches (run by tsx as CommonJS, not by vitest) use this module too
+  const { expect, vi } = await import('vitest')
   await vi.waitFor(
     () => {
       const service = server.app.rooms.shapes.service()

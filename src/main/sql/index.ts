@@ -21,6 +21,6 @@ export {
 } from './input-caps'
 export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'
-export { type ShapeRouter, createShapeRouter } from './router'
+export { type ChangeRoute, type ShapeRouter, createShapeRouter } from './router'
 export { type CatalogColumn, type CatalogTable, type Queryable, readCatalog } from './catalog'
 export { type Alternatives, allOf, anyOf } from './probes'

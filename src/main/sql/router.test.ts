@@ -105,4 +105,29 @@ describe('createShapeRouter', () => {
     expect(router.route('items', { id: '1' })).toEqual([])
     expect(evaluations).toBe(0)
   })
+
+  it('routes a change in steps as in one go, even when other rows are routed between the steps', () => {
+    const router = createShapeRouter<string>()
+    router.add('owner', 'items', counted('owner_id = 5'), 'owner')
+    router.add('title', 'items', counted("title LIKE 'a%'"), 'title')
+    router.add('not', 'items', counted("title NOT LIKE '%z%'"), 'not')
+    router.add('price', 'items', counted('price > 1'), 'price')
+    const old = { id: '1', owner_id: '5', title: 'apple', price: '0' }
+    const next = { id: '1', owner_id: '6', title: 'zebra', price: '2' }
+    const whole = router.routeChange('items', old, next)
+
+    const route = router.startChange('items', old, next)
+    evaluations = 0
+    let steps = 0
+    for (;;) {
+      steps += 1
+      if (route.judge(() => true)) break
+      // another row between the steps: its probes must not change what this change's shapes are judged on
+      router.routeChange('items', { ...old, id: '2' }, null)
+    }
+    expect(steps).toBe(4)
+    expect(route.routed).toEqual(whole)
+    expect(route.judge(() => true)).toBe(true)
+    expect(router.startChange('other', old, next).judge(() => true)).toBe(true)
+  })
 })

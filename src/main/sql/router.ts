@@ -21,7 +21,18 @@ export interface ShapeRouter<T> {
    * the change altered is evaluated once.
    */
   routeChange(table: string, old: Row | null, next: Row | null): Array<Routed<T>>
+  /**
+   * routeChange in steps, for a caller that lets the event loop run between shapes: the shapes a probe admits are
+   * found at once, and each `judge` evaluates shapes until they are all done (true) or `due()` says the time is up.
+   */
+  startChange(table: string, old: Row | null, next: Row | null): ChangeRoute<T>
   readonly size: number
+}
+
+export interface ChangeRoute<T> {
+  judge(due: () => boolean): boolean
+  /** The shapes judged so far that the row concerns, in the order routeChange returns them. */
+  readonly routed: Array<Routed<T>>
 }
 
 interface Entry<T> {
@@ -45,13 +56,24 @@ interface TableIndex<T> {
   fallbackList: Array<Entry<T>> | null
 }
 
-/** One changed row on its way through the router: both versions' values, read once, and the shapes found so far. */
-class ChangeRouting<T> {
+const CHECK_OLD = 1
+const CHECK_NEW = 2
+const CHECK_BOTH = CHECK_OLD | CHECK_NEW
+
+/**
+ * One changed row on its way through the router: both versions' values, read once, the shapes to evaluate with the
+ * versions each may match (what its probes admitted, fixed when found: the router may route other rows meanwhile),
+ * and the shapes found so far.
+ */
+class ChangeRouting<T> implements ChangeRoute<T> {
   readonly before: RowValues | null
   readonly after: RowValues | null
   /** Columns whose text the change altered; null unless both versions are known. */
   private readonly changed: Set<string> | null
   readonly routed: Array<Routed<T>> = []
+  private readonly pending: Array<Entry<T>> = []
+  private readonly checks: number[] = []
+  private next = 0
 
   constructor(oldRow: Row | null, newRow: Row | null) {
     this.before = oldRow && new RowValues(oldRow)
@@ -59,8 +81,24 @@ class ChangeRouting<T> {
     this.changed = oldRow && newRow ? changedColumns(oldRow, newRow) : null
   }
 
+  add(entry: Entry<T>, checks: number): void {
+    this.pending.push(entry)
+    this.checks.push(checks)
+  }
+
+  judge(due: () => boolean): boolean {
+    const { pending, checks } = this
+    while (this.next < pending.length) {
+      const at = this.next++
+      const checked = checks[at] as number
+      this.evaluate(pending[at] as Entry<T>, (checked & CHECK_OLD) !== 0, (checked & CHECK_NEW) !== 0)
+      if (this.next < pending.length && due()) return false
+    }
+    return true
+  }
+
   /** Evaluates a shape on the versions it may match (its probes may already rule one out). */
-  judge(entry: Entry<T>, checkOld: boolean, checkNew: boolean): void {
+  private evaluate(entry: Entry<T>, checkOld: boolean, checkNew: boolean): void {
     const compiled = entry.compiled
     const matchesNew = checkNew && this.after !== null && (!compiled || compiled.matchesValues(this.after))
     const matchesOld =
@@ -77,6 +115,8 @@ class ChangeRouting<T> {
     return true
   }
 }
+
+const never = (): boolean => false
 
 /** Columns whose text differs between two versions of a row (a column missing from one counts as changed). */
 function changedColumns(old: Row, next: Row): Set<string> {
@@ -149,10 +189,10 @@ export function createShapeRouter<T>(): ShapeRouter<T> {
     }
   }
 
-  function routeChange(table: string, oldRow: Row | null, newRow: Row | null): Array<Routed<T>> {
-    const index = tables.get(table)
-    if (!index) return []
+  function startChange(table: string, oldRow: Row | null, newRow: Row | null): ChangeRoute<T> {
     const change = new ChangeRouting<T>(oldRow, newRow)
+    const index = tables.get(table)
+    if (!index) return change
     const current = ++pass
     const candidates: Array<Entry<T>> = []
     const admitOld = (entry: Entry<T>): void => {
@@ -169,9 +209,16 @@ export function createShapeRouter<T>(): ShapeRouter<T> {
       if (change.before) values.collect(change.before, admitOld)
       if (change.after) values.collect(change.after, admitNew)
     }
-    for (const entry of candidates) change.judge(entry, entry.oldPass === current, entry.newPass === current)
+    for (const entry of candidates)
+      change.add(entry, (entry.oldPass === current ? CHECK_OLD : 0) | (entry.newPass === current ? CHECK_NEW : 0))
     index.fallbackList ??= [...index.fallback.values()]
-    for (const entry of index.fallbackList) change.judge(entry, true, true)
+    for (const entry of index.fallbackList) change.add(entry, CHECK_BOTH)
+    return change
+  }
+
+  function routeChange(table: string, oldRow: Row | null, newRow: Row | null): Array<Routed<T>> {
+    const change = startChange(table, oldRow, newRow)
+    change.judge(never)
     return change.routed
   }
 
@@ -180,6 +227,7 @@ export function createShapeRouter<T>(): ShapeRouter<T> {
     remove,
     route: (table, row) => routeChange(table, null, row).map((routed) => routed.value),
     routeChange,
+    startChange,
     get size() {
       return entries.size
     }

@@ -1,31 +1,24 @@
-import { CONTROL, isReservedParam, OFFSET_NOW, OFFSET_START, offsetAfterLsn } from '../protocol'
+import type { TransitionTable } from '../machine'
+import { isReservedParam, OFFSET_NOW, OFFSET_START } from '../protocol'
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
-import { errorForStatus, ShapeStreamError } from './errors'
-import {
-  isMustRefetch,
-  isUpToDate,
-  MessageArraySchema,
-  MessageSchema,
-  type ChangeMessage,
-  type ControlMessage,
-  type Message
-} from './messages'
-import { isMessage, isMessageArray } from './message-check'
-import { laterOffset, type Offset } from './offsets'
+import { ShapeStreamError } from './errors'
+import type { ChangeMessage, Message } from './messages'
+import type { Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
-import { readProtocolHeaders, ShapeSchemaSchema, type ProtocolHeaders, type ShapeSchema } from './protocol-headers'
-import { now, ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
+import { readProtocolHeaders } from './protocol-headers'
+import { ShapeRecorder, type HeaderList, type LiveMode } from './recorder'
 import { resolveRecord, type ResolvableRecord } from './resolve'
-import { SseParser } from './sse'
+import { mustRefetch, readResponse, type ResponseContext } from './stream-response'
 import {
   initialStreamState,
-  requestPhase,
-  transition,
-  withFields,
+  nextStreamState,
+  streamTransitions,
+  type Answer,
   type ShapeStreamState,
-  type StreamFields,
-  type StreamPhase
+  type StreamEffect,
+  type StreamEvent,
+  type StreamMachineState
 } from './stream-state'
 
 /** What onError may answer: new headers/params (merged) or `{}` to retry, nothing to stop. */
@@ -73,20 +66,15 @@ export interface MessageBatch {
 /** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */
 const MAX_SUBSET_REFETCHES = 5
 
-type Attempt =
-  | { kind: 'messages'; messages: Message[]; headers: ProtocolHeaders; requestId: number }
-  | { kind: 'sse-ended'; durationMs: number; deliveredChanges: boolean }
-  | { kind: 'must-refetch'; handle: string | null; messages: Message[]; requestId: number }
-  | { kind: 'http-error'; error: ShapeStreamError; retryAfter: string | null }
-
 class Aborted extends Error {}
-
-const SSE_TEXT_KEPT = 1_000_000
 
 /**
  * A shape as a stream of log messages: initial sync (chained requests until up-to-date), then live (long-poll or SSE,
  * falling back to long-poll when a proxy buffers), restarting from `-1` on must-refetch. Retries 5xx and network
  * errors with capped, jittered backoff; hands 4xx to `onError`. Everything it does goes to the recorder.
+ *
+ * What to do next is the machine's decision (stream-state.ts): this class feeds it what happened (answers, waits,
+ * onError's reply, stop) and carries out its effects (requests, waits, notes, publishing).
  */
 export class ShapeStream {
   readonly recorder: ShapeRecorder
@@ -95,9 +83,8 @@ export class ShapeStream {
   private readonly stateListeners = new Set<(state: ShapeStreamState) => void>()
   private headers: ResolvableRecord
   private params: ResolvableRecord
-  private state: ShapeStreamState
-  private cacheBuster: string | null = null
-  private shortSseConnections = 0
+  private machine: StreamMachineState
+  private readonly transitions: TransitionTable<StreamMachineState, StreamEvent, StreamEffect>
   private running: Promise<void> | null = null
   private readonly snapshotFilter = new SnapshotFilter(
     (batch) => this.deliver(batch),
@@ -106,6 +93,8 @@ export class ShapeStream {
   /** Aborts the request in flight when a subset's 409 restarts the stream; `generation` tells its answer is stale. */
   private attemptAbort = new AbortController()
   private generation = 0
+  /** What reading a response needs of the stream. */
+  private readonly responseContext: ResponseContext
 
   constructor(private readonly options: ShapeStreamOptions) {
     if (!URL.canParse(options.url) || !/^https?:$/.test(new URL(options.url).protocol))
@@ -117,9 +106,21 @@ export class ShapeStream {
     if (offset !== OFFSET_START && offset !== OFFSET_NOW && !options.handle)
       throw new Error(`offset ${offset} needs a handle`)
     this.recorder = options.recorder ?? new ShapeRecorder()
+    this.responseContext = {
+      recorder: this.recorder,
+      state: () => this.state,
+      feed: (event) => this.feed(event),
+      publish: (batch) => this.snapshotFilter.publish(batch)
+    }
     this.headers = { ...options.headers }
     this.params = { ...options.params }
-    this.state = initialStreamState({
+    this.transitions = streamTransitions({
+      live: options.live ?? 'long-poll',
+      sseMinConnectionMs: options.sseMinConnectionMs ?? 1_000,
+      sseFallbackAfter: options.sseFallbackAfter ?? 3,
+      maxOnErrorRetries: options.maxOnErrorRetries ?? 50
+    })
+    this.machine = initialStreamState({
       brand: null,
       handle: options.handle ?? null,
       offset,
@@ -133,7 +134,11 @@ export class ShapeStream {
   }
 
   get current(): ShapeStreamState {
-    return this.state
+    return this.machine.stream
+  }
+
+  private get state(): ShapeStreamState {
+    return this.machine.stream
   }
 
   /** Every batch of messages, in log order (a must-refetch batch tells the listener to drop what it has). */
@@ -160,8 +165,7 @@ export class ShapeStream {
         error instanceof ShapeStreamError
           ? error
           : new ShapeStreamError('protocol', (error as Error).message, this.options.url)
-      this.recorder.note('error', `stream failed: ${failure.message}`)
-      this.moveTo('failed', { error: failure })
+      this.feed({ kind: 'failed', error: failure })
     })
     return this.running
   }
@@ -169,22 +173,63 @@ export class ShapeStream {
   stop(): void {
     if (this.controller.signal.aborted) return
     this.controller.abort(new Aborted('stopped'))
-    this.moveTo('stopped')
+    this.feed({ kind: 'stop' })
   }
 
-  /** Moves to another phase, as the transition table allows (a refused move throws, and the stream fails). */
-  private moveTo(phase: StreamPhase, fields?: Partial<StreamFields>): void {
-    this.publishState(transition(this.state, phase, fields))
+  /** Feeds the machine an event: its state is published, then its effects are carried out until one answers. */
+  private async step(event: StreamEvent): Promise<StreamEvent | null> {
+    let next: StreamEvent | null = null
+    for (const effect of this.transition(event)) {
+      // a listener may stop the stream while a batch is published: nothing the step asked for goes on
+      if (this.controller.signal.aborted) return null
+      next = (await this.act(effect)) ?? next
+    }
+    return next
   }
 
-  /** Records what a response, a restart or a fallback changed, in the same phase. */
-  private setState(fields: Partial<StreamFields>): void {
-    this.publishState(withFields(this.state, fields))
+  /** An event from outside the loop (stop, a subset's refetch, an SSE stream's progress): no effect of it answers. */
+  private feed(event: StreamEvent): void {
+    for (const effect of this.transition(event)) void this.act(effect)
   }
 
-  private publishState(state: ShapeStreamState): void {
-    this.state = state
-    for (const listener of this.stateListeners) listener(this.state)
+  private transition(event: StreamEvent): readonly StreamEffect[] {
+    const before = this.machine.stream
+    const { state, effects } = nextStreamState(this.transitions, this.machine, event)
+    this.machine = state
+    if (state.stream !== before) for (const listener of this.stateListeners) listener(state.stream)
+    return effects
+  }
+
+  private async act(effect: StreamEffect): Promise<StreamEvent | null> {
+    switch (effect.kind) {
+      case 'request':
+        return this.request(effect.live)
+      case 'publish':
+        this.snapshotFilter.publish({ messages: effect.messages, requestId: effect.requestId })
+        return null
+      case 'deliver':
+        this.deliver({ messages: effect.messages, requestId: effect.requestId })
+        return null
+      case 'restart':
+        this.generation += 1
+        this.attemptAbort.abort()
+        this.attemptAbort = new AbortController()
+        this.snapshotFilter.reset()
+        return null
+      case 'back-off':
+        await this.backOff(effect)
+        return { kind: 'waited' }
+      case 'sse-pause':
+        await this.ssePause(effect.closed, effect.durationMs)
+        return { kind: 'waited' }
+      case 'ask-on-error':
+        return { kind: 'on-error-answered', retry: await this.askOnError(effect.error), error: effect.error }
+      case 'note':
+        this.recorder.note(effect.level, effect.text)
+        return null
+      case 'continue':
+        return { kind: 'continue' }
+    }
   }
 
   /**
@@ -231,16 +276,12 @@ export class ShapeStream {
         if (!(error instanceof ShapeStreamError)) throw error
         if (error.status === 409 && refetches++ < MAX_SUBSET_REFETCHES) {
           const handle = readProtocolHeaders(new Headers(error.headers), this.state.brand).handle
-          this.restart({
-            kind: 'must-refetch',
-            handle,
-            messages: [],
-            requestId: this.recorder.exchanges.at(-1)?.request.id ?? -1
-          })
+          const requestId = this.recorder.exchanges.at(-1)?.request.id ?? -1
+          this.feed({ kind: 'refetch', answer: mustRefetch(handle, [], requestId) })
           continue
         }
         if (error.kind !== 'credentials' || ++onErrorRetries > (this.options.maxOnErrorRetries ?? 50)) throw error
-        await this.askOnError(error)
+        if (!(await this.askOnError(error))) throw error
       }
     }
   }
@@ -253,138 +294,53 @@ export class ShapeStream {
     )
   }
 
-  private publish(messages: Message[], requestId: number): void {
-    if (messages.length === 0) return
-    this.snapshotFilter.publish({ messages, requestId })
-  }
-
   private deliver(batch: MessageBatch): void {
     for (const listener of this.batchListeners) listener(batch)
   }
 
   private async run(): Promise<void> {
-    let failures = 0
-    let onErrorRetries = 0
-    for (;;) {
-      const live = this.nextLiveMode()
-      if (live === null) return this.moveTo('up-to-date')
-      this.moveTo(requestPhase(live, this.state.sseFellBack))
-      const generation = this.generation
-      const attempt = await this.attempt(live).catch((error: unknown) => {
-        if (this.controller.signal.aborted) throw new Aborted('stopped')
-        if (error instanceof ShapeStreamError && generation === this.generation) throw error
-        return {
-          kind: 'http-error',
-          error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url),
-          retryAfter: null
-        } as const
-      })
-      if (generation !== this.generation) continue
-      if (attempt.kind === 'http-error') {
-        const { error } = attempt
-        if (error.kind === 'server' || error.kind === 'network') {
-          await this.backOff(failures++, error, attempt.retryAfter)
-          continue
-        }
-        if (++onErrorRetries > (this.options.maxOnErrorRetries ?? 50)) throw error
-        await this.askOnError(error)
-        await this.backOff(onErrorRetries - 1, error, null, false)
-        continue
+    for (let event: StreamEvent | null = { kind: 'start' }; event;) event = await this.step(event)
+  }
+
+  /** One request; what it came back with (a request abandoned for a subset's refetch: go on). */
+  private async request(live: LiveMode): Promise<StreamEvent> {
+    const generation = this.generation
+    const answer = await this.attempt(live).catch((error: unknown): Answer => {
+      if (this.controller.signal.aborted) throw new Aborted('stopped')
+      if (error instanceof ShapeStreamError && generation === this.generation) throw error
+      return {
+        kind: 'http-error',
+        error: new ShapeStreamError('network', `network error: ${(error as Error).message}`, this.options.url),
+        retryAfter: null
       }
-      failures = 0
-      onErrorRetries = 0
-      if (attempt.kind === 'must-refetch') this.restart(attempt)
-      else if (attempt.kind === 'sse-ended') await this.afterSse(attempt)
-      else this.advance(attempt)
-    }
+    })
+    return generation === this.generation ? { kind: 'answered', answer } : { kind: 'continue' }
   }
 
-  /** null: nothing more to fetch (up to date, live off). */
-  private nextLiveMode(): LiveMode | null {
-    if (!this.state.upToDate) return 'off'
-    if (this.state.liveMode === 'off') return null
-    return this.state.liveMode
-  }
-
-  private async askOnError(error: ShapeStreamError): Promise<void> {
+  /** onError's reply: whether to retry (its headers and params merged in for the next requests). */
+  private async askOnError(error: ShapeStreamError): Promise<boolean> {
     this.recorder.note('error', `${error.message}${error.kind === 'credentials' ? ' (credentials needed)' : ''}`)
     const answer = this.options.onError ? await this.options.onError(error) : undefined
-    if (!answer) throw error
+    if (!answer) return false
     this.headers = { ...this.headers, ...answer.headers }
     this.params = { ...this.params, ...answer.params }
     this.recorder.note(
       'info',
       `onError asked to retry${answer.headers || answer.params ? ' with new ' + [answer.headers && 'headers', answer.params && 'params'].filter(Boolean).join(' and ') : ''}`
     )
+    return true
   }
 
-  private async backOff(
-    attempt: number,
-    error: ShapeStreamError,
-    retryAfter: string | null,
-    announce = true
-  ): Promise<void> {
+  private async backOff(effect: Extract<StreamEffect, { kind: 'back-off' }>): Promise<void> {
+    const { attempt, error, retryAfter } = effect
     const floor = retryAfterMs(retryAfter) ?? 0
     const wait = Math.max(floor, backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random))
-    if (announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
-    this.moveTo('retrying')
+    if (effect.announce) this.recorder.note('warn', `${error.message}: retry ${attempt + 1} in ${Math.round(wait)} ms`)
     await sleep(wait, this.controller.signal)
   }
 
-  private restart({ handle, messages, requestId }: Extract<Attempt, { kind: 'must-refetch' }>): void {
-    this.recorder.note(
-      'warn',
-      `must-refetch: discarding the shape and syncing again from -1${handle ? ` with handle ${handle}` : ''}`
-    )
-    this.cacheBuster = Math.random().toString(36).slice(2)
-    this.shortSseConnections = 0
-    this.generation += 1
-    this.attemptAbort.abort()
-    this.attemptAbort = new AbortController()
-    this.snapshotFilter.reset()
-    this.setState({
-      handle,
-      offset: OFFSET_START,
-      cursor: null,
-      schema: null,
-      upToDate: false,
-      sseFellBack: false,
-      liveMode: this.options.live ?? 'long-poll'
-    })
-    const refetch: ControlMessage = { headers: { control: CONTROL.mustRefetch } }
-    this.deliver({ messages: messages.some(isMustRefetch) ? messages : [refetch], requestId })
-  }
-
-  private advance({ messages, headers, requestId }: Extract<Attempt, { kind: 'messages' }>): void {
-    this.cacheBuster = null
-    this.setState({
-      brand: headers.brand,
-      handle: headers.handle,
-      offset: headers.offset ?? this.state.offset,
-      cursor: headers.cursor ?? this.state.cursor,
-      schema: this.state.schema ?? parseSchema(headers.schema),
-      upToDate: this.state.upToDate || messages.some(isUpToDate)
-    })
-    this.publish(messages, requestId)
-  }
-
-  private async afterSse({ durationMs, deliveredChanges }: Extract<Attempt, { kind: 'sse-ended' }>): Promise<void> {
-    const minimum = this.options.sseMinConnectionMs ?? 1_000
-    if (durationMs >= minimum || deliveredChanges) {
-      this.shortSseConnections = 0
-      return
-    }
-    this.shortSseConnections += 1
-    const limit = this.options.sseFallbackAfter ?? 3
-    if (this.shortSseConnections >= limit) {
-      this.recorder.note(
-        'warn',
-        `SSE connections closed immediately ${limit} times in a row: a proxy in the path is probably buffering responses. Falling back to long-polling.`
-      )
-      this.setState({ liveMode: 'long-poll', sseFellBack: true })
-      return
-    }
-    const wait = (this.options.random ?? Math.random)() * Math.min(5_000, 100 * 2 ** this.shortSseConnections)
+  private async ssePause(closed: number, durationMs: number): Promise<void> {
+    const wait = (this.options.random ?? Math.random)() * Math.min(5_000, 100 * 2 ** closed)
     this.recorder.note(
       'info',
       `SSE connection closed after ${Math.round(durationMs)} ms; reconnecting in ${Math.round(wait)} ms`
@@ -405,7 +361,7 @@ export class ShapeStream {
       url.searchParams.set('live_sse', 'true')
       headers['accept'] = 'text/event-stream'
     }
-    const buster = this.cacheBuster ?? (this.options.bypassCaches ? Math.random().toString(36).slice(2) : null)
+    const buster = this.machine.cacheBuster ?? (this.options.bypassCaches ? Math.random().toString(36).slice(2) : null)
     if (buster) url.searchParams.set('cache-buster', buster)
     // Sorted, so equal requests from different clients have equal URLs (what a cache keys and collapses on).
     url.searchParams.sort()
@@ -420,7 +376,7 @@ export class ShapeStream {
     return params
   }
 
-  private async attempt(live: LiveMode): Promise<Attempt> {
+  private async attempt(live: LiveMode): Promise<Answer> {
     const { url, headers } = await this.buildRequest(live)
     const requestId = this.recorder.request('GET', url, Object.entries(headers), live)
     const fetchImpl = this.options.fetch ?? globalThis.fetch
@@ -438,7 +394,7 @@ export class ShapeStream {
       headers: responseHeaders
     })
     try {
-      return await this.readResponse(requestId, url, response, responseHeaders, live)
+      return await readResponse(this.responseContext, { requestId, url, response, headers: responseHeaders, live })
     } catch (error) {
       this.recorder.failure(requestId, (error as Error).message)
       throw error
@@ -451,176 +407,4 @@ export class ShapeStream {
     if (live === 'long-poll') signals.push(AbortSignal.timeout(this.options.liveRequestTimeoutMs ?? 45_000))
     return AbortSignal.any(signals)
   }
-
-  private async readResponse(
-    requestId: number,
-    url: string,
-    response: Response,
-    responseHeaders: HeaderList,
-    live: LiveMode
-  ): Promise<Attempt> {
-    const protocol = readProtocolHeaders(response.headers, this.state.brand)
-    if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream') && response.ok) {
-      return this.readSse(requestId, url, response, protocol)
-    }
-    const text = await this.readText(requestId, response)
-    if (response.status === 409) {
-      const messages = parseMessages(text, url, 'the 409 body')
-      messages.forEach((message) => this.recorder.message(requestId, message, null))
-      return { kind: 'must-refetch', handle: protocol.handle, messages, requestId }
-    }
-    if (!response.ok)
-      return {
-        kind: 'http-error',
-        error: errorForStatus(url, response.status, text, responseHeaders),
-        retryAfter: response.headers.get('retry-after')
-      }
-    if (response.status === 204) {
-      // Older servers' empty live answer: caught up, nothing new (the official client still accepts it).
-      const upToDate: ControlMessage = { headers: { control: CONTROL.upToDate } }
-      return { kind: 'messages', messages: [upToDate], headers: protocol, requestId }
-    }
-    const checked = this.requireHeaders(url, protocol, live)
-    const messages = parseMessages(text, url, 'the response body')
-    messages.forEach((message) => this.recorder.message(requestId, message, messageOffset(message) ?? checked.offset))
-    const refetchAt = messages.findIndex(isMustRefetch)
-    if (refetchAt !== -1)
-      return { kind: 'must-refetch', handle: checked.handle, messages: messages.slice(refetchAt), requestId }
-    return { kind: 'messages', messages, headers: checked, requestId }
-  }
-
-  /** Like the official client: a 2xx needs handle and offset; a live one its cursor; a non-live one its schema. */
-  private requireHeaders(url: string, headers: ProtocolHeaders, live: LiveMode): ProtocolHeaders {
-    const missing = [
-      !headers.handle && 'handle',
-      !headers.offset && 'offset',
-      live !== 'off' && headers.cursor === null && 'cursor',
-      live === 'off' && headers.schema === null && 'schema'
-    ].filter((name): name is string => Boolean(name))
-    if (missing.length > 0) {
-      const names = missing.map((name) => `${headers.brand ?? '<brand>'}-${name}`).join(', ')
-      throw new ShapeStreamError('protocol', `the response lacks the protocol header(s) ${names}`, url)
-    }
-    return headers
-  }
-
-  private async readText(requestId: number, response: Response): Promise<string> {
-    const bytes = new Uint8Array(await response.arrayBuffer())
-    const text = new TextDecoder().decode(bytes)
-    this.recorder.body(requestId, text, bytes.byteLength)
-    return text
-  }
-
-  private async readSse(
-    requestId: number,
-    url: string,
-    response: Response,
-    protocol: ProtocolHeaders
-  ): Promise<Attempt> {
-    const headers = this.requireHeaders(url, protocol, 'sse')
-    this.setState({
-      brand: headers.brand,
-      handle: headers.handle,
-      offset: laterOffset(headers.offset ?? this.state.offset, this.state.offset),
-      cursor: headers.cursor
-    })
-    const openedAt = now()
-    const parser = new SseParser()
-    const decoder = new TextDecoder()
-    let text = ''
-    let size = 0
-    let pending: Message[] = []
-    let deliveredChanges = false
-    const onFrames = (frames: ReturnType<SseParser['push']>): Attempt | null => {
-      for (const frame of frames) {
-        this.recorder.sseFrame(requestId, frame)
-        if (frame.kind === 'comment') continue
-        const message = parseMessage(frame.data, url)
-        this.recorder.message(requestId, message, messageOffset(message))
-        if (isMustRefetch(message))
-          return { kind: 'must-refetch', handle: this.state.handle, messages: [message], requestId }
-        pending.push(message)
-        if (!isUpToDate(message)) continue
-        deliveredChanges ||= pending.length > 1
-        this.advanceFromSse(message)
-        this.publish(pending, requestId)
-        pending = []
-      }
-      return null
-    }
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader()
-    try {
-      for (;;) {
-        const { done, value } = await reader.read()
-        const chunk = done ? decoder.decode() : decoder.decode(value, { stream: true })
-        // The recorder keeps the start of a body; a stream open for hours must not grow without bound.
-        if (text.length < SSE_TEXT_KEPT) text += chunk
-        size += value?.byteLength ?? 0
-        this.recorder.body(requestId, text, size)
-        const outcome = onFrames(done ? [...parser.push(chunk), ...parser.end()] : parser.push(chunk))
-        if (outcome) return outcome
-        if (done) break
-      }
-    } finally {
-      reader.releaseLock()
-    }
-    this.publish(pending, requestId)
-    return { kind: 'sse-ended', durationMs: now() - openedAt, deliveredChanges }
-  }
-
-  /** SSE responses keep their headers for the whole stream: the resume point comes from each up-to-date's LSN. */
-  private advanceFromSse(upToDate: Message): void {
-    const lsn = 'control' in upToDate.headers ? upToDate.headers.global_last_seen_lsn : undefined
-    this.setState({
-      upToDate: true,
-      offset: typeof lsn === 'string' ? laterOffset(this.state.offset, offsetAfterLsn(lsn)) : this.state.offset
-    })
-  }
-}
-
-/** A live change's own log position (`<lsn>_<op_position>`), when the server says it. */
-function messageOffset(message: Message): string | null {
-  const { lsn, op_position: position } = message.headers as { lsn?: unknown; op_position?: unknown }
-  return typeof lsn === 'string' && typeof position === 'number' ? `${lsn}_${position}` : null
-}
-
-function parseSchema(header: string | null): ShapeSchema | null {
-  if (!header) return null
-  try {
-    const parsed = ShapeSchemaSchema.safeParse(JSON.parse(header))
-    return parsed.success ? parsed.data : null
-  } catch {
-    return null
-  }
-}
-
-function parseJson(text: string, url: string, what: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new ShapeStreamError('protocol', `${what} is not JSON: ${text.slice(0, 200)}`, url)
-  }
-}
-
-/** The body's messages; checked without a copy (isMessageArray), and by the schema only to say what is wrong. */
-function parseMessages(text: string, url: string, what: string): Message[] {
-  const value = parseJson(text, url, what)
-  if (isMessageArray(value)) return value
-  const parsed = MessageArraySchema.safeParse(value)
-  if (!parsed.success)
-    throw new ShapeStreamError(
-      'protocol',
-      `${what} is not an array of shape messages: ${parsed.error.issues[0]?.message ?? ''}`,
-      url
-    )
-  return parsed.data
-}
-
-function parseMessage(text: string, url: string): Message {
-  const value = parseJson(text, url, 'an SSE data frame')
-  if (isMessage(value)) return value
-  const parsed = MessageSchema.safeParse(value)
-  if (!parsed.success)
-    throw new ShapeStreamError('protocol', `an SSE data frame is not a shape message: ${text.slice(0, 200)}`, url)
-  return parsed.data
 }

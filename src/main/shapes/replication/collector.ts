@@ -6,6 +6,14 @@ import type { Shape } from '../storage/shape'
 import { definitionTables } from '../definition/filter'
 import type { SubqueryRegistry } from '../subquery/registry'
 import { type AppliedState, saveState } from './applied-state'
+import {
+  FLUSH_IDLE,
+  type FlushEffect,
+  type FlushEvent,
+  type FlushState,
+  flushFailureOf,
+  nextFlushState
+} from './flush-state'
 import { TimeSlices } from './time-slices'
 import type { RelationInfo, ReplicatedTransaction, ReplicationStream } from './types'
 
@@ -14,7 +22,7 @@ const FLUSH_RETRY_MS = 1_000
 /** Log files synced at once while a group of transactions is made durable. */
 const SYNC_PARALLEL = 8
 /** Routing a large transaction lets the event loop run after this much work, so that no request waits behind it. */
-const ROUTING_SLICE_MS = 5
+export const ROUTING_SLICE_MS = 5
 
 export interface CollectorOptions {
   /** The folder of state.json. */
@@ -45,13 +53,13 @@ export class Collector {
   private readonly unsynced = new Set<Shape>()
   /** What the next flush records as applied in state.json: the last applied commit, null after a lost slot. */
   private recordedLsn: bigint | null
-  private flushing: Promise<void> | null = null
-  private flushAgain = false
+  /** The group commit's machine (flush-state.ts): the collector carries out its effects. */
+  private flushState: FlushState = FLUSH_IDLE
   private flushRetry: NodeJS.Timeout | null = null
-  private stopped = false
-  /** Why the last transaction could not be applied, or the last flush failed; cleared by the next success. */
+  /** Waiting for the flushes under way to end (flushNow). */
+  private flushWaiters: Array<() => void> = []
+  /** Why the last transaction could not be applied; cleared by the next success. */
   private applyFailure: string | null = null
-  private flushFailure: string | null = null
 
   constructor(private readonly options: CollectorOptions) {
     this.state = options.state
@@ -71,7 +79,7 @@ export class Collector {
 
   /** Why the logs cannot be written or made durable; null when they can. */
   get failure(): string | null {
-    return this.applyFailure ?? this.flushFailure
+    return this.applyFailure ?? flushFailureOf(this.flushState)
   }
 
   /** Where the stream starts when nothing was applied yet (nor meanwhile). */
@@ -82,7 +90,7 @@ export class Collector {
   /** A shape's log grew outside a transaction's routing (a subquery shape's move): it is made durable with the next. */
   appended(shape: Shape): void {
     this.unsynced.add(shape)
-    this.scheduleFlush()
+    this.flushEvent({ kind: 'requested' })
   }
 
   /** The replication stream's handler: resolves once the transaction is in the logs (not yet durable). */
@@ -116,7 +124,7 @@ export class Collector {
     this.applyFailure = null
     this.lastLsn = tx.commitLsn
     this.recordedLsn = tx.commitLsn
-    this.scheduleFlush()
+    this.flushEvent({ kind: 'requested' })
   }
 
   private async routeTransaction(tx: ReplicatedTransaction): Promise<void> {
@@ -129,7 +137,14 @@ export class Collector {
       else if (change.kind === 'truncate')
         for (const relation of change.relations) await this.options.tableChanged(relation.schema, relation.table)
       else {
-        this.routeChange(tableKey(change.relation.schema, change.relation.table), change, context, op, byShape)
+        await this.routeChange(
+          tableKey(change.relation.schema, change.relation.table),
+          change,
+          context,
+          op,
+          byShape,
+          slices
+        )
         op += 2
       }
       await slices.yieldIfDue()
@@ -148,19 +163,22 @@ export class Collector {
     this.options.subqueries.apply(tx)
   }
 
-  private routeChange(
+  /** One row change: the shapes it concerns are judged in slices (a change may concern many costly wheres). */
+  private async routeChange(
     table: string,
     change: RowChange,
     context: { xid: number; lsn: bigint },
     op: number,
-    byShape: Map<Shape, ShapeMessage[]>
-  ): void {
-    const routed = this.options.router.routeChange(
+    byShape: Map<Shape, ShapeMessage[]>,
+    slices: TimeSlices
+  ): Promise<void> {
+    const route = this.options.router.startChange(
       table,
       change.kind === 'insert' ? null : change.old,
       change.kind === 'delete' ? null : change.new
     )
-    for (const { value: shape, ...matches } of routed) {
+    while (!route.judge(slices.due)) await slices.yield()
+    for (const { value: shape, ...matches } of route.routed) {
       const messages = messagesFor(shape.definition, change, matches, context, op)
       if (messages.length === 0) continue
       const list = byShape.get(shape)
@@ -185,26 +203,47 @@ export class Collector {
     if (stale) await this.options.tableChanged(relation.schema, relation.table)
   }
 
+  private flushEvent(event: FlushEvent): void {
+    const { state, effects } = nextFlushState(this.flushState, event)
+    this.flushState = state
+    for (const effect of effects) this.flushEffect(effect)
+    if (state.phase === 'flushing') return
+    const waiters = this.flushWaiters
+    this.flushWaiters = []
+    for (const resolve of waiters) resolve()
+  }
+
+  private flushEffect(effect: FlushEffect): void {
+    switch (effect.kind) {
+      case 'flush':
+        void this.flush()
+          .catch((error: unknown) => `shape logs cannot be made durable: ${(error as Error).message}`)
+          .then((failure) =>
+            this.flushEvent(failure === null ? { kind: 'succeeded' } : { kind: 'failed', message: failure })
+          )
+        return
+      case 'retry-later':
+        this.flushRetry = setTimeout(() => {
+          this.flushRetry = null
+          this.flushEvent({ kind: 'retry-due' })
+        }, FLUSH_RETRY_MS)
+        return
+      case 'cancel-retry':
+        if (this.flushRetry) clearTimeout(this.flushRetry)
+        this.flushRetry = null
+        return
+      case 'log':
+        this.options.log(effect.line)
+    }
+  }
+
   /**
    * Group commit: the logs that grew are synced, then state.json records the last applied commit, then that commit is
    * reported durable (and so acknowledged to Postgres). Transactions applied meanwhile wait for the next flush, which
-   * follows at once; nothing here blocks the event loop or the delivery of changes to clients.
+   * follows at once; nothing here blocks the event loop or the delivery of changes to clients. Resolves with why it
+   * failed, or null.
    */
-  private scheduleFlush(): void {
-    if (this.flushing) {
-      this.flushAgain = true
-      return
-    }
-    this.flushing = this.flush().finally(() => {
-      this.flushing = null
-      if (this.flushAgain && !this.stopped) {
-        this.flushAgain = false
-        this.scheduleFlush()
-      }
-    })
-  }
-
-  private async flush(): Promise<void> {
+  private async flush(): Promise<string | null> {
     const recorded = this.options.subqueries.acknowledgeable(this.recordedLsn)
     const shapes = [...this.unsynced]
     this.unsynced.clear()
@@ -216,29 +255,23 @@ export class Collector {
       this.state = state
     } catch (error) {
       for (const shape of shapes) if (!shape.invalidated) this.unsynced.add(shape)
-      const failure = `shape logs cannot be made durable (${(error as Error).message}): nothing after LSN ${this.state.appliedLsn ?? 0} is acknowledged; retrying`
-      if (failure !== this.flushFailure) this.options.log(failure)
-      this.flushFailure = failure
-      if (!this.stopped)
-        this.flushRetry ??= setTimeout(() => ((this.flushRetry = null), this.scheduleFlush()), FLUSH_RETRY_MS)
-      return
+      return `shape logs cannot be made durable (${(error as Error).message}): nothing after LSN ${this.state.appliedLsn ?? 0} is acknowledged; retrying`
     }
-    this.flushFailure = null
     if (recorded !== null) this.options.replication()?.durableThrough(recorded)
+    return null
   }
 
-  /** Waits for the flush under way, then flushes what is left. */
-  private async flushNow(): Promise<void> {
-    await this.flushing
-    this.scheduleFlush()
-    await this.flushing
+  /** Flushes what is applied, and waits until no flush runs any more. */
+  private flushNow(): Promise<void> {
+    const settled = new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+    this.flushEvent({ kind: 'requested' })
+    return settled
   }
 
   /** Once the stream stopped handing over transactions: lets the one being routed finish and makes all durable. */
   async stop(): Promise<void> {
     await this.applying.catch(() => undefined)
-    await this.flushNow().catch(() => undefined)
-    this.stopped = true
-    if (this.flushRetry) clearTimeout(this.flushRetry)
+    await this.flushNow()
+    this.flushEvent({ kind: 'stop' })
   }
 }

@@ -9,8 +9,18 @@ import {
   isInsufficientPrivilege,
   replicationPrivilegeError
 } from './catalog'
-import { type ConsumerState, generationOf, IDLE, isStopping, sessionOf, transition } from './consumer-state'
+import {
+  type ConsumerEffect,
+  type ConsumerEvent,
+  type ConsumerState,
+  generationOf,
+  IDLE,
+  isStopping,
+  nextConsumerState,
+  sessionOf
+} from './consumer-state'
 import { decodePgoutput } from './pgoutput'
+import { PositionLedger } from './position-ledger'
 import { publishTable } from './publish-table'
 import { openReplicationSession } from './session'
 import { type CommittedTransaction, TransactionAssembler } from './transactions'
@@ -31,8 +41,9 @@ const QUEUE_LOW = 16
  */
 export class ReplicationConsumer implements ReplicationStream {
   private readonly pool: pg.Pool
-  /** The connection's lifecycle; every change goes through the transition table (consumer-state.ts). */
+  /** The connection's machine (consumer-state.ts): the consumer feeds it events and carries out its effects. */
   private state: ConsumerState = IDLE
+  private backOffTimer: NodeJS.Timeout | null = null
   /** Numbers the sessions opened, so late callbacks of an ended one are recognised and ignored. */
   private generation = 0
   private assembler = new TransactionAssembler()
@@ -40,19 +51,7 @@ export class ReplicationConsumer implements ReplicationStream {
   /** Set while deliver() runs; cleared by deliver() itself in the same step that finds the queue empty. */
   private delivering = false
   private delivered: Promise<void> = Promise.resolve()
-  private skipThrough: bigint | null
-  private confirmedLsn = 0n
-  /** The position last sent to the current session's walsender (-1 before the first). */
-  private acknowledgedLsn = -1n
-  /** Commit LSN through which the caller reported its work durable (with `awaitDurable`). */
-  private durableLsn: bigint
-  /** Delivered transactions that are not durable yet: their end LSNs are acknowledged once they are. */
-  private undurable: Array<{ commitLsn: bigint; endLsn: bigint }> = []
-  /** The highest walEnd received, and the position last reported to onPosition. */
-  private receivedLsn = 0n
-  private reportedLsn = 0n
-  /** The end LSN of the last transaction handed over (or skipped as applied before). */
-  private handedLsn = 0n
+  private readonly positions: PositionLedger
   /** onSlotLost was called and the replacement slot is not created yet: a retry must not report the loss again. */
   private lossReported = false
   /** Failed onTransaction calls since the last success; with the state's failed connection attempts they set the backoff. */
@@ -63,8 +62,7 @@ export class ReplicationConsumer implements ReplicationStream {
   private readonly controlClients = new Set<pg.PoolClient>()
 
   constructor(private readonly options: ReplicationOptions) {
-    this.skipThrough = options.appliedLsn
-    this.durableLsn = options.appliedLsn ?? 0n
+    this.positions = new PositionLedger(options.appliedLsn, options.awaitDurable ?? false)
     this.pool = new pg.Pool({
       connectionString: options.connectionString,
       max: 2,
@@ -83,7 +81,7 @@ export class ReplicationConsumer implements ReplicationStream {
   }
 
   get lastLsn(): bigint {
-    return this.skipThrough ?? 0n
+    return this.positions.startLsn
   }
 
   currentWalLsn(): Promise<bigint> {
@@ -107,27 +105,42 @@ export class ReplicationConsumer implements ReplicationStream {
   }
 
   durableThrough(commitLsn: bigint): void {
-    if (commitLsn > this.durableLsn) this.durableLsn = commitLsn
-    let first = this.undurable[0]
-    for (; first && first.commitLsn <= this.durableLsn; first = this.undurable[0]) {
-      this.undurable.shift()
-      this.confirm(first.endLsn)
-    }
+    this.positions.durableThrough(commitLsn)
     this.acknowledge()
   }
 
-  /** A transaction was applied (or skipped as applied before): acknowledgeable now, or once it is durable. */
-  private settled(commitLsn: bigint, endLsn: bigint): void {
-    if (!this.options.awaitDurable || commitLsn <= this.durableLsn) this.confirm(endLsn)
-    else this.undurable.push({ commitLsn, endLsn })
+  /** Feeds the machine an event and carries out its effects; what they leave to await (stop) is returned. */
+  private dispatch(event: ConsumerEvent): Array<Promise<unknown>> {
+    const { state, effects } = nextConsumerState(this.state, event)
+    this.state = state
+    return effects.map((effect) => this.act(effect))
   }
 
-  private confirm(endLsn: bigint): void {
-    if (endLsn > this.confirmedLsn) this.confirmedLsn = endLsn
-  }
-
-  private moveTo(next: ConsumerState): void {
-    this.state = transition(this.state, next)
+  private act(effect: ConsumerEffect): Promise<unknown> {
+    switch (effect.kind) {
+      case 'close-session':
+        return effect.session.close()
+      case 'back-off': {
+        const exponent = Math.max(effect.attempt - 1, this.applyFailures - 1)
+        const delay = Math.min(RECONNECT_FIRST_MS * 2 ** exponent, RECONNECT_CAP_MS)
+        this.backOffTimer = setTimeout(() => void this.reconnect(), delay)
+        break
+      }
+      case 'cancel-back-off':
+        if (this.backOffTimer) clearTimeout(this.backOffTimer)
+        this.backOffTimer = null
+        break
+      case 'await-opening':
+        return effect.opening.catch(() => undefined)
+      case 'log':
+        this.log(effect.line)
+        break
+      case 'status':
+        this.options.onStatus?.(
+          effect.error === undefined ? { state: effect.state } : { state: effect.state, error: effect.error }
+        )
+    }
+    return Promise.resolve()
   }
 
   async stop(): Promise<void> {
@@ -135,24 +148,22 @@ export class ReplicationConsumer implements ReplicationStream {
     if (from.phase === 'stopping') return from.done
     if (from.phase === 'stopped') return
     let finished = (): void => undefined
-    this.moveTo({ phase: 'stopping', done: new Promise<void>((resolve) => (finished = resolve)) })
+    const closing = this.dispatch({ kind: 'stop', done: new Promise<void>((resolve) => (finished = resolve)) })
     try {
       clearInterval(this.statusTimer)
-      if (from.phase === 'reconnecting') clearTimeout(from.timer)
-      await sessionOf(from)?.close()
       // the walsender connection being opened: none may outlive stop()
-      if (from.phase === 'connecting') await from.opening?.catch(() => undefined)
+      await Promise.all(closing)
       await this.pool.end().catch(() => undefined)
       await Promise.all([...this.controlClients].map((client) => new Promise((resolve) => client.once('end', resolve))))
     } finally {
-      this.moveTo({ phase: 'stopped' })
+      this.dispatch({ kind: 'closed' })
       finished()
     }
   }
 
   /** The first connection. `hadSlot`: the caller holds state that came from the slot, so a missing slot means it was lost. */
   async connect(hadSlot: boolean): Promise<void> {
-    this.moveTo({ phase: 'connecting', attempt: 0, generation: null, opening: null })
+    this.dispatch({ kind: 'connect' })
     await this.establish(hadSlot)
   }
 
@@ -176,26 +187,18 @@ export class ReplicationConsumer implements ReplicationStream {
     await this.delivered
     await this.options.onSlotLost(reason)
     this.lossReported = true
-    // Positions of the lost slot mean nothing to the new one (the database may even be another cluster).
-    this.skipThrough = null
-    this.confirmedLsn = 0n
-    this.durableLsn = 0n
-    this.undurable = []
-    this.receivedLsn = 0n
-    this.reportedLsn = 0n
-    this.handedLsn = 0n
+    this.positions.slotLost()
   }
 
   private async openSession(): Promise<void> {
     if (isStopping(this.state)) throw new Error('replication stopped')
-    const attempt = this.state.phase === 'connecting' ? this.state.attempt : 0
     const generation = ++this.generation
     this.assembler = new TransactionAssembler()
     const opening = openReplicationSession({
       connectionString: this.options.connectionString,
       slotName: this.options.slotName,
       publicationName: this.options.publicationName,
-      startLsn: this.skipThrough ?? 0n,
+      startLsn: this.positions.startLsn,
       onMessage: (message) => {
         if (generationOf(this.state) === generation) this.receive(message)
       },
@@ -203,28 +206,26 @@ export class ReplicationConsumer implements ReplicationStream {
         if (generationOf(this.state) === generation) this.sessionFailed(error)
       }
     })
-    this.moveTo({ phase: 'connecting', attempt, generation, opening })
+    this.dispatch({ kind: 'opening', generation, opening })
     const session = await opening.catch(async (error: unknown) => {
       if (isInsufficientPrivilege(error)) throw await replicationPrivilegeError(this.pool)
       throw error
     })
-    if (generationOf(this.state) !== generation) {
-      await session.close()
+    this.positions.sessionOpened()
+    const closing = this.dispatch({ kind: 'opened', generation, session })
+    if (sessionOf(this.state) !== session) {
+      await Promise.all(closing)
       throw new Error('the replication session was superseded before it started')
     }
-    this.acknowledgedLsn = -1n
-    this.moveTo({ phase: 'streaming', generation, session })
     this.log(`streaming from slot "${this.options.slotName}"`)
-    this.options.onStatus?.({ state: 'streaming' })
   }
 
   private receive(message: WalSenderMessage): void {
     try {
-      if (message.walEnd > this.receivedLsn) this.receivedLsn = message.walEnd
+      this.positions.received(message.walEnd)
       if (message.tag === 'keepalive') {
         this.reportPosition()
-        if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn)
-          this.confirmedLsn = message.walEnd
+        this.positions.keepalive(message.walEnd, this.idle())
         const answered = this.acknowledge(message.replyRequested)
         this.options.onKeepalive?.({ walEnd: message.walEnd, answered })
         return
@@ -250,7 +251,7 @@ export class ReplicationConsumer implements ReplicationStream {
   private async deliver(): Promise<void> {
     for (let next = this.queue[0]; next && !isStopping(this.state); next = this.queue[0]) {
       const { transaction, endLsn } = next
-      if (this.skipThrough === null || transaction.commitLsn > this.skipThrough) {
+      if (this.positions.needsApplying(transaction.commitLsn)) {
         try {
           await this.options.onTransaction(transaction)
           this.applyFailures = 0
@@ -262,12 +263,11 @@ export class ReplicationConsumer implements ReplicationStream {
           return
         }
         if (isStopping(this.state)) break
-        this.skipThrough = transaction.commitLsn
+        this.positions.applied(transaction.commitLsn)
       }
       this.queue.shift()
-      this.settled(transaction.commitLsn, endLsn)
+      this.positions.settled(transaction.commitLsn, endLsn)
       this.acknowledge()
-      if (endLsn > this.handedLsn) this.handedLsn = endLsn
       this.reportPosition()
       if (this.queue.length === QUEUE_LOW) sessionOf(this.state)?.resume()
     }
@@ -277,10 +277,8 @@ export class ReplicationConsumer implements ReplicationStream {
 
   /** Reports the position through which every received transaction has been handed over (all received, when idle). */
   private reportPosition(): void {
-    const position = this.idle() ? this.receivedLsn : this.handedLsn
-    if (position <= this.reportedLsn) return
-    this.reportedLsn = position
-    this.options.onPosition?.(position)
+    const position = this.positions.toReport(this.idle())
+    if (position !== null) this.options.onPosition?.(position)
   }
 
   /**
@@ -291,47 +289,27 @@ export class ReplicationConsumer implements ReplicationStream {
    */
   private acknowledge(always = false): boolean {
     const session = sessionOf(this.state)
-    if (!session || (!always && this.confirmedLsn <= this.acknowledgedLsn)) return false
-    session.acknowledge(this.confirmedLsn)
-    this.acknowledgedLsn = this.confirmedLsn
+    if (!session) return false
+    const position = this.positions.toAcknowledge(always)
+    if (position === null) return false
+    session.acknowledge(position)
     return true
   }
 
   /** Ends the current session; Postgres sends again from the last acknowledged position to the next one. */
   private sessionFailed(error: Error): void {
-    const state = this.state
-    if (isStopping(state)) return
-    if (state.phase === 'connecting') {
-      // reported while connecting (the previous session's last transaction could not be applied): a session being
-      // opened is superseded (closed, and the connection backs off); one not opened yet is not affected
-      this.moveTo({ ...state, generation: null })
-    } else if (state.phase === 'reconnecting') {
-      this.moveTo({ ...state, error: error.message })
-    } else {
-      this.backOff(1, error.message)
-      void sessionOf(state)?.close()
-    }
-    this.log(`replication interrupted: ${error.message}`)
-    this.options.onStatus?.({ state: 'reconnecting', error: error.message })
-  }
-
-  /** Waits before the next connection; `attempt`: failed connections since the last session opened, this one included. */
-  private backOff(attempt: number, error: string): void {
-    const delay = Math.min(RECONNECT_FIRST_MS * 2 ** Math.max(attempt - 1, this.applyFailures - 1), RECONNECT_CAP_MS)
-    this.moveTo({ phase: 'reconnecting', attempt, error, timer: setTimeout(() => void this.reconnect(), delay) })
+    // the failed session is closed meanwhile; a failure to close it changes nothing
+    void Promise.all(this.dispatch({ kind: 'session-failed', error: error.message })).catch(() => undefined)
   }
 
   private async reconnect(): Promise<void> {
-    const attempt = this.state.phase === 'reconnecting' ? this.state.attempt : 0
-    this.moveTo({ phase: 'connecting', attempt, generation: null, opening: null })
+    this.backOffTimer = null
+    this.dispatch({ kind: 'retry-due' })
     try {
       // a session that fails after it opened backs off by itself (sessionFailed), even before this returns
       await this.establish(true)
     } catch (error) {
-      if (isStopping(this.state)) return
-      this.log(`reconnecting failed: ${(error as Error).message}`)
-      this.options.onStatus?.({ state: 'reconnecting', error: (error as Error).message })
-      this.backOff(attempt + 1, (error as Error).message)
+      this.dispatch({ kind: 'connect-failed', error: (error as Error).message })
     }
   }
 

@@ -9,10 +9,17 @@ export class TimeSlices {
 
   constructor(private readonly sliceMs: number) {}
 
-  /** Lets the event loop run when the current slice has used its time; otherwise resolves at once. */
-  async yieldIfDue(): Promise<void> {
-    if (performance.now() - this.sliceStart < this.sliceMs) return
+  /** Whether the current slice has used its time (the work should stop at its next step and yield). */
+  readonly due = (): boolean => performance.now() - this.sliceStart >= this.sliceMs
+
+  /** Lets the event loop run, and starts a new slice. */
+  async yield(): Promise<void> {
     await nextTurn()
     this.sliceStart = performance.now()
+  }
+
+  /** Lets the event loop run when the current slice has used its time; otherwise resolves at once. */
+  async yieldIfDue(): Promise<void> {
+    if (this.due()) await this.yield()
   }
 }
