@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { corsOriginRule, hostAllowed, isLoopbackOrigin } from '../../src/main/headless/guard'
+import { corsOriginRule, hostAllowed, isLoopbackOrigin } from '../../src/main/net/guard'
 
 describe('which Host names the server', () => {
   it('on loopback: the loopback names with any port, nothing else', () => {

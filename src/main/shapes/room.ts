@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import type { Database } from '../db/database'
-import { corsOriginRule } from '../headless/guard'
+import { corsOriginRule } from '../net/guard'
 import type { RoomContext } from '../rooms'
 import { createShapeApi } from './http/shape-api'
 import { SSE_LIFETIME_MS } from './http/protocol'

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
+import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../net/guard'
 import { Cancellation } from '../live/cancellation'
 import { InvalidRequestError, type ResolvedShape } from '../definition/definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
