@@ -10,15 +10,15 @@ export const ROOM_IMPORTS = {
   checker: [],
   cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
   db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
-  doctor: ['checker', 'fs', 'headless', 'net'],
+  doctor: ['checker', 'fs', 'net'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
   fs: [],
   headless: ['net', 'rpc', '@csp', '@events'],
   mcp: ['fs', 'net', '@rooms'],
   net: [],
-  proxy: ['fs', 'headless', 'net', 'shapes', 'sql', '@resources', '@rooms'],
+  proxy: ['fs', 'net', 'shapes', 'sql', '@resources', '@rooms'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],
-  shapes: ['db', 'fs', 'headless', 'net', 'sql', '@rooms'],
+  shapes: ['db', 'fs', 'net', 'sql', '@rooms'],
   sql: [],
   workbench: ['fs', 'shapes', 'sql']
 }

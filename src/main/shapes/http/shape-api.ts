@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../net/guard'
+import { checkHostAndOrigin, hasTokenHeader, sameSecret, type OriginRule } from '../../net/guard'
+import type { HostRule } from '../../net/host-rule'
 import { Cancellation } from '../live/cancellation'
 import { InvalidRequestError, type ResolvedShape } from '../definition/definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
