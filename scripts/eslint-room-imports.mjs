@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
   checker: [],
-  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
+  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'settings', 'shapes', '@data-dir'],
   db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
   doctor: ['checker', 'fs', 'net'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
@@ -17,7 +17,8 @@ export const ROOM_IMPORTS = {
   mcp: ['fs', 'net', '@rooms'],
   net: [],
   proxy: ['fs', 'net', 'shapes', 'sql', '@resources', '@rooms'],
-  rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],
+  rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'settings', 'workbench', '@core', '@rooms'],
+  settings: ['net', 'shapes', '@data-dir'],
   shapes: ['db', 'fs', 'net', 'sql', '@rooms'],
   sql: [],
   workbench: ['fs', 'shapes', 'sql']

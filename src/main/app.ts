@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { ServeOptions } from './cli/serve-options'
+import type { ServeOptions } from './settings/serve-options'
 import { startCore, type Core } from './core'
 import { EventBus } from './events'
 import type { FileEncryption } from './mcp/persistence/file-store'

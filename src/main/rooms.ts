@@ -1,4 +1,4 @@
-import type { ServeOptions } from './cli/serve-options'
+import type { ServeOptions } from './settings/serve-options'
 import type { DatabaseBoundFactory } from './core'
 import type { EventBus } from './events'
 import type { PublicRoute } from './headless/server'

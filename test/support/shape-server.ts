@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
-import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+import { ServeOptionsSchema, type ServeOptions } from '../../src/main/settings/serve-options'
 import { heldLongPolls } from '../../src/main/shapes/http/serve-log'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
