@@ -14,12 +14,12 @@ export const ROOM_IMPORTS = {
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
   fs: [],
   headless: ['net', 'rpc', '@csp', '@events'],
-  mcp: ['fs', 'net', '@rooms'],
+  mcp: ['fs', 'net', '@room-context'],
   net: [],
-  proxy: ['fs', 'net', 'shapes', 'sql', '@resources', '@rooms'],
+  proxy: ['fs', 'net', 'shapes', 'sql', '@resources', '@room-context'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'settings', 'workbench', '@core', '@rooms'],
   settings: ['net', 'shapes', '@data-dir'],
-  shapes: ['db', 'fs', 'net', 'sql', '@rooms'],
+  shapes: ['db', 'fs', 'net', 'sql', '@room-context'],
   sql: [],
   workbench: ['fs', 'shapes', 'sql']
 }
