@@ -8,7 +8,8 @@ import {
   MessageSchema,
   type ChangeMessage,
   type ControlMessage,
-  type Message
+  type Message,
+  type MessageBatch
 } from './messages'
 import { laterOffset, type Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
@@ -57,11 +58,6 @@ export interface ShapeStreamOptions {
   /** How `requestSnapshot` sends subsets unless told otherwise: a JSON body (default) or legacy `subset__*` parameters. */
   subsetMethod?: SubsetMethod
   random?: () => number
-}
-
-export interface MessageBatch {
-  messages: Message[]
-  requestId: number
 }
 
 /** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */
