@@ -22,7 +22,7 @@ import { McpFailure } from './errors'
 import { bindingTarget, boundName, describeBinding, entryBinding, type SecretOwner } from './persistence/binding'
 import { BoundSecrets } from './persistence/bound-secrets'
 import { withLockFile } from './persistence/lock-file'
-import type { SecretStore } from './persistence/secret-store'
+import type { SecretStore } from './persistence/store'
 import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
 
 export interface McpHostOptions {
