@@ -8,13 +8,14 @@ import type {
   McpServerConfig,
   McpSource,
   OAuthExchange,
-  WorkspaceReview
+  WorkspaceReview,
+  SourceKind
 } from '../../shared/contract/mcp'
 import { clientMetadataDocument } from './auth/client-metadata'
 import { extractSecrets, keychainFields, restoreMasked } from './config/entry-secrets'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
 import { ConfigLayers, type Layer } from './config/layers'
-import { importForeignEntry, parseEntry, type FileContext, type SourceKind } from './config/parse'
+import { importForeignEntry, parseEntry, type FileContext } from './config/parse'
 import { TRUST_FILE, TrustStore } from './config/trust'
 import type { TokenRecord } from './auth/refresh-coordinator'
 import type { RestartPolicy } from './connection'

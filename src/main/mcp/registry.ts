@@ -19,7 +19,8 @@ import type {
   McpToolInfo,
   OAuthClientInfo,
   OAuthExchange,
-  OAuthTokens
+  OAuthTokens,
+  SourceKind
 } from '../../shared/contract/mcp'
 import type { ToolFilter } from '../../shared/contract/mcp-tool-filter'
 import {
@@ -37,7 +38,7 @@ import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
 import { resourceChallenge } from './auth/resource-challenge'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
-import { transportOf, type SourceKind } from './config/parse'
+import { transportOf } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
   CLIENT_INFO,

@@ -225,6 +225,7 @@ export type McpState = z.infer<typeof McpStateSchema>
 
 /** Where an entry comes from: a config file, the host's `extraMcpServers`, or `Registry.addServer` (programmatic). */
 export const SourceKindSchema = z.enum(['workspace', 'settings', 'file', 'extra', 'programmatic'])
+export type SourceKind = z.infer<typeof SourceKindSchema>
 export const McpSourceSchema = z.object({
   kind: SourceKindSchema,
   path: z.string().nullable(),

@@ -5,13 +5,13 @@ import {
   McpServerNameSchema,
   type McpServerConfig,
   type McpSource,
-  type McpToolError
+  type McpToolError,
+  type SourceKind
 } from '../../../shared/contract/mcp'
 import { entryBinding, type SecretOwner } from '../persistence/binding'
 import { expandPlaceholders } from './expand'
 import { jsonSyntaxProblem } from './json-file'
 
-export type SourceKind = McpSource['kind']
 export type FileFormat = NonNullable<McpSource['format']>
 
 /**
