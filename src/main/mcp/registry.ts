@@ -50,7 +50,7 @@ import {
   type HttpAuthWiring,
   type RestartPolicy,
   type StdioSpawnSpec
-} from './connection'
+} from './connection/connection'
 import { Elicitations } from './elicitation'
 import { loginPath } from './login-path'
 import { McpFailure, toToolError } from './errors'
