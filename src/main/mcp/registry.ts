@@ -40,17 +40,10 @@ import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
 import { transportOf } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {
-  CLIENT_INFO,
-  DEFAULT_RESTART,
-  HttpConnection,
-  StdioConnection,
-  stdioSpawnSpec,
-  type Connection,
-  type HttpAuthWiring,
-  type RestartPolicy,
-  type StdioSpawnSpec
-} from './connection/connection'
+import { CLIENT_INFO, DEFAULT_RESTART, type Connection, type RestartPolicy } from './connection/connection'
+import { HttpConnection, type HttpAuthWiring } from './connection/http'
+import { StdioConnection } from './connection/stdio'
+import { stdioSpawnSpec, type StdioSpawnSpec } from './connection/stdio-spawn'
 import { Elicitations } from './elicitation'
 import { loginPath } from './login-path'
 import { McpFailure, toToolError } from './errors'
