@@ -3,14 +3,22 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { McpToolError } from '../../../shared/contract/mcp'
 import { McpFailure } from '../errors'
-
-export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'needs-login' | 'error'
+import {
+  connectionError,
+  entryStateOf,
+  initialConnection,
+  nextConnection,
+  type ConnectionEffect,
+  type ConnectionEvent,
+  type ConnectionSpec,
+  type ConnectionState
+} from './machine'
 
 export const CLIENT_INFO = { name: 'syncscope', version: '0.1.0' }
 
 /** A live link to one MCP server: made on demand, shared by every call, reported through `onChange`. */
 export interface Connection {
-  readonly state: ConnectionState
+  readonly state: ReturnType<typeof entryStateOf>
   readonly error: McpToolError | null
   readonly pid: number | null
   readonly restarts: number
@@ -23,32 +31,97 @@ export interface Connection {
   close(): Promise<void>
 }
 
-export interface RestartPolicy {
-  /** Delay before the first restart; doubled for each further crash in the window. */
-  baseDelayMs: number
-  maxDelayMs: number
-  /** This many crashes within `windowMs` make a crash loop: the entry stays in error until reconnected. */
-  maxCrashes: number
-  windowMs: number
+/** The failure a caller gets for an error the entry shows. */
+export function failureOf({ code, message, ...extra }: McpToolError): McpFailure {
+  return new McpFailure(code, message, extra)
 }
 
-export const DEFAULT_RESTART: RestartPolicy = { baseDelayMs: 250, maxDelayMs: 5_000, maxCrashes: 5, windowMs: 60_000 }
-
+/**
+ * The I/O of a connection: the machine (machine.ts) decides, this acts on the effects it returns. A subclass opens
+ * the link of its transport (`open`), reporting how the attempt ended as an event.
+ */
 export abstract class BaseConnection implements Connection {
-  state: ConnectionState = 'idle'
-  error: McpToolError | null = null
   warning: string | null = null
-  restarts = 0
+  private machine: ConnectionState
   protected current: Client | null = null
-  protected connecting: Promise<Client> | null = null
-  /** The client whose `initialize` is in flight: close() aborts it rather than leave it running. */
-  protected opening: Client | null = null
-  protected closed = false
+  /** The attempt in flight (phase connecting). */
+  private attempt: Promise<Client> | null = null
+  /** The client whose `initialize` is in flight: a close aborts it rather than leave it running. */
+  private opening: Client | null = null
 
   /** Set by the registry: capabilities and handlers (elicitation) a client needs before it connects. */
   prepare: (client: Client) => void = () => {}
 
-  constructor(protected readonly onChange: () => void) {}
+  constructor(
+    spec: ConnectionSpec,
+    private readonly onChange: () => void
+  ) {
+    this.machine = initialConnection(spec)
+  }
+
+  get state(): ReturnType<typeof entryStateOf> {
+    return entryStateOf(this.machine)
+  }
+
+  get error(): McpToolError | null {
+    return connectionError(this.machine)
+  }
+
+  get restarts(): number {
+    return this.machine.restarts
+  }
+
+  get pid(): number | null {
+    return null
+  }
+
+  protected get phase(): ConnectionState['phase'] {
+    return this.machine.phase
+  }
+
+  /**
+   * Applies one event: the new state, then `act` on each effect the machine returned (what must hold before anyone
+   * hears of the state: a client adopted, a link let go), then the listener hears of it.
+   */
+  protected send(
+    event: ConnectionEvent,
+    act: (effect: ConnectionEffect) => void = (effect) => void this.act(effect)
+  ): void {
+    const { state, effects } = nextConnection(this.machine, event)
+    const changed = state !== this.machine
+    this.machine = state
+    for (const effect of effects) act(effect)
+    if (changed) this.onChange()
+  }
+
+  /** Whether the grant lets a request go without a person first (tokens held); always over stdio. */
+  protected loginReady(): boolean {
+    return true
+  }
+
+  async client(): Promise<Client> {
+    let answer: Promise<Client> | undefined
+    this.send({ kind: 'use', loginReady: this.loginReady() }, (effect) => {
+      if (effect.kind === 'open') answer = this.start(effect.delayMs)
+      else if (effect.kind === 'join') answer = this.attempt!
+      else if (effect.kind === 'hand-out') answer = Promise.resolve(this.current!)
+      else if (effect.kind === 'refuse') answer = Promise.reject(failureOf(effect.error))
+    })
+    if (!answer) throw new Error('a use of an MCP connection was neither answered nor refused')
+    return answer
+  }
+
+  /** An attempt, which every use waits for until it ends; opened after `delayMs` (a restart's backoff). */
+  private start(delayMs: number): Promise<Client> {
+    const attempt = this.open(delayMs).finally(() => {
+      if (this.attempt === attempt) this.attempt = null
+    })
+    this.attempt = attempt
+    attempt.catch(() => {}) // a restart nobody waits for yet
+    return attempt
+  }
+
+  protected abstract open(delayMs: number): Promise<Client>
 
   protected newClient(): Client {
     const client = new Client(CLIENT_INFO, { capabilities: {} })
@@ -56,37 +129,48 @@ export abstract class BaseConnection implements Connection {
     return client
   }
 
-  get pid(): number | null {
-    return null
+  /** The attempt's client answered `initialize`: live from now on, unless the connection closed meanwhile. */
+  protected async opened(client: Client): Promise<Client> {
+    let discard = false
+    this.send({ kind: 'opened' }, (effect) => {
+      if (effect.kind === 'adopt') this.current = client
+      if (effect.kind === 'discard') discard = true
+    })
+    if (!discard) return client
+    await client.close().catch(() => {})
+    throw this.failure()
   }
 
-  protected set(state: ConnectionState, error: McpToolError | null = null): void {
-    this.state = state
-    this.error = error
-    this.onChange()
+  /** The error an attempt's callers get once the machine took in how it ended. */
+  protected failure(): McpFailure {
+    const error = this.error
+    return error ? failureOf(error) : new McpFailure('transport_error', 'the connection is closed')
   }
-
-  async client(): Promise<Client> {
-    if (this.closed) throw new McpFailure('transport_error', 'the connection is closed')
-    if (this.current) return this.current
-    this.connecting ??= this.open().finally(() => (this.connecting = null))
-    return this.connecting
-  }
-
-  protected abstract open(): Promise<Client>
 
   async reset(): Promise<void> {
-    const client = this.current
-    this.current = null
-    if (client) await client.close().catch(() => {})
-    this.set('idle')
+    await this.settle({ kind: 'reset' })
   }
 
   async close(): Promise<void> {
-    this.closed = true
-    const client = this.current
-    this.current = null
-    await Promise.all([client?.close().catch(() => {}), this.opening?.close().catch(() => {})])
+    await this.settle({ kind: 'close' })
+  }
+
+  /** An event whose effects are awaited (a link closed). */
+  protected async settle(event: ConnectionEvent): Promise<void> {
+    const pending: Array<Promise<void>> = []
+    this.send(event, (effect) => pending.push(this.act(effect)))
+    await Promise.all(pending)
+  }
+
+  /** The effects of a reset, a close, an exit or a dropped link. */
+  private async act(effect: ConnectionEffect): Promise<void> {
+    if (effect.kind === 'open') this.start(effect.delayMs)
+    if (effect.kind === 'abort-open') await this.opening?.close().catch(() => {})
+    if (effect.kind === 'close-link') {
+      const client = this.current
+      this.current = null
+      await client?.close().catch(() => {})
+    }
   }
 
   /** `initialize` within the server's timeout; a server that stays silent fails with a `timeout` naming it. */

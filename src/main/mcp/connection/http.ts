@@ -4,8 +4,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { McpHttpServerConfig, McpToolError } from '../../../shared/contract/mcp'
 import type { FetchLike } from '../auth/oauth-log'
-import { McpFailure, toToolError } from '../errors'
-import { BaseConnection } from './connection'
+import { toToolError } from '../errors'
+import { BaseConnection, failureOf } from './connection'
+import { DEFAULT_RESTART, needsLoginError } from './machine'
 
 export interface HttpAuthWiring {
   fetch: FetchLike
@@ -21,15 +22,24 @@ export class HttpConnection extends BaseConnection {
     private readonly wiring: HttpAuthWiring,
     onChange: () => void
   ) {
-    super(onChange)
+    super({ name: config.name, command: null, policy: DEFAULT_RESTART }, onChange)
+  }
+
+  protected override loginReady(): boolean {
+    return this.wiring.canConnect()
   }
 
   /** A new transport to the server with this entry's headers and auth (the launcher bridges one to stdio). */
   transport(): StreamableHTTPClientTransport {
-    if (!this.wiring.canConnect()) {
-      this.set('needs-login')
-      throw needsLogin(this.config.name)
-    }
+    let refused: McpToolError | null = null
+    this.send({ kind: 'bridge', loginReady: this.loginReady() }, (effect) => {
+      if (effect.kind === 'refuse') refused = effect.error
+    })
+    if (refused) throw failureOf(refused)
+    return this.newTransport()
+  }
+
+  private newTransport(): StreamableHTTPClientTransport {
     return new StreamableHTTPClientTransport(new URL(this.config.url), {
       fetch: this.wiring.fetch,
       ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
@@ -37,31 +47,24 @@ export class HttpConnection extends BaseConnection {
   }
 
   protected async open(): Promise<Client> {
-    const transport = this.transport()
-    this.set('connecting')
     const client = this.newClient()
     try {
-      await this.initialize(client, transport, this.config.name, this.config.timeoutMs ?? 30_000)
+      await this.initialize(client, this.newTransport(), this.config.name, this.config.timeoutMs ?? 30_000)
     } catch (error) {
       await client.close().catch(() => {})
       if (error instanceof UnauthorizedError && this.wiring.authProvider) {
-        this.set('needs-login')
-        throw needsLogin(this.config.name)
+        this.send({ kind: 'login-needed' })
+        throw failureOf(needsLoginError(this.config.name))
       }
-      const failure = httpFailure(error)
-      this.set('error', failure)
-      const { code, message, ...extra } = failure
-      throw new McpFailure(code, message, extra)
+      this.send({ kind: 'open-failed', error: httpFailure(error) })
+      throw this.failure()
     }
     client.onclose = () => {
-      if (this.current === client && !this.closed) {
-        this.current = null
-        this.set('idle')
-      }
+      if (this.current !== client) return
+      this.current = null
+      this.send({ kind: 'dropped' })
     }
-    this.current = client
-    this.set('connected')
-    return client
+    return this.opened(client)
   }
 }
 
@@ -75,11 +78,4 @@ function httpFailure(error: unknown): McpToolError {
     }
   }
   return toToolError(error)
-}
-
-function needsLogin(name: string): McpFailure {
-  return new McpFailure(
-    'needs_login',
-    `${name} needs a login: use "Log in" on the MCP page or run \`syncscope mcp login ${name}\``
-  )
 }
