@@ -24,7 +24,8 @@ import { bindingTarget, boundName, describeBinding, entryBinding, type SecretOwn
 import { BoundSecrets } from './persistence/bound-secrets'
 import { withLockFile } from './persistence/lock-file'
 import type { SecretStore } from './persistence/store'
-import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
+import type { InvalidEntry, Origin, RegistryOptions } from './entry'
+import { Registry } from './registry'
 
 export interface McpHostOptions {
   /** The workspace folder; its `mcp.json` wins over settings.json. */
