@@ -2,7 +2,7 @@ import { type LogOffset, compareOffsets, formatOffset } from '../storage/offset'
 import type { Shape } from '../storage/shape'
 import { nextCursor } from './protocol'
 import type { HeaderMap } from './responder'
-import type { LogRequestContext } from './serve-log'
+import type { LogRequestContext } from './log-context'
 
 /** Whether a long-poll at `offset` has something to be answered with: new entries, or its shape gone or failed. */
 export const hasNews = (shape: Shape, from: LogOffset): boolean =>

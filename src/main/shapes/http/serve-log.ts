@@ -1,5 +1,3 @@
-import type { Cancellation } from '../live/cancellation'
-import type { ResolvedShape } from '../definition/definition'
 import {
   type LogOffset,
   SNAPSHOT_END,
@@ -8,7 +6,6 @@ import {
   isSnapshotOffset,
   readPosition
 } from '../storage/offset'
-import type { ShapeService } from '../service'
 import type { ChunkSource, Shape } from '../storage/shape'
 import { type PreparedAnswer, preparedAnswer } from '../live/prepared-answers'
 import type { LogSlice } from '../storage/shape-log'
@@ -17,34 +14,14 @@ import { isCallersQueryError } from '../../sql'
 import { ShapeTooLargeError } from '../storage/shape-limits'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, upToDateMessage } from './protocol'
 import { type HeaderMap, type Responder, writePreparedToAll } from './responder'
-import type { ShapeRequest } from './shape-request'
 import { releaseSource } from './chunk-body'
 import { streamSse } from './sse'
 import { PARALLEL_FROM, parallelWrites } from './parallel-writes'
 import { hasNews, shapeHeaders } from './live-answer'
-
-export interface LiveSettings {
-  longPollTimeout: number
-  sseKeepAlive: number
-  sseLifetime: number
-}
+import type { LogRequestContext } from './log-context'
 
 /** How long a request for the next snapshot chunk waits for it to be written. */
 const SNAPSHOT_WAIT_MS = 60_000
-
-export interface LogRequestContext {
-  r: Responder
-  service: ShapeService
-  request: ShapeRequest
-  definition: ResolvedShape
-  live: LiveSettings
-  /** POSTs are never cached. */
-  noCache: boolean
-  /** cache-control of catch-up answers (catchUpCacheControl of the server's settings). */
-  catchUpCache: string
-  /** Cancelled when the client goes away. */
-  cancellation: Cancellation
-}
 
 interface AnswerBase {
   shape: Shape

@@ -6,7 +6,7 @@ import type { LogSlice } from '../storage/shape-log'
 import { CACHE_CONTROL, upToDateMessage } from './protocol'
 import { PARALLEL_FROM, descriptorOf, parallelWrites, writeToSockets } from './parallel-writes'
 import { hasNews, shapeHeaders } from './live-answer'
-import type { LiveSettings, LogRequestContext } from './serve-log'
+import type { LiveSettings, LogRequestContext } from './log-context'
 
 /**
  * SSE bytes built once and written to every stream that shares them: `wire` is the payload as one HTTP/1.1 chunk

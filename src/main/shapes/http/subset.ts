@@ -10,7 +10,8 @@ import { schemaHeader } from '../definition/table-info'
 import { WhereError, compileOrderBy, compileWhere, isCallersQueryError } from '../../sql'
 import { CACHE_CONTROL } from './protocol'
 import type { RawSubset } from './request-body'
-import { type LogRequestContext, conflict } from './serve-log'
+import type { LogRequestContext } from './log-context'
+import { conflict } from './serve-log'
 
 /** Documented bounds of a subset page. */
 export const MAX_SUBSET_LIMIT = 100_000
