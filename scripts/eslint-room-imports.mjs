@@ -17,7 +17,7 @@ export const ROOM_IMPORTS = {
   mcp: ['fs', 'net', '@room-context'],
   net: [],
   proxy: ['fs', 'net', 'shapes', 'sql', '@resources', '@room-context'],
-  rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'settings', 'workbench', '@core', '@rooms'],
+  rpc: ['checker', 'db', 'doctor', 'mcp', 'proxy', 'settings', 'workbench', '@core', '@rooms'],
   settings: ['net', 'shapes', '@data-dir'],
   shapes: ['db', 'fs', 'net', 'sql', '@room-context'],
   sql: [],
