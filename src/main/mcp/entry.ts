@@ -1,14 +1,7 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
-import type {
-  McpElicitation,
-  McpEntry,
-  McpRpcMessage,
-  McpServerConfig,
-  McpToolError,
-  OAuthExchange,
-  SourceKind
-} from '../../shared/contract/mcp'
+import type { McpServerConfig, SourceKind } from '../../shared/contract/mcp-config'
+import type { McpElicitation, McpEntry, McpRpcMessage, McpToolError, OAuthExchange } from '../../shared/contract/mcp'
 import type { AuthorizationCodeConfig } from './auth/authorization-code'
 import type { FetchLike } from './auth/oauth-log'
 import type { TokenRecord } from './auth/refresh-coordinator'

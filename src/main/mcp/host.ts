@@ -2,15 +2,9 @@ import { watch, type FSWatcher } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type {
-  ClientMetadataSetting,
-  McpEntry,
-  McpServerConfig,
-  McpSource,
-  OAuthExchange,
-  WorkspaceReview,
-  SourceKind
-} from '../../shared/contract/mcp'
+import type { McpServerConfig, SourceKind } from '../../shared/contract/mcp-config'
+import type { ClientMetadataSetting, WorkspaceReview } from '../../shared/contract/mcp-files'
+import type { McpEntry, McpSource, OAuthExchange } from '../../shared/contract/mcp'
 import { clientMetadataDocument } from './auth/client-metadata'
 import { ConfigEditor, type SaveTarget } from './config/editor'
 import { ConfigLayers } from './config/layers'

@@ -1,13 +1,7 @@
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import type {
-  McpEntry,
-  McpRpcMessage,
-  McpServerConfig,
-  McpToolError,
-  McpToolInfo,
-  OAuthExchange
-} from '../../shared/contract/mcp'
+import type { McpServerConfig } from '../../shared/contract/mcp-config'
+import type { McpEntry, McpRpcMessage, McpToolError, McpToolInfo, OAuthExchange } from '../../shared/contract/mcp'
 import type { ToolFilter } from '../../shared/contract/mcp-tool-filter'
 import type { CallbackParams } from './auth/callback-server'
 import { Logins } from './auth/logins'

@@ -2,12 +2,10 @@ import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client
 import type {
   McpHttpServerConfig,
   McpServerConfig,
-  McpToolError,
   OAuthClientInfo,
-  OAuthExchange,
-  OAuthTokens,
-  TokenStatus
-} from '../../../shared/contract/mcp'
+  OAuthTokens
+} from '../../../shared/contract/mcp-config'
+import type { McpToolError, OAuthExchange, TokenStatus } from '../../../shared/contract/mcp'
 import { CLIENT_INFO } from '../connection/connection'
 import type { HttpAuthWiring } from '../connection/http'
 import type { Entry, EntryBook, RegistryOptions } from '../entry'

@@ -1,4 +1,5 @@
-import type { SourceKind, WorkspaceReview } from '../../../shared/contract/mcp'
+import type { SourceKind } from '../../../shared/contract/mcp-config'
+import type { WorkspaceReview } from '../../../shared/contract/mcp-files'
 import { bindingTarget } from '../persistence/binding'
 import { placeholdersIn } from './expand'
 import { importForeignEntry, transportOf, type ParsedEntry } from './parse'

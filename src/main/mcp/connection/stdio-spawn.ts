@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { McpStdioServerConfig } from '../../../shared/contract/mcp'
+import type { McpStdioServerConfig } from '../../../shared/contract/mcp-config'
 import { expandWorkspaceRoot } from '../config/expand'
 import { McpFailure } from '../errors'
 

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import type { McpStdioServerConfig } from '../../../shared/contract/mcp'
+import type { McpStdioServerConfig } from '../../../shared/contract/mcp-config'
 import { McpFailure, toToolError } from '../errors'
 import { loginPath } from '../login-path'
 import { endGroup } from '../process-group'

@@ -1,4 +1,4 @@
-import type { OAuthTokens } from '../../../shared/contract/mcp'
+import type { OAuthTokens } from '../../../shared/contract/mcp-config'
 import { boundName, secretAccount, type SecretOwner } from './binding'
 import {
   clientAccount,

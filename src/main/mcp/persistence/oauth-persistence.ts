@@ -3,7 +3,7 @@ import {
   OAuthTokensSchema,
   type OAuthClientInfo,
   type OAuthTokens
-} from '../../../shared/contract/mcp'
+} from '../../../shared/contract/mcp-config'
 import { readPrivateJson, withFileLock, writePrivateJson } from './file-store'
 import { keychainStore } from './secret-store'
 import type { SecretStore } from './store'

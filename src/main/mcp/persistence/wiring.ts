@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { McpServerConfig } from '../../../shared/contract/mcp'
+import type { McpServerConfig } from '../../../shared/contract/mcp-config'
 import type { TokenRecord } from '../auth/refresh-coordinator'
 import type { FileContext } from '../config/parse'
 import { bindingTarget, boundName, describeBinding, type SecretOwner } from './binding'
