@@ -9,6 +9,7 @@ import {
   type ConnectionSpec,
   type ConnectionState
 } from '../../src/main/mcp/connection/machine'
+import { itFollowsTheTable, type TableRow } from './support/transition-table'
 
 const policy = { baseDelayMs: 100, maxDelayMs: 1_000, maxCrashes: 3, windowMs: 60_000 }
 const spec: ConnectionSpec = { name: 'files', command: 'node server.mjs', policy }
@@ -37,7 +38,7 @@ const events: Record<ConnectionEvent['kind'], ConnectionEvent> = {
   close: { kind: 'close' }
 }
 
-type Row = [ConnectionPhase, ConnectionEvent['kind'], ConnectionPhase | null, string[]]
+type Row = TableRow<ConnectionPhase, ConnectionEvent['kind']>
 
 /** The whole table: the phase and the effects each (phase, event) leads to; null where the connection never goes. */
 const table: Row[] = [
@@ -107,21 +108,7 @@ const table: Row[] = [
 ]
 
 describe('an MCP connection, event by event', () => {
-  it('the table names every phase and event once', () => {
-    const pairs = table.map(([phase, kind]) => `${phase} ${kind}`)
-    expect(new Set(pairs).size).toBe(pairs.length)
-    expect(pairs.length).toBe(Object.keys(states).length * Object.keys(events).length)
-  })
-
-  it.each(table)('%s on %s → %s %j', (phase, kind, next, effects) => {
-    if (next === null) {
-      expect(() => nextConnection(states[phase], events[kind])).toThrow(ConnectionTransitionError)
-      return
-    }
-    const step = nextConnection(states[phase], events[kind])
-    expect(step.state.phase).toBe(next)
-    expect(step.effects.map((effect) => effect.kind)).toEqual(effects)
-  })
+  itFollowsTheTable(table, states, events, nextConnection, ConnectionTransitionError)
 
   it.each<[ConnectionPhase, ConnectionPhase, string]>([
     ['idle', 'needs-login', 'refuse'],

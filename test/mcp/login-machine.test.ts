@@ -9,6 +9,7 @@ import {
   type LoginPhase,
   type LoginState
 } from '../../src/main/mcp/auth/login-machine'
+import { itFollowsTheTable, type TableRow } from './support/transition-table'
 
 const expected: Expected = {
   state: 'the-state',
@@ -48,7 +49,7 @@ const events: { [K in LoginEvent['kind']]: Extract<LoginEvent, { kind: K }> } = 
   close: { kind: 'close' }
 }
 
-type Row = [LoginPhase, LoginEvent['kind'], LoginPhase | null, string[]]
+type Row = TableRow<LoginPhase, LoginEvent['kind']>
 
 /** The whole table: the phase and the effects each (phase, event) leads to; null where the login never goes. */
 const table: Row[] = [
@@ -105,21 +106,7 @@ function run(state: LoginState, ...events: LoginEvent[]) {
 }
 
 describe('an OAuth login, event by event', () => {
-  it('the table names every phase and event once', () => {
-    const pairs = table.map(([phase, kind]) => `${phase} ${kind}`)
-    expect(new Set(pairs).size).toBe(pairs.length)
-    expect(pairs.length).toBe(Object.keys(states).length * Object.keys(events).length)
-  })
-
-  it.each(table)('%s on %s → %s %j', (phase, kind, next, effects) => {
-    if (next === null) {
-      expect(() => nextLogin(states[phase], events[kind])).toThrow(LoginTransitionError)
-      return
-    }
-    const step = nextLogin(states[phase], events[kind])
-    expect(step.state.phase).toBe(next)
-    expect(step.effects.map((effect) => effect.kind)).toEqual(effects)
-  })
+  itFollowsTheTable(table, states, events, nextLogin, LoginTransitionError)
 
   it('a login from the start: discovery, the browser, the callback, the exchange, connected', () => {
     const { state, effects } = run(
