@@ -1,10 +1,5 @@
 import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type {
-  McpHttpServerConfig,
-  McpServerConfig,
-  OAuthClientInfo,
-  OAuthTokens
-} from '../../../shared/contract/mcp-config'
+import type { McpHttpServerConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp-config'
 import type { McpToolError, OAuthExchange, TokenStatus } from '../../../shared/contract/mcp'
 import { CLIENT_INFO } from '../connection/connection'
 import type { HttpAuthWiring } from '../connection/http'
@@ -13,14 +8,12 @@ import { McpFailure, toToolError } from '../errors'
 import { tokenStatus } from '../mask'
 import {
   AuthorizationCodeProvider,
-  guardResource,
   seedOAuthState,
   type AuthorizationCodeConfig,
   type OAuthState
 } from './authorization-code'
 import { CallbackListeners, type CallbackParams } from './callback-server'
-import { ClientCredentials } from './client-credentials'
-import { apiKeyHeader, fetchWithHeaders } from './headers'
+import { fetchWithHeaders } from './headers'
 import { OAuthLog, type FetchLike } from './oauth-log'
 import {
   initialLogin,
@@ -30,7 +23,7 @@ import {
   type LoginEvent,
   type LoginState
 } from './login-machine'
-import { coordinatedRefresh } from './refresh-coordinator'
+import { requestAuth } from './request-auth'
 import { resourceChallenge } from './resource-challenge'
 
 /** How long a tool call that needs a wider scope waits for the person to finish the login in the browser. */
@@ -294,38 +287,17 @@ export class Logins {
     await this.book.warm(name, true)
   }
 
-  /** The fetch an HTTP server's requests go through: its headers, and the auth its mode adds. */
-  async wiring(entry: Entry, config: Extract<McpServerConfig, { transport: 'http' }>): Promise<HttpAuthWiring> {
-    const log = this.log(config.name)
-    const base = fetchWithHeaders(log.recording(this.fetchFn), config.headers ?? {})
-    const { auth: authConfig } = config
-    switch (authConfig.mode) {
-      case 'none':
-        return { fetch: base, canConnect: () => true }
-      case 'apiKey':
-        return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
-      case 'clientCredentials':
-        return {
-          fetch: new ClientCredentials(authConfig, config.url, log.recording(this.fetchFn)).fetch(base),
-          canConnect: () => true
-        }
-      case 'authorizationCode': {
-        const provider = await this.authorizationProvider(config.name, authConfig)
-        entry.oauth = { provider, config: authConfig }
-        const state = this.state(config.name)
-        const refreshing = coordinatedRefresh(base, {
-          record: authConfig.oauthProviderRef ? null : (this.options.tokenRecord?.(config.name) ?? null),
-          save: (tokens) => Promise.resolve(provider.saveTokens(tokens)),
-          issuer: () => state.discovery?.authorizationServerUrl ?? state.tokens?.value.issuer,
-          note: (url, text) => log.add('refresh', 'POST', url, null, text)
-        })
-        return {
-          fetch: guardResource(refreshing, config.url, state),
-          authProvider: provider,
-          canConnect: () => Boolean(state.tokens) || Boolean(authConfig.oauthProviderRef)
-        }
-      }
-    }
+  /** The fetch an HTTP server's requests go through (see request-auth.ts). */
+  wiring(entry: Entry, config: McpHttpServerConfig): Promise<HttpAuthWiring> {
+    const { name } = config
+    const log = this.log(name)
+    return requestAuth(entry, config, {
+      fetch: log.recording(this.fetchFn),
+      log,
+      state: this.state(name),
+      provider: (auth) => this.authorizationProvider(name, auth),
+      tokenRecord: () => this.options.tokenRecord?.(name) ?? null
+    })
   }
 
   async close(): Promise<void> {
