@@ -1,13 +1,18 @@
 #!/usr/bin/env node
 // Import cycles among the TypeScript sources (run by `npm run lint`): each cycle printed as the files it goes through.
-// Only imports that exist at run time count: `import type …` and imports whose every name is `type` are erased.
+// A cycle of imports that exist at run time fails. A cycle that needs a type-only import (`import type …`, or every
+// name `type`; erased at run time, but the files still cannot be read one after the other) is counted and printed, and
+// fails with `--types`.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const sourceRoots = process.argv.length > 2 ? process.argv.slice(2).map((path) => resolve(path)) : [join(root, 'src')]
+const args = process.argv.slice(2)
+const failOnTypes = args.includes('--types')
+const paths = args.filter((arg) => arg !== '--types')
+const sourceRoots = paths.length > 0 ? paths.map((path) => resolve(path)) : [join(root, 'src')]
 
 function sourceFiles(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -50,67 +55,80 @@ function erased(node) {
   )
 }
 
-function runtimeImports(file) {
+/** Every relative import of `file`: its target and whether it is erased at run time. */
+function importsOf(file) {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false)
   const found = []
   const visit = (node) => {
     if (
       (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
       node.moduleSpecifier &&
-      ts.isStringLiteral(node.moduleSpecifier) &&
-      !erased(node)
+      ts.isStringLiteral(node.moduleSpecifier)
     ) {
-      found.push(node.moduleSpecifier.text)
+      found.push({ specifier: node.moduleSpecifier.text, typeOnly: erased(node) })
     } else if (
       ts.isCallExpression(node) &&
       node.expression.kind === ts.SyntaxKind.ImportKeyword &&
       node.arguments[0] &&
       ts.isStringLiteral(node.arguments[0])
     ) {
-      found.push(node.arguments[0].text)
+      found.push({ specifier: node.arguments[0].text, typeOnly: false })
     }
     ts.forEachChild(node, visit)
   }
   visit(source)
-  return found.map((specifier) => resolveImport(file, specifier)).filter((target) => target !== null)
+  return found
+    .map(({ specifier, typeOnly }) => ({ target: resolveImport(file, specifier), typeOnly }))
+    .filter(({ target }) => target !== null)
 }
 
-const graph = new Map(sourceRoots.flatMap(sourceFiles).map((file) => [file, runtimeImports(file)]))
+const imports = new Map(sourceRoots.flatMap(sourceFiles).map((file) => [file, importsOf(file)]))
+/** file → the files it imports; `runtime` keeps only the imports that exist at run time. */
+const graphOf = (runtime) =>
+  new Map(
+    [...imports].map(([file, found]) => [
+      file,
+      [...new Set(found.filter(({ typeOnly }) => !runtime || !typeOnly).map(({ target }) => target))]
+    ])
+  )
 
-// Tarjan's strongly connected components: every component of more than one file (or a file importing itself) is a cycle.
-const index = new Map()
-const low = new Map()
-const stack = []
-const onStack = new Set()
-const components = []
-let counter = 0
-function connect(file) {
-  index.set(file, counter)
-  low.set(file, counter)
-  counter += 1
-  stack.push(file)
-  onStack.add(file)
-  for (const next of graph.get(file) ?? []) {
-    if (!graph.has(next)) continue
-    if (!index.has(next)) {
-      connect(next)
-      low.set(file, Math.min(low.get(file), low.get(next)))
-    } else if (onStack.has(next)) low.set(file, Math.min(low.get(file), index.get(next)))
+/** Tarjan's strongly connected components: each of more than one file (or a file importing itself) is a cycle. */
+function cyclesOf(graph) {
+  const index = new Map()
+  const low = new Map()
+  const stack = []
+  const onStack = new Set()
+  const components = []
+  let counter = 0
+  const connect = (file) => {
+    index.set(file, counter)
+    low.set(file, counter)
+    counter += 1
+    stack.push(file)
+    onStack.add(file)
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue
+      if (!index.has(next)) {
+        connect(next)
+        low.set(file, Math.min(low.get(file), low.get(next)))
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file), index.get(next)))
+    }
+    if (low.get(file) !== index.get(file)) return
+    const component = []
+    let member
+    do {
+      member = stack.pop()
+      onStack.delete(member)
+      component.push(member)
+    } while (member !== file)
+    if (component.length > 1 || (graph.get(file) ?? []).includes(file)) components.push(component)
   }
-  if (low.get(file) !== index.get(file)) return
-  const component = []
-  let member
-  do {
-    member = stack.pop()
-    onStack.delete(member)
-    component.push(member)
-  } while (member !== file)
-  if (component.length > 1 || (graph.get(file) ?? []).includes(file)) components.push(component)
+  for (const file of graph.keys()) if (!index.has(file)) connect(file)
+  return components
 }
-for (const file of graph.keys()) if (!index.has(file)) connect(file)
 
 /** One concrete cycle through a component, shortest from its first file, for the message. */
-function cycleThrough(component) {
+function cycleThrough(graph, component) {
   const members = new Set(component)
   const start = [...component].sort()[0]
   const previous = new Map([[start, null]])
@@ -132,16 +150,37 @@ function cycleThrough(component) {
   return component
 }
 
-for (const component of components) {
-  process.stderr.write(
-    `import cycle: ${cycleThrough(component)
-      .map((file) => relative(root, file))
-      .join(' → ')}\n`
-  )
+/** The cycle as `a.ts → b.ts ⇢ a.ts`: `⇢` is an import of types only. */
+function describeCycle(path) {
+  return path
+    .map((file, at) => {
+      const name = relative(root, file)
+      if (at === 0) return name
+      const typeOnly = !imports.get(path[at - 1]).some(({ target, typeOnly }) => target === file && !typeOnly)
+      return `${typeOnly ? '⇢' : '→'} ${name}`
+    })
+    .join(' ')
 }
-if (components.length > 0) {
-  process.stderr.write(
-    `${components.length} import cycle(s) among ${graph.size} files: break each (move the shared part to a module both import, or import a type only)\n`
-  )
+
+const runtimeGraph = graphOf(true)
+const fullGraph = graphOf(false)
+const runtimeCycles = cyclesOf(runtimeGraph)
+const inRuntimeCycle = new Set(runtimeCycles.flat())
+// a component of the whole graph holding no run-time cycle closes only through imports of types
+const typeCycles = cyclesOf(fullGraph).filter((component) => !component.some((file) => inRuntimeCycle.has(file)))
+
+for (const component of runtimeCycles)
+  process.stderr.write(`import cycle: ${describeCycle(cycleThrough(runtimeGraph, component))}\n`)
+for (const component of typeCycles)
+  process.stderr.write(`type-only import cycle: ${describeCycle(cycleThrough(fullGraph, component))}\n`)
+const fix = 'break each: move the shared part (a type too) to a module both import'
+if (runtimeCycles.length > 0) {
+  process.stderr.write(`${runtimeCycles.length} import cycle(s) among ${imports.size} files: ${fix}\n`)
   process.exit(1)
+}
+if (typeCycles.length > 0) {
+  process.stderr.write(
+    `${typeCycles.length} type-only import cycle(s) among ${imports.size} files${failOnTypes ? '' : ' (they fail with --types)'}: ${fix}\n`
+  )
+  if (failOnTypes) process.exit(1)
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import type { ServeOptions } from './cli/serve-options'
+import type { ServeOptions } from './settings/serve-options'
 import { startCore, type Core } from './core'
 import { EventBus } from './events'
 import type { FileEncryption } from './mcp/persistence/file-store'
 import { startHeadlessServer, type HeadlessServer } from './headless/server'
-import { startRooms, type RoomContext, type Rooms } from './rooms'
+import type { RoomContext } from './room-context'
+import { startRooms, type Rooms } from './rooms'
 import { createDispatcher, type Dispatch } from './rpc/dispatcher'
 import { createHandlers } from './rpc/handlers'
 

@@ -1,6 +1,6 @@
 import { app, BrowserWindow, dialog, Menu, session } from 'electron'
 import { startApp, type RunningApp } from './app'
-import { ServeOptionsSchema } from './cli/serve-options'
+import { ServeOptionsSchema } from './settings/serve-options'
 import { contentSecurityPolicy } from './csp'
 import { defaultDataDir } from './data-dir'
 import { serveContractOverIpc } from './electron/ipc'

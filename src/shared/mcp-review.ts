@@ -1,4 +1,4 @@
-import type { Placeholder, WorkspaceReview } from './contract/mcp'
+import type { Placeholder, WorkspaceReview } from './contract/mcp-files'
 
 /** A placeholder as the person reads it, in the review of a workspace file. */
 export function describePlaceholder(placeholder: Placeholder): string {

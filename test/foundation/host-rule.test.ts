@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { corsOriginRule, hostAllowed, isLoopbackOrigin } from '../../src/main/headless/guard'
+import { corsOriginRule, isLoopbackOrigin } from '../../src/main/net/guard'
+import { hostAllowed } from '../../src/main/net/host-rule'
 
 describe('which Host names the server', () => {
   it('on loopback: the loopback names with any port, nothing else', () => {

@@ -73,7 +73,9 @@ describe('step-up from the CLI (syncscope mcp call, a subprocess)', () => {
     expect(run.stdout).toBe('audit done\n')
     expect(run.code).toBe(0)
     expect(run.stderr).toMatch(/Open this URL to log in to secured .*mcp:audit/)
-    const opened = await readFile(browser.log, 'utf8')
-    expect(opened).toMatch(/scope=mcp%3Atools(\+|%20)mcp%3Aadmin(\+|%20)mcp%3Aaudit/)
+    // the stand-in browser writes its line once the callback's page came back, which may be after the CLI exited
+    await expect
+      .poll(() => readFile(browser.log, 'utf8'))
+      .toMatch(/scope=mcp%3Atools(\+|%20)mcp%3Aadmin(\+|%20)mcp%3Aaudit/)
   })
 })

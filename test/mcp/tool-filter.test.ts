@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { McpServerEntrySchema } from '../../src/shared/contract/mcp'
+import { McpServerEntrySchema } from '../../src/shared/contract/mcp-config'
 import { parseConfigText } from '../../src/main/mcp/config/parse'
 import { globMatches, toolVerdict, withToolExposed } from '../../src/main/mcp/tools/filter'
 import { ToolGate } from '../../src/main/mcp/tools/gate'

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { startApp, type RunningApp } from '../../src/main/app'
-import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+import { ServeOptionsSchema, type ServeOptions } from '../../src/main/settings/serve-options'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {

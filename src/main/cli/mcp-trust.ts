@@ -1,4 +1,4 @@
-import type { WorkspaceReview } from '../../shared/contract/mcp'
+import type { WorkspaceReview } from '../../shared/contract/mcp-files'
 import { describeApproval, describeOverride, describePlaceholder } from '../../shared/mcp-review'
 import type { McpHost } from '../mcp/host'
 import { UsageError, type Output } from './output'

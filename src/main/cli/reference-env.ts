@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import { UsageError } from './output'
-import { chunkBytesSchema, countSchema, portSchema, secondsSchema } from './value-schemas'
+import { chunkBytesSchema, countSchema, portSchema, secondsSchema } from '../settings/value-schemas'
 
 /**
  * The reference service's environment variables, as its docs name them, so `syncscope serve` replaces it in a

@@ -9,7 +9,7 @@ import {
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { writeAtomically } from '../fs/atomic-write'
-import { hostAllowed } from '../headless/guard'
+import { hostAllowed } from '../net/host-rule'
 import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
 import { BodyRecorder, type HarEntry, MAX_BODY_CHARS, TapRecording, headerList, newEntry } from './tap-recording'
 

@@ -1,5 +1,5 @@
 import type { BrowserWindow, Session } from 'electron'
-import { TOKEN_HEADER } from '../headless/guard'
+import { TOKEN_HEADER } from '../net/guard'
 
 /**
  * The app window is a file:// page, so its requests carry `Origin: null`, which the shape API refuses to any web page

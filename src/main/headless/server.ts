@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net'
 import type { RpcErrorBody } from '../../shared/contract/errors'
 import type { EventBus } from '../events'
 import type { Dispatch } from '../rpc/dispatcher'
-import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKIE, type GuardVerdict } from './guard'
+import {
+  checkHostAndOrigin,
+  checkToken,
+  sameOriginRule,
+  sameSecret,
+  TOKEN_COOKIE,
+  type GuardVerdict
+} from '../net/guard'
 import { serveStatic } from './static-files'
 import { parseJsonBody, readRequestBytes, RequestBodyError } from '../net/request-body'
 import { routingPath } from '../net/request-path'

@@ -1,29 +1,20 @@
 import { watch, type FSWatcher } from 'node:fs'
-import { mkdir, readFile } from 'node:fs/promises'
+import { mkdir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js'
-import type {
-  ClientMetadataSetting,
-  McpEntry,
-  McpServerConfig,
-  McpSource,
-  OAuthExchange,
-  WorkspaceReview
-} from '../../shared/contract/mcp'
+import type { McpServerConfig, SourceKind } from '../../shared/contract/mcp-config'
+import type { ClientMetadataSetting, WorkspaceReview } from '../../shared/contract/mcp-files'
+import type { McpEntry, McpSource, OAuthExchange } from '../../shared/contract/mcp'
 import { clientMetadataDocument } from './auth/client-metadata'
-import { extractSecrets, keychainFields, restoreMasked } from './config/entry-secrets'
-import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
-import { ConfigLayers, type Layer } from './config/layers'
-import { importForeignEntry, parseEntry, type FileContext, type SourceKind } from './config/parse'
+import { ConfigEditor, type SaveTarget } from './config/editor'
+import { ConfigLayers } from './config/layers'
 import { TRUST_FILE, TrustStore } from './config/trust'
-import type { TokenRecord } from './auth/refresh-coordinator'
-import type { RestartPolicy } from './connection'
-import { McpFailure } from './errors'
-import { bindingTarget, boundName, describeBinding, entryBinding, type SecretOwner } from './persistence/binding'
-import { BoundSecrets } from './persistence/bound-secrets'
-import { withLockFile } from './persistence/lock-file'
-import type { SecretStore } from './persistence/secret-store'
-import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
+import type { RestartPolicy } from './connection/machine'
+import type { InvalidEntry, Origin, RegistryOptions } from './entry'
+import type { SecretOwner } from './persistence/binding'
+import type { SecretStore } from './persistence/store'
+import { SecretWiring } from './persistence/wiring'
+import { Registry } from './registry'
 
 export interface McpHostOptions {
   /** The workspace folder; its `mcp.json` wins over settings.json. */
@@ -56,37 +47,35 @@ export interface McpHostOptions {
   log?: (line: string) => void
 }
 
-export type SaveTarget = 'settings' | 'workspace'
-
 /**
  * The MCP room: config files layered (settings.json below the workspace mcp.json), watched, and applied to one
- * Registry; OAuth tokens and typed-in secrets kept in the secret store.
+ * Registry. Its parts: the layers (config/layers.ts), the person's edits (config/editor.ts), the secret store's
+ * wiring into the entries (persistence/wiring.ts).
  */
 export class McpHost {
   readonly registry: Registry
   private readonly files: ConfigLayers
+  private readonly editor: ConfigEditor
+  private readonly wiring: SecretWiring
   private readonly watchers: FSWatcher[] = []
   private reloading: Promise<void> | null = null
   private reloadAgain = false
   private debounce: NodeJS.Timeout | null = null
   private readonly trustFile: string | null
-  private readonly secrets: BoundSecrets
-  /** The entries in service by name, as their stored secrets and tokens know them. */
-  private owners = new Map<string, SecretOwner>()
 
   constructor(private readonly options: McpHostOptions) {
+    const settingsDir = options.settingsFile ? dirname(options.settingsFile) : null
     this.trustFile =
-      options.trustFile !== undefined
-        ? options.trustFile
-        : options.settingsFile
-          ? join(dirname(options.settingsFile), TRUST_FILE)
-          : null
+      options.trustFile !== undefined ? options.trustFile : settingsDir ? join(settingsDir, TRUST_FILE) : null
     this.files = new ConfigLayers(this.layerFiles(), this.trustFile ? new TrustStore(this.trustFile) : null)
-    // what an earlier version stored by name alone belongs to the person's own entry of that name
-    this.secrets = new BoundSecrets(
-      options.secretStore,
-      (owner) => owner.source !== 'workspace' || !this.files.own(owner.name)
-    )
+    this.wiring = new SecretWiring({
+      store: options.secretStore,
+      env: options.env ?? process.env,
+      lockDir: options.lockDir ?? settingsDir,
+      own: (name) => this.files.own(name),
+      warn: (line) => this.warn(line)
+    })
+    this.editor = new ConfigEditor(this.files, this.wiring, options.configFile)
     this.registry = new Registry({
       workspaceRoot: options.workspace ?? process.cwd(),
       ...(options.openAuthorizeUrl ? { openAuthorizeUrl: options.openAuthorizeUrl } : {}),
@@ -99,26 +88,9 @@ export class McpHost {
       ...(options.onOAuthExchange ? { onOAuthExchange: options.onOAuthExchange } : {}),
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
       ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
-      tokenRecord: (server) => this.tokenRecord(server),
-      onLogout: async (server) => {
-        const owner = this.owners.get(server)
-        if (!owner) return
-        await this.secrets
-          .logout(owner)
-          .catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
-      }
+      tokenRecord: (server) => this.wiring.tokenRecord(server),
+      onLogout: (server) => this.wiring.logout(server)
     })
-  }
-
-  /** The persisted tokens of a server and the lock file every Syncscope process takes before refreshing them. */
-  private tokenRecord(server: string): TokenRecord | null {
-    const lockDir = this.options.lockDir ?? (this.options.settingsFile ? dirname(this.options.settingsFile) : null)
-    const owner = this.owners.get(server)
-    if (!lockDir || !owner) return null
-    return {
-      read: () => this.secrets.tokens(owner),
-      locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${boundName(owner)}.lock`), work)
-    }
   }
 
   private layerFiles(): Array<{ kind: SourceKind; path: string }> {
@@ -172,24 +144,8 @@ export class McpHost {
     return this.reloading
   }
 
-  private fileContext(): FileContext {
-    return {
-      env: this.options.env ?? process.env,
-      secret: (kind, id, owner) =>
-        kind === 'input' ? this.options.secretStore.get(`input:${id}`) : this.secrets.secret(owner, id),
-      missingSecret: async (field, owner) => {
-        const own = owner.source === 'workspace' ? this.files.own(owner.name) : undefined
-        const elsewhere =
-          own?.binding && own.binding !== owner.binding
-            ? ` (secrets stay with the URL or command line they were entered for: the one stored for ${owner.name} is for ${bindingTarget(own.binding)})`
-            : ''
-        return `the secret ${field} is not stored for ${describeBinding(owner)}: enter it again${elsewhere}`
-      }
-    }
-  }
-
   private async readAndApply(): Promise<void> {
-    await this.files.read(this.fileContext())
+    await this.files.read(this.wiring.fileContext())
     const servers: McpServerConfig[] = []
     const invalid: InvalidEntry[] = []
     const origins = new Map<string, Origin>()
@@ -202,9 +158,9 @@ export class McpHost {
       }
       const owner = { name, binding: entry.binding, source: origin.source }
       owners.set(name, owner)
-      servers.push(await this.withPersistence(entry.config, owner))
+      servers.push(await this.wiring.withPersistence(entry.config, owner))
     }
-    this.owners = owners
+    this.wiring.owners = owners
     await this.registry.applyConfig({ servers, invalid, origins, clientMetadataUrl: this.clientMetadata().url })
   }
 
@@ -225,176 +181,23 @@ export class McpHost {
 
   /** Writes `mcp.clientMetadataUrl` into settings.json (null removes it); authorization-code servers reconnect with it. */
   async setClientMetadataUrl(url: string | null): Promise<ClientMetadataSetting> {
-    const layer = this.files.find('settings')
-    if (!layer)
-      throw new McpFailure('invalid_config', 'there is no settings file to write to (--config reads one file only)')
-    await updateJsonFile(layer.path, (root) => {
-      const mcp = objectAt(root, ['mcp'])
-      if (url === null) delete mcp.clientMetadataUrl
-      else mcp.clientMetadataUrl = url
-    })
+    await this.editor.setClientMetadataUrl(url)
     await this.reload()
     return this.clientMetadata()
   }
 
-  /** authorizationCode servers get their stored tokens and client (of their name and URL), and save new ones. */
-  private async withPersistence(config: McpServerConfig, owner: SecretOwner): Promise<McpServerConfig> {
-    if (config.transport !== 'http' || config.auth.mode !== 'authorizationCode' || config.auth.oauthProviderRef)
-      return config
-    try {
-      const persisted = await this.secrets.persistence(owner)
-      const { auth } = config
-      return {
-        ...config,
-        auth: {
-          ...auth,
-          ...((persisted.tokens ?? auth.tokens) ? { tokens: persisted.tokens ?? auth.tokens } : {}),
-          ...((auth.client ?? persisted.client) ? { client: auth.client ?? persisted.client } : {}),
-          onTokensChanged: async (tokens) => {
-            await persisted
-              .onTokensChanged(tokens)
-              .catch((error: unknown) =>
-                this.warn(`could not store the tokens of ${config.name}: ${(error as Error).message}`)
-              )
-            await auth.onTokensChanged?.(tokens)
-          },
-          onClientRegistered: async (client) => {
-            await persisted
-              .onClientRegistered(client)
-              .catch((error: unknown) =>
-                this.warn(`could not store the client of ${config.name}: ${(error as Error).message}`)
-              )
-            await auth.onClientRegistered?.(client)
-          }
-        }
-      }
-    } catch (error) {
-      this.warn(
-        `${this.options.secretStore.description}: ${(error as Error).message}; ${config.name} keeps its tokens in memory only`
-      )
-      return config
-    }
-  }
-
-  private warn(line: string): void {
-    this.options.log?.(`[mcp] ${line}`)
-  }
-
-  private layerFor(target: SaveTarget): Layer {
-    const layer = this.files.find(this.options.configFile ? 'file' : target)
-    if (!layer) throw new McpFailure('invalid_config', `there is no ${target} file to write to`)
-    if (layer.kind !== 'settings' && layer.parsed && layer.parsed.format !== 'servers') {
-      throw new McpFailure(
-        'invalid_config',
-        `${layer.path} uses the ${layer.parsed.format} format; save the server to settings instead`
-      )
-    }
-    return layer
-  }
-
-  private mapKeys(layer: Layer): string[] {
-    return layer.kind === 'settings' ? ['mcp', 'servers'] : ['servers']
-  }
-
-  /**
-   * Saves one server from the UI: masked secrets keep their stored values, secrets typed in go to the secret store
-   * (the file gets `${keychain:<field>}`), and an entry that does not validate is refused with the path at fault. The
-   * person's own edit: a renamed entry, or one given another URL or command, keeps the secrets typed in for it.
-   */
+  /** Saves one server from the UI into a file (see ConfigEditor.save), and applies it. */
   async save(name: string, entry: unknown, target: SaveTarget = 'settings', previousName?: string): Promise<McpEntry> {
-    const layer = this.layerFor(target)
-    if (!entry || typeof entry !== 'object' || Array.isArray(entry))
-      throw new McpFailure('invalid_config', 'the server entry must be a JSON object', { path: [name] })
-    const before = layer.parsed?.entries.find((candidate) => candidate.name === (previousName ?? name))
-    const { entry: written, secrets: typed } = extractSecrets(
-      restoreMasked(entry as Record<string, unknown>, before?.raw ?? null)
-    )
-    const owner: SecretOwner = { name, binding: entryBinding(written), source: layer.kind }
-    const previous = before?.binding ? { name: before.name, binding: before.binding, source: layer.kind } : null
-    const moved = previous && (previous.name !== name || previous.binding !== owner.binding) ? previous : null
-    // checked as it will be read: the secrets typed in now, the ones kept from where they are stored so far
-    const context = this.fileContext()
-    const place = { kind: layer.kind, source: layer.path, format: 'servers' as const, basePath: this.mapKeys(layer) }
-    const checked = await parseEntry(name, written, place, {
-      ...context,
-      secret: async (kind, id, reader) =>
-        kind === 'keychain' && typed.has(id)
-          ? typed.get(id)
-          : ((await context.secret(kind, id, reader)) ??
-            (kind === 'keychain' && moved ? this.secrets.secret(moved, id) : undefined))
-    })
-    if (!checked.ok)
-      throw new McpFailure('invalid_config', checked.error.message, {
-        ...(checked.error.path ? { path: checked.error.path } : {})
-      })
-    if (moved) await this.secrets.copySecrets(moved, owner, keychainFields(written))
-    for (const [field, value] of typed) await this.secrets.setSecret(owner, field, value)
-    await this.write(layer, (map) => putEntry(map, name, written, previousName))
+    await this.editor.save(name, entry, target, previousName)
     await this.reload()
     return this.registry.describe(name)
   }
 
-  /**
-   * A change the person made in the app to one of the files's servers map. An approved workspace file stays approved
-   * for what the app wrote into it (its other entries are as approved); an unapproved one stays unapproved.
-   */
-  private async write(layer: Layer, change: (map: Record<string, unknown>) => void): Promise<void> {
-    const approved = layer.verdict?.state === 'trusted'
-    const text = await updateJsonFile(layer.path, (root) => change(objectAt(root, this.mapKeys(layer))))
-    await this.files.wrote(layer, text, approved)
-  }
-
-  /**
-   * Copies the servers of another client's file (Claude, Cursor, VS Code, Inspector) into settings.json as our records,
-   * placeholders kept and literal secrets moved to the secret store; names settings.json already has are skipped.
-   * Entries that need a value first (`${VAR}`, `${input:id}`) are listed in error state until they get it.
-   */
+  /** Copies another client's servers into settings.json (see ConfigEditor.importFrom), and applies them. */
   async importFrom(path: string): Promise<{ imported: string[]; skipped: Array<{ name: string; reason: string }> }> {
-    let text: string
-    try {
-      text = await readFile(path, 'utf8')
-    } catch (error) {
-      throw new McpFailure(
-        'invalid_config',
-        `cannot import ${path}: it cannot be read (${(error as NodeJS.ErrnoException).code ?? 'read error'})`
-      )
-    }
-    let root: unknown
-    try {
-      root = JSON.parse(text)
-    } catch (error) {
-      throw new McpFailure(
-        'invalid_config',
-        `cannot import ${path}: it ${jsonSyntaxProblem(error)}; import a Claude, Cursor, VS Code or Inspector config file`
-      )
-    }
-    const record = (root && typeof root === 'object' ? root : {}) as Record<string, unknown>
-    const map = (record.mcpServers ?? record.servers) as Record<string, unknown> | undefined
-    if (!map || typeof map !== 'object')
-      throw new McpFailure('invalid_config', `${path} has no "mcpServers" or "servers" map`)
-    const layer = this.layerFor('settings')
-    const existing = new Set(layer.parsed?.entries.map((entry) => entry.name) ?? [])
-    const imported: string[] = []
-    const skipped: Array<{ name: string; reason: string }> = []
-    const entries: Array<[string, Record<string, unknown>]> = []
-    for (const [name, raw] of Object.entries(map)) {
-      if (existing.has(name)) skipped.push({ name, reason: 'settings.json already has a server of this name' })
-      else if (!raw || typeof raw !== 'object' || Array.isArray(raw)) skipped.push({ name, reason: 'not an object' })
-      else {
-        const { entry, secrets } = extractSecrets(importForeignEntry(raw as Record<string, unknown>))
-        const owner = { name, binding: entryBinding(entry), source: layer.kind }
-        for (const [field, value] of secrets) await this.secrets.setSecret(owner, field, value)
-        entries.push([name, entry])
-      }
-    }
-    await this.write(layer, (servers) => {
-      for (const [name, entry] of entries) {
-        servers[name] = entry
-        imported.push(name)
-      }
-    })
+    const result = await this.editor.importFrom(path)
     await this.reload()
-    return { imported, skipped }
+    return result
   }
 
   /** The value of a VS Code `${input:id}` (a password prompt there), kept in the secret store. */
@@ -405,14 +208,7 @@ export class McpHost {
 
   /** Removes a server from a file and deletes its tokens, client and stored secrets. */
   async remove(name: string, target: SaveTarget = 'settings'): Promise<boolean> {
-    const layer = this.layerFor(target)
-    const entry = layer.parsed?.entries.find((candidate) => candidate.name === name)
-    if (!entry?.raw) return false
-    await this.write(layer, (map) => {
-      delete map[name]
-    })
-    if (entry.binding)
-      await this.secrets.forget({ name, binding: entry.binding, source: layer.kind }, keychainFields(entry.raw))
+    if (!(await this.editor.remove(name, target))) return false
     await this.reload()
     return true
   }
@@ -434,6 +230,10 @@ export class McpHost {
     await this.files.revoke()
     await this.reload()
     return this.files.review()
+  }
+
+  private warn(line: string): void {
+    this.options.log?.(`[mcp] ${line}`)
   }
 
   /** Reloads when `path` changes: its folder is watched (the file may not exist yet, and editors replace files). */

@@ -9,7 +9,7 @@ import {
   type RequestId
 } from '@modelcontextprotocol/sdk/types.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { StdioSpawnSpec } from './connection'
+import type { StdioSpawnSpec } from './connection/stdio-spawn'
 import { endGroup, spawnInGroup } from './process-group'
 import type { Registry } from './registry'
 import { ToolGate } from './tools/gate'

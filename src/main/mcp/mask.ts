@@ -1,4 +1,5 @@
-import type { OAuthTokens, TokenStatus } from '../../shared/contract/mcp'
+import type { OAuthTokens } from '../../shared/contract/mcp-config'
+import type { TokenStatus } from '../../shared/contract/mcp'
 
 /** What the UI shows for a secret it must not see; saving it back keeps the stored value. */
 export const MASK = '••••••••'

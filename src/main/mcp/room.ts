@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { RoomContext } from '../rooms'
+import type { RoomContext } from '../room-context'
 import { McpHost } from './host'
 import { detectSecretStore } from './persistence/secret-store'
 

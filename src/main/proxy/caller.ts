@@ -1,9 +1,19 @@
 /** Who may do what: the caller's token, roles and the claims a row filter binds. */
+import type { ProxyConfig } from './config'
 import { Refusal } from './refusal'
-import type { Exchange, ProxyRuntime } from './runtime'
-import { AuthError, bearerToken, type Caller } from './tokens'
+import { AuthError, bearerToken, type Caller, type TokenService } from './tokens'
 
-export async function authenticate(runtime: ProxyRuntime, request: Request, exchange: Exchange): Promise<Caller> {
+/** What authenticating needs of the proxy's runtime (runtime.ts, which imports these checks). */
+interface Authenticating {
+  readonly loaded: { readonly config: Pick<ProxyConfig, 'auth'> }
+  readonly tokens: TokenService
+}
+
+export async function authenticate(
+  runtime: Authenticating,
+  request: Request,
+  exchange: { subject: string | null }
+): Promise<Caller> {
   const token = bearerToken(request, runtime.loaded.config.auth)
   if (token === null) throw new AuthError('missing_credentials', 'send an access token: Authorization: Bearer <token>')
   const caller = await runtime.tokens.verifyAccessToken(token)

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { hostAllowed } from '../headless/guard'
+import { hostAllowed } from '../net/host-rule'
 import { readRequestBytes, RequestBodyError } from '../net/request-body'
 import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
 import { MAX_BODY_BYTES } from './request-body'

@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import type { ProxyStatus } from '../../shared/contract/proxy'
 import { resourcePath } from '../resources'
-import type { RoomContext } from '../rooms'
+import type { RoomContext } from '../room-context'
 import { tableText } from './shape-definition'
 import { startProxyService, type ProxyService } from './service'
 

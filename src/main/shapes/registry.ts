@@ -12,7 +12,7 @@ import { parseJson } from './storage/json-file'
 import { Shape, ShapeMetaSchema } from './storage/shape'
 import { ShapeLog } from './storage/shape-log'
 import { type ShapeLimitSettings, ShapeLimits, ShapeTooLargeError, defaultDiskBudget } from './storage/shape-limits'
-import { definitionTables } from './definition/filter'
+import { definitionTables } from './definition/definition'
 import type { SubqueryRegistry } from './subquery/registry'
 
 /** The service is stopping (the server shuts down or the database is switched): the request may be retried. */

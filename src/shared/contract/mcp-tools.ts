@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { call } from './define'
-import { McpServerNameSchema, McpStateSchema } from './mcp'
+import { McpServerNameSchema } from './mcp-config'
+import { McpStateSchema } from './mcp'
 import { ToolFilterSchema } from './mcp-tool-filter'
 
 /**

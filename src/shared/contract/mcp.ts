@@ -1,187 +1,12 @@
 import { z } from 'zod'
 import { call, event } from './define'
-import { ToolFilterSchema } from './mcp-tool-filter'
-
-/** Server names become keychain accounts and tool prefixes (`mcp__<name>__<tool>`), so they stay tool-name safe. */
-export const McpServerNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a server name is 1–64 letters, digits, `_` or `-`')
-
-export const OAuthTokensSchema = z.looseObject({
-  accessToken: z.string().min(1),
-  refreshToken: z.string().min(1).optional(),
-  /** Unix seconds. */
-  expiresAt: z.number().optional(),
-  scope: z.string().optional(),
-  tokenType: z.string().optional(),
-  /** The authorisation server these tokens are bound to (issuer binding). */
-  issuer: z.string().optional()
-})
-export type OAuthTokens = z.infer<typeof OAuthTokensSchema>
-
-/** A client: its id and secret plus the RFC 7591 registration metadata, kept as the server returned it. */
-export const OAuthClientInfoSchema = z.looseObject({
-  clientId: z.string().min(1),
-  clientSecret: z.string().optional(),
-  issuer: z.string().optional()
-})
-export type OAuthClientInfo = z.infer<typeof OAuthClientInfoSchema>
-
-/** Keys that name a secret by reference; the registry takes secrets inline (or as `${VAR}`) instead. */
-const isReferenceKey = (key: string) => /Ref$/.test(key) && key !== 'oauthProviderRef'
-
-function strictAuthObject<S extends z.ZodRawShape>(shape: S) {
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code !== 'unrecognized_keys') return undefined
-      const references = issue.keys.filter(isReferenceKey)
-      if (references.length > 0) {
-        return `${references.join(', ')}: secrets are given inline (for example "clientSecret": "\${CLIENT_SECRET}"), not by reference`
-      }
-      return `unknown ${issue.keys.length === 1 ? 'field' : 'fields'} ${issue.keys.join(', ')}`
-    }
-  })
-}
-
-const urlString = z
-  .string()
-  .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'must be an http:// or https:// URL')
-const scopes = z.array(z.string().min(1)).optional()
-const callback = <A>() =>
-  z.custom<(value: A) => void | Promise<void>>((value) => typeof value === 'function', 'must be a function').optional()
-
-export const NoAuthSchema = strictAuthObject({ mode: z.literal('none') })
-export const ApiKeyAuthSchema = strictAuthObject({
-  mode: z.literal('apiKey'),
-  key: z.string().min(1, 'the API key is empty'),
-  headerName: z
-    .string()
-    .regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name')
-    .optional(),
-  valuePrefix: z.string().optional()
-})
-/** JWS algorithms of a private_key_jwt assertion (RFC 7518), by the key they sign with: RSA, RSA-PSS, EC, Ed25519. */
-export const SIGNING_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA'
-] as const
-/** A PEM private key; as written in a file (what the MCP page checks), also a placeholder for one (`${keychain:…}`). */
-const pemPrivateKey = z
-  .string()
-  .refine(
-    (value) =>
-      /^\s*-----BEGIN ([A-Z]+ )?PRIVATE KEY-----[\s\S]+-----END ([A-Z]+ )?PRIVATE KEY-----\s*$/.test(value) ||
-      /^\$\{[^}]+\}$/.test(value),
-    'must be a PEM private key (-----BEGIN PRIVATE KEY-----…)'
-  )
-/**
- * The client-credentials grant, the client authenticated with its secret (client_secret_basic) or with an assertion
- * signed by its private key (private_key_jwt, RFC 7523). Without tokenUrl the token endpoint is discovered from the
- * server (RFC 9728, then RFC 8414 / OpenID Connect metadata).
- */
-export const ClientCredentialsAuthSchema = strictAuthObject({
-  mode: z.literal('clientCredentials'),
-  tokenUrl: urlString.optional(),
-  clientId: z.string().min(1, 'clientId is empty'),
-  clientSecret: z.string().min(1, 'clientSecret is empty').optional(),
-  privateKey: pemPrivateKey.optional(),
-  signingAlgorithm: z.enum(SIGNING_ALGORITHMS).optional(),
-  scopes,
-  audience: z.string().optional(),
-  resource: urlString.optional()
-})
-  .refine((auth) => auth.clientSecret !== undefined || auth.privateKey !== undefined, {
-    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt)',
-    path: ['clientSecret']
-  })
-  .refine((auth) => auth.clientSecret === undefined || auth.privateKey === undefined, {
-    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt), not both',
-    path: ['clientSecret']
-  })
-  .refine((auth) => auth.signingAlgorithm === undefined || auth.privateKey !== undefined, {
-    message: 'signs the privateKey assertion: give privateKey',
-    path: ['signingAlgorithm']
-  })
-export const AuthorizationCodeAuthSchema = strictAuthObject({
-  mode: z.literal('authorizationCode'),
-  scopes,
-  resource: urlString.optional(),
-  redirectUri: urlString.optional(),
-  client: OAuthClientInfoSchema.optional(),
-  tokens: OAuthTokensSchema.optional(),
-  onTokensChanged: callback<OAuthTokens>(),
-  onClientRegistered: callback<OAuthClientInfo>(),
-  oauthProviderRef: z.string().min(1).optional()
-})
-
-export const McpAuthConfigSchema = z.discriminatedUnion(
-  'mode',
-  [NoAuthSchema, ApiKeyAuthSchema, ClientCredentialsAuthSchema, AuthorizationCodeAuthSchema],
-  {
-    error: 'auth.mode must be none, apiKey, clientCredentials or authorizationCode'
-  }
-)
-export type McpAuthConfig = z.infer<typeof McpAuthConfigSchema>
-export type AuthMode = McpAuthConfig['mode']
-
-const timeoutMs = z
-  .number()
-  .int()
-  .positive('timeoutMs must be a positive number of milliseconds')
-  .max(600_000)
-  .optional()
-const stringMap = z.record(z.string(), z.string())
-
-const httpFields = {
-  transport: z.literal('http'),
-  url: urlString,
-  auth: McpAuthConfigSchema,
-  /** Extra request headers (imported from `headers` of Claude Code, Cursor and VS Code configs). */
-  headers: stringMap.optional(),
-  timeoutMs,
-  disabled: z.boolean().optional(),
-  /** Which tools other hosts get through `syncscope mcp run` (see mcp-tool-filter.ts). */
-  tools: ToolFilterSchema.optional()
-}
-const stdioFields = {
-  transport: z.literal('stdio'),
-  command: z.string().min(1, 'command is empty'),
-  args: z.array(z.string()).optional(),
-  env: stringMap.optional(),
-  cwd: z.string().min(1).optional(),
-  auth: McpAuthConfigSchema.optional(),
-  timeoutMs,
-  disabled: z.boolean().optional(),
-  tools: ToolFilterSchema.optional()
-}
-
-const transportError = { error: 'transport must be "http" or "stdio"' }
-/** One server as written in a file, where the name is the key of the `servers` map. */
-export const McpServerEntrySchema = z.discriminatedUnion(
-  'transport',
-  [z.strictObject(httpFields), z.strictObject(stdioFields)],
-  transportError
-)
-export type McpServerEntry = z.infer<typeof McpServerEntrySchema>
-
-export const McpHttpServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...httpFields })
-export const McpStdioServerConfigSchema = z.strictObject({ name: McpServerNameSchema, ...stdioFields })
-export const McpServerConfigSchema = z.discriminatedUnion(
-  'transport',
-  [McpHttpServerConfigSchema, McpStdioServerConfigSchema],
-  transportError
-)
-export type McpServerConfig = z.infer<typeof McpServerConfigSchema>
-export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfigSchema>
-export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfigSchema>
+import { McpServerNameSchema, SourceKindSchema, TimeoutMsSchema } from './mcp-config'
+import {
+  ClientMetadataSettingSchema,
+  ClientMetadataUrlSchema,
+  HostExportSchema,
+  WorkspaceReviewSchema
+} from './mcp-files'
 
 export const McpToolErrorCodeSchema = z.enum([
   'invalid_config',
@@ -223,8 +48,6 @@ export const McpStateSchema = z.enum([
 ])
 export type McpState = z.infer<typeof McpStateSchema>
 
-/** Where an entry comes from: a config file, the host's `extraMcpServers`, or `Registry.addServer` (programmatic). */
-export const SourceKindSchema = z.enum(['workspace', 'settings', 'file', 'extra', 'programmatic'])
 export const McpSourceSchema = z.object({
   kind: SourceKindSchema,
   path: z.string().nullable(),
@@ -346,98 +169,7 @@ export const McpCallResultSchema = z.object({
 })
 export type McpCallResult = z.infer<typeof McpCallResultSchema>
 
-/**
- * The app's client_id as the HTTPS URL of its client ID metadata document, used with authorisation servers that
- * advertise `client_id_metadata_document_supported` (an HTTPS URL with a path, as the draft and the SDK require).
- */
-export const ClientMetadataUrlSchema = z.string().refine((value) => {
-  if (!URL.canParse(value)) return false
-  const url = new URL(value)
-  return url.protocol === 'https:' && url.pathname !== '/'
-}, "must be an https:// URL with a path: where the app's client ID metadata document is served")
-
-/** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
-export const ClientMetadataSettingSchema = z.object({
-  url: z.string().nullable(),
-  source: z.enum(['settings', 'flag']).nullable(),
-  /** The document to publish at `url`: it lists the callback of every server that logs in with the grant. */
-  document: z.record(z.string(), z.unknown()).nullable()
-})
-export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
-
 const named = z.object({ name: McpServerNameSchema })
-
-/** A placeholder a file's entry asks to have filled in: an environment variable, the home folder, a secret, an input. */
-export const PlaceholderSchema = z.object({
-  kind: z.enum(['env', 'userHome', 'keychain', 'input']),
-  /** The variable, the secret's field (`auth.key`) or the input's id; empty for userHome. */
-  name: z.string()
-})
-export type Placeholder = z.infer<typeof PlaceholderSchema>
-
-/** A workspace mcp.json as the person reviews it before approving: each server, where it goes, what it asks for. */
-export const WorkspaceReviewSchema = z.object({
-  path: z.string(),
-  /** Of the content reviewed: the approval is pinned to it. */
-  sha256: z.string(),
-  state: z.enum(['trusted', 'untrusted', 'changed']),
-  approvedAt: z.string().nullable(),
-  /** Why the file's servers cannot be read (not JSON); they are then listed as none. */
-  error: z.string().nullable(),
-  servers: z.array(
-    z.object({
-      name: z.string(),
-      transport: z.enum(['http', 'stdio']).nullable(),
-      /** The URL, or the command line. */
-      target: z.string().nullable(),
-      asks: z.array(PlaceholderSchema),
-      /** The person's own entry of the same name this one overrides, and whether it is the same server. */
-      overrides: z
-        .object({
-          source: SourceKindSchema,
-          path: z.string().nullable(),
-          target: z.string().nullable(),
-          /** Same URL (origin + path) or command line: the stored secrets and tokens of that entry go to this one. */
-          sameTarget: z.boolean()
-        })
-        .nullable()
-    })
-  )
-})
-export type WorkspaceReview = z.infer<typeof WorkspaceReviewSchema>
-
-/** Another host's MCP config file (Claude Desktop/Code, VS Code, Cursor) and what `mcp export` would change in it. */
-export const HostExportSchema = z.object({
-  host: z.enum(['claude-desktop', 'claude-code', 'vscode', 'cursor']),
-  path: z.string(),
-  exists: z.boolean(),
-  /** Names of the servers in the file now (ours and the host's own). */
-  servers: z.array(z.string()),
-  diff: z.array(z.string()),
-  added: z.array(z.string()),
-  updated: z.array(z.string()),
-  removed: z.array(z.string()),
-  conflicts: z.array(z.string()),
-  beforeDigest: z.string(),
-  /** Why the file cannot be exported to (not JSON, not readable). */
-  error: z.string().nullable(),
-  /**
-   * Claude Code only: the servers' tool filters in its own form, deny rules `mcp__<server>__<pattern>` in its settings
-   * (`launcherOnly`: what its rules cannot say, which `syncscope mcp run` enforces alone).
-   */
-  permissions: z
-    .object({
-      path: z.string(),
-      diff: z.array(z.string()),
-      added: z.array(z.string()),
-      removed: z.array(z.string()),
-      launcherOnly: z.array(z.string()),
-      beforeDigest: z.string()
-    })
-    .nullable()
-    .optional()
-})
-export type HostExport = z.infer<typeof HostExportSchema>
 
 export const mcpCalls = {
   'mcp.list': call(
@@ -456,7 +188,7 @@ export const mcpCalls = {
     named.extend({
       tool: z.string().min(1),
       args: z.record(z.string(), z.unknown()).default({}),
-      timeoutMs: timeoutMs
+      timeoutMs: TimeoutMsSchema
     }),
     McpCallResultSchema
   ),

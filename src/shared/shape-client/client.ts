@@ -2,7 +2,7 @@ import type { TransitionTable } from '../machine'
 import { isReservedParam, OFFSET_NOW, OFFSET_START } from '../protocol'
 import { backoffDelay, DEFAULT_BACKOFF, retryAfterMs, sleep, type BackoffOptions } from './backoff'
 import { ShapeStreamError } from './errors'
-import type { ChangeMessage, Message } from './messages'
+import type { ChangeMessage, MessageBatch } from './messages'
 import type { Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
@@ -56,11 +56,6 @@ export interface ShapeStreamOptions {
    */
   bypassCaches?: boolean
   random?: () => number
-}
-
-export interface MessageBatch {
-  messages: Message[]
-  requestId: number
 }
 
 /** Times a subset request follows a 409 to the shape's new handle before giving up (as the official client). */

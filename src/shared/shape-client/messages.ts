@@ -55,6 +55,12 @@ export type Message = z.infer<typeof MessageSchema>
 
 export const MessageArraySchema = z.array(MessageSchema)
 
+/** The messages of one response, as a stream hands them to its subscribers. */
+export interface MessageBatch {
+  messages: Message[]
+  requestId: number
+}
+
 export const isChangeMessage = (message: Message): message is ChangeMessage => 'key' in message
 export const isEventMessage = (message: Message): message is EventMessage => 'event' in message.headers
 export const isControlMessage = (message: Message): message is ControlMessage => 'control' in message.headers

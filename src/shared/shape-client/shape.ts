@@ -1,6 +1,6 @@
-import { ShapeStream, type MessageBatch, type ShapeStreamOptions } from './client'
+import { ShapeStream, type ShapeStreamOptions } from './client'
 import { MaterialisedShape, type RowChange } from './materialise'
-import type { Row } from './messages'
+import type { MessageBatch, Row } from './messages'
 import type { AppliedSnapshot } from './snapshot-filter'
 import type { Subset, SubsetMethod } from './subset'
 import type { Membership } from './tags'

@@ -1,5 +1,4 @@
-import type { MessageBatch } from './client'
-import { isChangeMessage, type ChangeMessage, type ControlMessage, type Message } from './messages'
+import { isChangeMessage, type ChangeMessage, type ControlMessage, type Message, type MessageBatch } from './messages'
 import { SnapshotTracker, type SnapshotMetadata } from './snapshot-tracker'
 import type { SubsetMethod } from './subset'
 

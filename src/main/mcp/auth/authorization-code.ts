@@ -5,7 +5,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens as SdkTokens
 } from '@modelcontextprotocol/sdk/shared/auth.js'
-import type { McpAuthConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp'
+import type { McpAuthConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp-config'
 import { McpFailure } from '../errors'
 import { OPENABLE, openableInBrowser } from './browser-url'
 import type { FetchLike } from './oauth-log'

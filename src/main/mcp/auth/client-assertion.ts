@@ -1,6 +1,6 @@
 import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto'
 import { SignJWT } from 'jose'
-import type { SIGNING_ALGORITHMS } from '../../../shared/contract/mcp'
+import type { SIGNING_ALGORITHMS } from '../../../shared/contract/mcp-config'
 import { McpFailure } from '../errors'
 
 type Algorithm = (typeof SIGNING_ALGORITHMS)[number]

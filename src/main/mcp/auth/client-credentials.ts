@@ -1,6 +1,6 @@
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js'
 import { z } from 'zod'
-import type { McpAuthConfig } from '../../../shared/contract/mcp'
+import type { McpAuthConfig } from '../../../shared/contract/mcp-config'
 import { McpFailure } from '../errors'
 import { assertionKey, clientAssertion, CLIENT_ASSERTION_TYPE, type AssertionKey } from './client-assertion'
 import { withHeaders } from './headers'

@@ -1,5 +1,5 @@
 import type { OAuthTokens as SdkTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
-import type { OAuthTokens } from '../../../shared/contract/mcp'
+import type { OAuthTokens } from '../../../shared/contract/mcp-config'
 import { toSdkTokens } from './authorization-code'
 import type { FetchLike } from './oauth-log'
 

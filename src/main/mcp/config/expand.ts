@@ -1,5 +1,5 @@
 import { homedir } from 'node:os'
-import type { Placeholder } from '../../../shared/contract/mcp'
+import type { Placeholder } from '../../../shared/contract/mcp-files'
 
 export interface ExpandIssue {
   path: (string | number)[]

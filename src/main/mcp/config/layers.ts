@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import type { McpSource, McpToolError, WorkspaceReview } from '../../../shared/contract/mcp'
+import type { WorkspaceReview } from '../../../shared/contract/mcp-files'
+import type { McpSource, McpToolError } from '../../../shared/contract/mcp'
 import { McpFailure } from '../errors'
-import { parseConfigText, type FileContext, type ParsedEntry, type ParsedFile, type SourceKind } from './parse'
+import type { SourceKind } from '../../../shared/contract/mcp-config'
+import { parseConfigText, type FileContext, type ParsedEntry, type ParsedFile } from './parse'
 import { reviewWorkspace } from './review'
 import { contentDigest, type TrustStore, type TrustVerdict } from './trust'
 

@@ -1,17 +1,16 @@
 import type { z } from 'zod'
 import {
-  ClientMetadataUrlSchema,
   McpServerEntrySchema,
   McpServerNameSchema,
   type McpServerConfig,
-  type McpSource,
-  type McpToolError
-} from '../../../shared/contract/mcp'
+  type SourceKind
+} from '../../../shared/contract/mcp-config'
+import { ClientMetadataUrlSchema } from '../../../shared/contract/mcp-files'
+import type { McpSource, McpToolError } from '../../../shared/contract/mcp'
 import { entryBinding, type SecretOwner } from '../persistence/binding'
 import { expandPlaceholders } from './expand'
 import { jsonSyntaxProblem } from './json-file'
 
-export type SourceKind = McpSource['kind']
 export type FileFormat = NonNullable<McpSource['format']>
 
 /**

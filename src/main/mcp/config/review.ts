@@ -1,7 +1,8 @@
-import type { WorkspaceReview } from '../../../shared/contract/mcp'
+import type { SourceKind } from '../../../shared/contract/mcp-config'
+import type { WorkspaceReview } from '../../../shared/contract/mcp-files'
 import { bindingTarget } from '../persistence/binding'
 import { placeholdersIn } from './expand'
-import { importForeignEntry, transportOf, type ParsedEntry, type SourceKind } from './parse'
+import { importForeignEntry, transportOf, type ParsedEntry } from './parse'
 import type { TrustVerdict } from './trust'
 
 export interface ReviewedFile {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
-import type { WorkspaceReview } from '../../../shared/contract/mcp'
+import type { WorkspaceReview } from '../../../shared/contract/mcp-files'
 import { readPrivateJson, writePrivateJson } from '../persistence/file-store'
 import { withLockFile } from '../persistence/lock-file'
 

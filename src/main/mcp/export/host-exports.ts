@@ -1,5 +1,5 @@
 import { access } from 'node:fs/promises'
-import type { HostExport } from '../../../shared/contract/mcp'
+import type { HostExport } from '../../../shared/contract/mcp-files'
 import { McpFailure } from '../errors'
 import type { Registry } from '../registry'
 import {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { SourceKind } from '../config/parse'
+import type { SourceKind } from '../../../shared/contract/mcp-config'
 
 /**
  * Who a stored secret or token belongs to: a server's name AND where it goes (`binding`), so an entry that shadows a

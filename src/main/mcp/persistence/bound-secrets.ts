@@ -1,4 +1,4 @@
-import type { OAuthTokens } from '../../../shared/contract/mcp'
+import type { OAuthTokens } from '../../../shared/contract/mcp-config'
 import { boundName, secretAccount, type SecretOwner } from './binding'
 import {
   clientAccount,
@@ -8,7 +8,7 @@ import {
   tokensAccount,
   type OAuthPersistence
 } from './oauth-persistence'
-import type { SecretStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /**
  * A server's typed-in secrets, OAuth tokens and registered client, kept under its name and binding (see binding.ts).

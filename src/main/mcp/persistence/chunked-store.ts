@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { KeychainError } from './keychain-error'
-import type { SecretStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /**
  * The Windows Credential Manager holds at most 2560 bytes of UTF-16 per item, less than an OAuth token set with a JWT

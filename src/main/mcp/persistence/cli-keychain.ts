@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
 import { classifyKeychainFailure, KeychainError } from './keychain-error'
-import type { SecretStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /*
  * The keychain through its command-line tools: the fallback where the native binding (@napi-rs/keyring) does not load.

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { z } from 'zod'
 import { writeAtomically } from '../../fs/atomic-write'
-import type { SecretStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /**
  * Encrypts the values of the secrets file. The Electron shell passes one backed by `safeStorage`; plain Node has

@@ -1,6 +1,6 @@
 import type { AsyncEntry, EntryOptions } from '@napi-rs/keyring'
 import { classifyKeychainFailure, KeychainError, withKeychainTimeout } from './keychain-error'
-import type { SecretStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /** The part of @napi-rs/keyring we use: N-API, prebuilt for each platform, so Electron needs no rebuild. */
 export interface KeyringBinding {

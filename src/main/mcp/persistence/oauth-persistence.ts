@@ -3,9 +3,10 @@ import {
   OAuthTokensSchema,
   type OAuthClientInfo,
   type OAuthTokens
-} from '../../../shared/contract/mcp'
+} from '../../../shared/contract/mcp-config'
 import { readPrivateJson, withFileLock, writePrivateJson } from './file-store'
-import { keychainStore, type SecretStore } from './secret-store'
+import { keychainStore } from './secret-store'
+import type { SecretStore } from './store'
 
 /** What a persistence helper returns: spread it into an authorizationCode auth config. */
 export interface OAuthPersistence {

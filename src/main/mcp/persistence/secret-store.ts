@@ -3,22 +3,14 @@ import { legacySecretToolItems, macSecurityStore, secretToolStore, type LegacySe
 import { fileSecretStore, type FileEncryption } from './file-store'
 import { KEYCHAIN_TIMEOUT_MS, KeychainError } from './keychain-error'
 import { loadKeyringBinding, nativeKeychainStore, type KeyringBinding } from './native-keychain'
+import type { SecretStore } from './store'
 
 export { fileSecretStore, type FileEncryption, type SecretCipher } from './file-store'
 export { KeychainError, type KeychainErrorReason } from './keychain-error'
+export type { SecretStore } from './store'
 
 /** The keychain service every Syncscope MCP secret is filed under. */
 export const KEYCHAIN_SERVICE = 'service-agents'
-
-/** Where secrets live: the OS keychain, or a 0600 JSON file where there is none. */
-export interface SecretStore {
-  readonly kind: 'keychain' | 'file'
-  /** Which backend and, for a fallback, why: shown on the MCP page, by `syncscope mcp` and at start-up. */
-  readonly description: string
-  get(account: string): Promise<string | undefined>
-  set(account: string, value: string): Promise<void>
-  delete(account: string): Promise<void>
-}
 
 export interface KeychainOptions {
   service?: string

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { ServeOptions } from '../../cli/serve-options'
+import type { ServeOptions } from '../../settings/serve-options'
 import type { Core } from '../../core'
 import type { Rooms } from '../../rooms'
 import { RpcError } from '../../../shared/contract/errors'

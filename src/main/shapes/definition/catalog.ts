@@ -1,6 +1,6 @@
 import type pg from 'pg'
-import { type ResolvedShape, resolveDefinition } from './definition'
-import { type FilterCompiler, definitionTables } from './filter'
+import { type ResolvedShape, definitionTables, resolveDefinition } from './definition'
+import type { FilterCompiler } from './filter'
 import { TableChecks } from './table-check'
 import { type TableInfo, readTableInfo } from './table-info'
 

@@ -244,3 +244,8 @@ export async function resolveDefinition(
 /** The hash part of a handle: stable for a definition. */
 export const identityHash = (identity: string): string =>
   BigInt(`0x${createHash('sha256').update(identity).digest('hex').slice(0, 12)}`).toString()
+
+/** Every table a definition reads: its own and its subqueries' (a change to any of them may concern the shape). */
+export function definitionTables(definition: ResolvedShape): TableInfo[] {
+  return [definition.table, ...(definition.subquery?.dependencies.map((dependency) => dependency.table) ?? [])]
+}

@@ -1,5 +1,4 @@
 import type { Alternatives, RowValues } from '../../sql'
-import type { ResolvedShape } from './definition'
 import type { TableInfo } from './table-info'
 
 /*
@@ -50,8 +49,3 @@ export type FilterCompiler = (input: {
   allowed: readonly string[] | null
   lookup: (schema: string, name: string) => Promise<TableInfo>
 }) => Promise<SubqueryPlan | null>
-
-/** Every table a definition reads: its own and its subqueries' (a change to any of them may concern the shape). */
-export function definitionTables(definition: ResolvedShape): TableInfo[] {
-  return [definition.table, ...(definition.subquery?.dependencies.map((dependency) => dependency.table) ?? [])]
-}

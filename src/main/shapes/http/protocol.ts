@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { sameSecret } from '../../headless/guard'
+import { sameSecret } from '../../net/guard'
 
 import { CONTROL, exposedProtocolHeaders, type ProtocolHeaderNames } from '../../../shared/protocol'
 

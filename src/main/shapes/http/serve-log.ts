@@ -1,7 +1,7 @@
 import { isCallersQueryError } from '../../sql'
 import type { ResolvedShape } from '../definition/definition'
 import type { Cancellation } from '../live/cancellation'
-import type { LiveSettings } from '../live/live'
+import type { LiveSettings } from '../live/live-settings'
 import type { LiveShape } from '../live/live-shape'
 import type { LongPoll } from '../live/long-polls'
 import type { PreparedAnswer } from '../live/prepared-answers'

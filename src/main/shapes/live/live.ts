@@ -1,13 +1,6 @@
 import type { Shape } from '../storage/shape'
 import { LiveShape } from './live-shape'
 
-/** How long live requests wait: a long-poll's timeout, an SSE stream's keep-alive interval and lifetime (ms). */
-export interface LiveSettings {
-  longPollTimeout: number
-  sseKeepAlive: number
-  sseLifetime: number
-}
-
 /**
  * The live stage: what waits for shapes to change. A shape gets its LiveShape when something first waits for it, and
  * from then on its change signal feeds it; the LiveShape goes with its shape.

@@ -1,8 +1,8 @@
 import { type LogOffset, formatOffset, readPosition } from '../storage/offset'
 import type { LogSlice } from '../storage/shape-log'
 import type { Cancellation } from './cancellation'
-import type { LiveShape } from './live-shape'
 import { PARALLEL_FROM, parallelWrites } from './parallel-writes'
+import type { ShapeNews } from './shape-news'
 
 /** A live long-poll held until its shape has entries after its offset, its own timeout, or its client goes away. */
 export interface LongPoll {
@@ -39,7 +39,7 @@ class LongPollGroup {
   private readonly members = new Set<Member>()
 
   constructor(
-    private readonly live: LiveShape,
+    private readonly live: ShapeNews,
     private readonly from: LogOffset,
     private readonly together: AnswerTogether<LongPoll>,
     private readonly close: () => void
@@ -98,7 +98,7 @@ class LongPollGroup {
 export class LongPolls {
   private readonly groups = new Map<string, LongPollGroup>()
 
-  constructor(private readonly live: LiveShape) {}
+  constructor(private readonly live: ShapeNews) {}
 
   /** Live long-polls held now. */
   get held(): number {

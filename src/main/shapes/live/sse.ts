@@ -4,9 +4,9 @@ import { upToDateMessage } from '../storage/messages'
 import { type LogOffset, compareOffsets, formatOffset } from '../storage/offset'
 import type { LogSlice } from '../storage/shape-log'
 import type { Cancellation } from './cancellation'
-import type { LiveSettings } from './live'
-import type { LiveShape } from './live-shape'
+import type { LiveSettings } from './live-settings'
 import { PARALLEL_FROM, descriptorOf, parallelWrites, writeToSockets } from './parallel-writes'
+import type { ShapeNews } from './shape-news'
 
 /**
  * SSE bytes built once and written to every stream that shares them: `wire` is the payload as one HTTP/1.1 chunk
@@ -185,7 +185,7 @@ export class SseHub {
   /** Streams of the shape open now (counted as they open and end: nothing per change). */
   open = 0
 
-  constructor(private readonly live: LiveShape) {}
+  constructor(private readonly live: ShapeNews) {}
 
   /**
    * Streams the shape's log from `from` to `res` (whose head went out), each change as it lands, until the stream's

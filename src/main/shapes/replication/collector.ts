@@ -3,7 +3,7 @@ import { tableKey } from '../definition/catalog'
 import { columnsFingerprint } from '../definition/table-info'
 import { type RowChange, type ShapeMessage, messagesFor } from '../storage/messages'
 import type { Shape } from '../storage/shape'
-import { definitionTables } from '../definition/filter'
+import { definitionTables } from '../definition/definition'
 import type { SubqueryRegistry } from '../subquery/registry'
 import { type AppliedState, saveState } from './applied-state'
 import {

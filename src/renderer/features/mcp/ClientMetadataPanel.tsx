@@ -1,5 +1,5 @@
 import { useState } from 'react'
-import type { ClientMetadataSetting } from '../../../shared/contract/mcp'
+import type { ClientMetadataSetting } from '../../../shared/contract/mcp-files'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCallMutation } from '../../hooks'
 

@@ -1,4 +1,4 @@
-import type { HostExport } from '../../../shared/contract/mcp'
+import type { HostExport } from '../../../shared/contract/mcp-files'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'
 

@@ -1,5 +1,5 @@
 import { useMemo, useState, type FormEvent } from 'react'
-import { McpServerNameSchema } from '../../../shared/contract/mcp'
+import { McpServerNameSchema } from '../../../shared/contract/mcp-config'
 import type { ApiError } from '../../api'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCallMutation } from '../../hooks'

@@ -1,4 +1,4 @@
-import type { WorkspaceReview } from '../../../shared/contract/mcp'
+import type { WorkspaceReview } from '../../../shared/contract/mcp-files'
 import { describeApproval, describeOverride, describePlaceholder } from '../../../shared/mcp-review'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useInvalidateOn } from '../../hooks'

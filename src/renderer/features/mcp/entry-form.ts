@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { McpAuthConfigSchema, McpServerEntrySchema } from '../../../shared/contract/mcp'
+import { McpAuthConfigSchema, McpServerEntrySchema } from '../../../shared/contract/mcp-config'
 
 /** `secretText`: a secret of several lines (a PEM private key); `choice`: one of the schema's `options`. */
 export type FieldKind = 'string' | 'secret' | 'secretText' | 'number' | 'boolean' | 'choice' | 'lines' | 'pairs'

@@ -1,8 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { hostAllowed, LOOPBACK_NAMES, type HostRule } from '../net/host-rule'
-
-export { hostAllowed, type HostRule } from '../net/host-rule'
+import { hostAllowed, LOOPBACK_NAMES, type HostRule } from './host-rule'
 
 export const TOKEN_COOKIE = 'syncscope_token'
 export const TOKEN_HEADER = 'x-syncscope-token'

@@ -4,8 +4,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
-import type { StdioSpawnSpec } from './connection'
-import { endGroup, spawnInGroup } from './process-group'
+import type { StdioSpawnSpec } from './stdio-spawn'
+import { endGroup, spawnInGroup } from '../process-group'
 
 /** How long a server may take to exit by itself once its stdin ends, before its group gets SIGTERM. */
 const STDIN_GRACE_MS = 1_000
