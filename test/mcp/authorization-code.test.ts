@@ -7,7 +7,7 @@ import {
   toSdkClient,
   toSdkTokens,
   type OAuthState
-} from './authorization-code'
+} from '../../src/main/mcp/auth/authorization-code'
 
 describe('OAuth token and client records', () => {
   it('keeps the previous refresh token when a refresh response has none, and computes expiry in seconds', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isSafeExternalUrl } from './external-url'
+import { isSafeExternalUrl } from '../../src/main/net/external-url'
 
 describe('isSafeExternalUrl', () => {
   it.each([

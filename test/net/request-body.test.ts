@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseJsonBody, parseJsonObjectBody, readRequestBytes, RequestBodyError } from './request-body'
+import { parseJsonBody, parseJsonObjectBody, readRequestBytes, RequestBodyError } from '../../src/main/net/request-body'
 
 const LIMIT = 1000
 

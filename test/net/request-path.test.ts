@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { routingPath } from './request-path'
+import { routingPath } from '../../src/main/net/request-path'
 
 /** As the servers see it: the request target prefixed (never resolved against a base), then its pathname. */
 const pathOf = (target: string, trailingSlash?: 'keep' | 'drop') =>

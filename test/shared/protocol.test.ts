@@ -10,7 +10,7 @@ import {
   parseOffset,
   protocolHeaderNames,
   RESERVED_PARAMS
-} from '.'
+} from '../../src/shared/protocol'
 
 describe('protocol vocabulary', () => {
   it('names the headers under each brand', () => {

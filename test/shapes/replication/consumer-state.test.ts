@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ReplicationConsumer } from './consumer'
+import { ReplicationConsumer } from '../../../src/main/shapes/replication/consumer'
 import {
   canTransition,
   CONSUMER_PHASES,
@@ -11,7 +11,7 @@ import {
   isStopping,
   sessionOf,
   transition
-} from './consumer-state'
+} from '../../../src/main/shapes/replication/consumer-state'
 
 const ALLOWED: Array<[ConsumerPhase, ConsumerPhase]> = [
   ['idle', 'connecting'],

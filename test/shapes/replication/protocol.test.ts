@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { POSTGRES_EPOCH_MS } from './binary-reader'
-import { formatLsn, parseLsn } from './lsn'
-import { decodePgoutput } from './pgoutput'
-import { withSessionSettings } from './session'
-import { decodeWalSenderMessage, standbyStatusUpdate } from './walsender'
+import { POSTGRES_EPOCH_MS } from '../../../src/main/shapes/replication/binary-reader'
+import { formatLsn, parseLsn } from '../../../src/main/shapes/replication/lsn'
+import { decodePgoutput } from '../../../src/main/shapes/replication/pgoutput'
+import { withSessionSettings } from '../../../src/main/shapes/replication/session'
+import { decodeWalSenderMessage, standbyStatusUpdate } from '../../../src/main/shapes/replication/walsender'
 
 describe('LSNs', () => {
   it('converts between X/Y text and unsigned 64-bit numbers', () => {

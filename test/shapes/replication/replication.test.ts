@@ -1,21 +1,15 @@
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
-import { ignoreConnectionErrors } from '../../../../test/support/postgres'
-import {
-  expectCommitOrder,
-  idRange,
-  insertedIds,
-  sentThrough,
-  TransactionLog
-} from '../../../../test/support/replication'
+import { startTestPostgres, type TestPostgres } from '../../support/postgres'
+import { ignoreConnectionErrors } from '../../support/postgres'
+import { expectCommitOrder, idRange, insertedIds, sentThrough, TransactionLog } from '../../support/replication'
 import {
   parseLsn,
   type ReplicatedTransaction,
   type ReplicationOptions,
   type ReplicationStream,
   startReplication
-} from '.'
+} from '../../../src/main/shapes/replication'
 
 let server: TestPostgres
 let pool: pg.Pool

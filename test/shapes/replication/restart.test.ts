@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { EmbeddedPostgresHandle } from '../../db/embedded'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
+import type { EmbeddedPostgresHandle } from '../../../src/main/db/embedded'
+import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../../support/postgres'
 import {
   expectCommitOrder,
   idRange,
@@ -11,8 +11,8 @@ import {
   startReplacementCluster,
   startWithoutLogicalWal,
   TransactionLog
-} from '../../../../test/support/replication'
-import { type ReplicationStream, startReplication } from '.'
+} from '../../support/replication'
+import { type ReplicationStream, startReplication } from '../../../src/main/shapes/replication'
 
 let server: TestPostgres
 /** The cluster as currently running: the first start, or the latest restart. */
