@@ -2,6 +2,7 @@ import { ShapeStream as ElectricStream } from '@electric-sql/client'
 import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
+import { expectClientsMatchPostgres } from '../support/converge'
 import { ignoreConnectionErrors } from '../support/postgres'
 import {
   ITEM_SHAPES as SHAPES,
@@ -144,18 +145,16 @@ describe('nothing lost over SSE', () => {
       await sleep(1_000)
     }
     await setup.end()
-    const check = new pg.Pool({
-      connectionString: server.databaseUrl,
-      max: 2,
-      types: { getTypeParser: () => (value: string) => value }
-    })
-    ignoreConnectionErrors(check)
+    const labelOf = (client: (typeof clients)[number]) => `${client.kind} ${JSON.stringify(client.shape)}`
     try {
+      await expectClientsMatchPostgres(server.databaseUrl, clients, {
+        rows: (client) => client.replica.rows,
+        expected: (check, client) => expected(check, client.shape),
+        label: labelOf,
+        anomalies: (client) => client.replica.anomalies
+      })
       for (const client of clients) {
-        const label = `${client.kind} ${JSON.stringify(client.shape)}`
-        const want = await expected(check, client.shape)
-        await expect.poll(() => client.replica.rows, { timeout: 20_000, interval: 100, message: label }).toEqual(want)
-        expect(client.replica.anomalies, label).toEqual([])
+        const label = labelOf(client)
         expect(client.replica.duplicates, label).toBe(0)
         expect(client.fellBack(), label).toBe(false)
         // the stream went live over SSE and resumed there after its connections were cut
@@ -165,7 +164,6 @@ describe('nothing lost over SSE', () => {
     } finally {
       controller.abort()
       for (const client of clients) client.stop()
-      await check.end()
     }
   })
 })

@@ -1,6 +1,7 @@
 import { ShapeStream as ElectricStream } from '@electric-sql/client'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { expectClientsMatchPostgres } from '../support/converge'
 import { ignoreConnectionErrors } from '../support/postgres'
 import type { Message } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -151,11 +152,17 @@ describe('nothing lost on subquery shapes', () => {
       await sleep(500)
     }
     try {
-      for (const { kind, shape, client } of [...longPoll, ...official]) {
-        const label = `${kind} ${shape.where}`
-        const want = await idsOf(setup, `SELECT id FROM sqt WHERE ${shape.sql}`)
-        await expect.poll(() => client.ids(), { timeout: 20_000, interval: 100, message: label }).toEqual(want)
-        expect(client.anomalies, label).toEqual([])
+      const clients = [...longPoll, ...official]
+      const labelOf = ({ kind, shape }: (typeof clients)[number]) => `${kind} ${shape.where}`
+      await expectClientsMatchPostgres(setup, clients, {
+        rows: ({ client }) => client.ids(),
+        expected: (pool, { shape }) => idsOf(pool, `SELECT id FROM sqt WHERE ${shape.sql}`),
+        label: labelOf,
+        anomalies: ({ client }) => client.anomalies
+      })
+      for (const entry of clients) {
+        const { shape, client } = entry
+        const label = labelOf(entry)
         const { rows } = await setup.query<{ id: number; note: string; owner_id: number }>(
           `SELECT id, note, owner_id FROM sqt WHERE ${shape.sql}`
         )
