@@ -1,174 +1,23 @@
 import { execFile } from 'node:child_process'
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { filePersistence, keychainPersistence, forgetPersisted } from '../../src/main/mcp/persistence/oauth-persistence'
+import { keychainPersistence, forgetPersisted } from '../../src/main/mcp/persistence/oauth-persistence'
 import { parseSecurityPassword } from '../../src/main/mcp/persistence/cli-keychain'
-import {
-  fileSecretStore,
-  keychainStore,
-  KeychainError,
-  type SecretStore
-} from '../../src/main/mcp/persistence/secret-store'
+import { keychainStore, KeychainError, type SecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { McpHost } from '../../src/main/mcp/host'
 import { boundName, entryBinding } from '../../src/main/mcp/persistence/binding'
-import { aesGcmCipher } from './support/aes-cipher'
 import { watchArgv } from './support/argv-watch'
 import { describeWith } from '../support/facility-tests'
 import { startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
 import { startMcpHttpServer } from './support/mcp-http-server'
 import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
+import { awkwardSecrets, client, folderForBlock, sameText, tokens, tokensJson } from './support/secrets'
 
 const run = promisify(execFile)
-const tokens = { accessToken: 'at-0123456789abcdef', refreshToken: 'rt-0123456789abcdef', expiresAt: 2_000_000_000 }
-const tokensJson = JSON.stringify(tokens)
 const NOT_INSTALLED: string = '@napi-rs/keyring-not-installed'
-/** Values a store must give back byte for byte. */
-const awkwardSecrets = {
-  json: JSON.stringify({
-    accessToken: 'at-'.padEnd(1200, 'x'),
-    refreshToken: 'rt-0123456789abcdef',
-    expiresAt: 2_000_000_000
-  }),
-  unicode: 'pässwörd ✓ 😀 日本',
-  newlines: 'line one\nline two',
-  trailingNewline: 'ends with a newline\n',
-  spaces: '  leading and trailing  ',
-  shell: `'"\\$(id)\`;|&<>`,
-  large: 'x'.repeat(64 * 1024)
-}
-/** Equality without printing 64 KiB into the report when it fails. */
-const sameText = (actual: string | undefined, expected: string) =>
-  actual === expected || `${actual?.length ?? 'undefined'} characters, expected ${expected.length}`
-const client = {
-  clientId: 'client-1',
-  issuer: 'http://127.0.0.1:1/',
-  redirect_uris: ['http://127.0.0.1:2/oauth/callback/demo'],
-  client_id_issued_at: 1
-}
-
-/** A fresh folder for the describe block that calls this, removed after it. */
-function folderForBlock(prefix: string): () => string {
-  let dir = ''
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), prefix))
-  })
-  afterAll(() => rm(dir, { recursive: true, force: true }))
-  return () => dir
-}
-
-describe('filePersistence (0600 JSON)', () => {
-  const dir = folderForBlock('syncscope-file-persistence-')
-
-  it('writes 0600 even under umask 000, keeps every server and the registration metadata as returned', async () => {
-    const path = join(dir(), 'nested', 'oauth.json')
-    const previous = process.umask(0)
-    try {
-      const demo = await filePersistence({ path, server: 'demo' })
-      expect(demo.tokens).toBeUndefined()
-      await demo.onTokensChanged(tokens)
-      await demo.onClientRegistered(client)
-      await (await filePersistence({ path, server: 'other' })).onTokensChanged({ accessToken: 'other-token' })
-    } finally {
-      process.umask(previous)
-    }
-    expect((await stat(path)).mode & 0o777).toBe(0o600)
-    expect((await stat(join(dir(), 'nested'))).mode & 0o777).toBe(0o700)
-    const again = await filePersistence({ path, server: 'demo' })
-    expect(again.tokens).toEqual(tokens)
-    expect(again.client).toEqual(client)
-    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({
-      tokens: { demo: tokens, other: { accessToken: 'other-token' } }
-    })
-  })
-
-  it('loses no update when writes race', async () => {
-    const path = join(dir(), 'race.json')
-    const slices = await Promise.all(['a', 'b', 'c', 'd'].map((server) => filePersistence({ path, server })))
-    await Promise.all(slices.map((slice, index) => slice.onTokensChanged({ accessToken: `token-${index}` })))
-    expect(Object.keys((JSON.parse(await readFile(path, 'utf8')) as { tokens: object }).tokens).sort()).toEqual([
-      'a',
-      'b',
-      'c',
-      'd'
-    ])
-  })
-
-  it('refuses to read a file other users could read (0644), and 0400', async () => {
-    const path = join(dir(), 'loose.json')
-    await writeFile(path, JSON.stringify({ tokens: { demo: tokens } }), { mode: 0o644 })
-    await chmod(path, 0o644)
-    await expect(filePersistence({ path, server: 'demo' })).rejects.toThrow(/mode 0644; a secrets file must be 0600/)
-    await chmod(path, 0o400)
-    await expect(filePersistence({ path, server: 'demo' })).rejects.toThrow(/mode 0400/)
-  })
-
-  it('stores plain secrets for machines without a keychain', async () => {
-    const store = fileSecretStore(join(dir(), 'secrets.json'))
-    await store.set('secret:api:auth.key', 'k-1')
-    expect(await store.get('secret:api:auth.key')).toBe('k-1')
-    await store.delete('secret:api:auth.key')
-    expect(await store.get('secret:api:auth.key')).toBeUndefined()
-  })
-})
-
-describe('fileSecretStore with a cipher (the Electron shell passes safeStorage)', () => {
-  const dir = folderForBlock('syncscope-sealed-store-')
-
-  it('keeps only ciphertext on disk (0600) and round-trips every value', async () => {
-    const path = join(dir(), 'sealed.json')
-    const store = fileSecretStore(path, { cipher: aesGcmCipher(), why: 'no OS keychain: test' })
-    expect(store.description).toBe(`${path} (mode 0600), encrypted with AES-256-GCM (test key); no OS keychain: test`)
-    for (const value of Object.values(awkwardSecrets)) {
-      await store.set('tokens:demo', value)
-      expect(sameText(await store.get('tokens:demo'), value)).toBe(true)
-    }
-    await store.set('tokens:demo', tokensJson)
-    const disk = await readFile(path, 'utf8')
-    expect(disk).not.toContain(tokens.accessToken)
-    expect(JSON.parse(disk)).toMatchObject({
-      encryptedWith: 'AES-256-GCM (test key)',
-      encrypted: { 'tokens:demo': expect.any(String) }
-    })
-    expect((await stat(path)).mode & 0o777).toBe(0o600)
-    await store.delete('tokens:demo')
-    expect(await store.get('tokens:demo')).toBeUndefined()
-  })
-
-  it('encrypts the plain values left from before on its next write', async () => {
-    const path = join(dir(), 'upgrade.json')
-    await fileSecretStore(path).set('client:old', 'plain-client-secret')
-    expect(await readFile(path, 'utf8')).toContain('plain-client-secret')
-    const sealed = fileSecretStore(path, { cipher: aesGcmCipher() })
-    expect(await sealed.get('client:old')).toBe('plain-client-secret')
-    await sealed.set('tokens:new', 'new-token')
-    expect(await readFile(path, 'utf8')).not.toContain('plain-client-secret')
-    expect(await sealed.get('client:old')).toBe('plain-client-secret')
-  })
-
-  it('refuses, with the reason, an encrypted value it has no key for (never reads it as missing)', async () => {
-    const path = join(dir(), 'foreign.json')
-    await fileSecretStore(path, { cipher: aesGcmCipher() }).set('tokens:demo', tokensJson)
-    await expect(fileSecretStore(path).get('tokens:demo')).rejects.toThrow(
-      /tokens:demo in .* is encrypted with AES-256-GCM \(test key\); only the Syncscope app can read it/
-    )
-    await expect(fileSecretStore(path, { cipher: aesGcmCipher() }).get('tokens:demo')).rejects.toThrow(
-      /cannot be decrypted with AES-256-GCM/
-    )
-  })
-
-  it('refuses a damaged file without quoting its content', async () => {
-    const path = join(dir(), 'damaged.json')
-    await writeFile(path, '{"secrets": {"tokens:demo": "at-visible-secret"', { mode: 0o600 })
-    const failure = (await fileSecretStore(path)
-      .get('tokens:demo')
-      .catch((error: unknown) => error)) as Error
-    expect(failure.message).toMatch(/is not valid JSON; fix it or delete it/)
-    expect(failure.message).not.toContain('at-visible-secret')
-  })
-})
 
 describe('which keychain backend is picked where the binding cannot load', () => {
   const notInstalled = () => import(NOT_INSTALLED)
