@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { proxyStreamTarget, type FetchUserToken } from '../../src/renderer/features/shapes/proxy-target'
 import type { UserToken } from '../../src/shared/contract/proxy'
 import { Shape, type ShapeDraft } from '../../src/shared/shape-client'
-import { GRACE, startProxyStack, until, type ProxyStack } from './support'
+import { GRACE, startProxyStack, until, type ProxyStack } from '../proxy/support'
 
 /** The Shape workbench's proxy target (its token source and gatekeeper step) with the shape client, against a real proxy. */
 let stack: ProxyStack

@@ -5,7 +5,7 @@ import type { WriteReport } from '../../src/shared/contract/shapes-workbench'
 import type { TableInfo } from '../../src/shared/contract/db'
 import { Shape } from '../../src/shared/shape-client'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { waitFor } from './support'
+import { waitFor } from '../shape-client/support'
 
 describe('write generator', () => {
   let server: TestShapeServer
