@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { IdentifierError, parseTableName, quoteIdent } from '.'
+import { IdentifierError, parseTableName, quoteIdent } from '../../src/main/sql'
 
 describe('parseTableName', () => {
   it('follows Postgres identifier rules', () => {

@@ -6,7 +6,7 @@ import {
   MAX_PARAMS_LENGTH,
   compileWhere,
   loadParser
-} from '.'
+} from '../../src/main/sql'
 
 const columns: ColumnTypes = {
   title: { type: 'text', category: 'text' },

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ADVERSARIAL_LENGTH, WORKLOADS } from '../../../test/support/adversarial-inputs'
+import { ADVERSARIAL_LENGTH, WORKLOADS } from '../support/adversarial-inputs'
 
 /**
  * Far above the linear cost of any workload (milliseconds, plus a second to start the process on a loaded machine)
@@ -9,7 +9,7 @@ import { ADVERSARIAL_LENGTH, WORKLOADS } from '../../../test/support/adversarial
  */
 const DEADLINE_MS = 30_000
 
-const SCRIPT = join(__dirname, '../../../test/support/adversarial-inputs.ts')
+const SCRIPT = join(__dirname, '../support/adversarial-inputs.ts')
 
 /** Runs one workload in its own process, killed at the deadline: `done …`, `failed …`, or null when it was killed. */
 function runWorkload(name: string): Promise<string | null> {

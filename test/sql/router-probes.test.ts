@@ -1,5 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type ColumnTypes, type CompiledWhere, type Row, compileWhere, createShapeRouter, loadParser } from '.'
+import {
+  type ColumnTypes,
+  type CompiledWhere,
+  type Row,
+  compileWhere,
+  createShapeRouter,
+  loadParser
+} from '../../src/main/sql'
 
 /**
  * The router's probes may only ever narrow the shapes it evaluates: for random wheres of every probe kind and random

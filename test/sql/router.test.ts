@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '.'
+import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '../../src/main/sql'
 
 const columns: ColumnTypes = {
   id: { type: 'int4', category: 'number' },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { parseArray } from './arrays'
-import { WhereRuntimeError } from './errors'
-import * as v from './values'
+import { parseArray } from '../../src/main/sql/arrays'
+import { WhereRuntimeError } from '../../src/main/sql/errors'
+import * as v from '../../src/main/sql/values'
 
 describe('value parsing from Postgres text', () => {
   it('reads integers as Postgres does, with range checks', () => {

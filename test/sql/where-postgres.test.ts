@@ -1,8 +1,8 @@
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestPostgres, type TestPostgres } from '../../../test/support/postgres'
-import { readTableInfo } from '../shapes/definition/table-info'
-import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '.'
+import { startTestPostgres, type TestPostgres } from '../support/postgres'
+import { readTableInfo } from '../../src/main/shapes/definition/table-info'
+import { type ColumnTypes, type CompiledWhere, compileWhere, createShapeRouter, loadParser } from '../../src/main/sql'
 
 const SCHEMA = `
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
