@@ -41,6 +41,13 @@ afterAll(() => stack?.close())
 const ownedBy = async (owner: string) =>
   Number((await stack.shapes.pool.query('SELECT count(*) FROM issues WHERE owner_id = $1', [owner])).rows[0].count)
 
+/** Whether any exchange since the `before`-th went upstream (a refused request never does). */
+const wentUpstreamSince = (before: number) =>
+  stack.proxy
+    .exchanges()
+    .slice(before)
+    .some((exchange) => exchange.upstream !== null)
+
 async function get(path: string, userId: string | null, headers: Record<string, string> = {}) {
   const auth = userId ? bearer(await stack.accessToken(userId)) : {}
   return fetch(`${proxyUrl}${path}`, { headers: { ...auth, ...headers } })
@@ -120,12 +127,7 @@ describe('proxy auth: named shapes', () => {
     expect(response.status).toBe(400)
     const body = (await response.json()) as { error: { code: string; message: string } }
     expect(body.error.message.length).toBeGreaterThan(0)
-    expect(
-      stack.proxy
-        .exchanges()
-        .slice(before)
-        .every((exchange) => exchange.upstream === null)
-    ).toBe(true)
+    expect(wentUpstreamSince(before)).toBe(false)
   })
 
   /** The claims of a valid token for GRACE, `now` in seconds. */
@@ -194,12 +196,7 @@ describe('proxy auth: named shapes', () => {
     const body = (await response.json()) as { error: { code: string } }
     expect([response.status, body.error.code]).toEqual([401, code])
     expect(response.headers.get('vary')).toContain('Authorization')
-    expect(
-      stack.proxy
-        .exchanges()
-        .slice(before)
-        .every((exchange) => exchange.upstream === null)
-    ).toBe(true)
+    expect(wentUpstreamSince(before)).toBe(false)
   })
 
   it('answers 403 to callers without the role or without the claim a filter binds', async () => {
@@ -230,12 +227,7 @@ describe('proxy auth: named shapes', () => {
       const before = stack.proxy.exchanges().length
       const response = await get(`${path}?offset=-1`, GRACE)
       expect([path, response.status]).toEqual([path, 404])
-      expect(
-        stack.proxy
-          .exchanges()
-          .slice(before)
-          .every((exchange) => exchange.upstream === null)
-      ).toBe(true)
+      expect(wentUpstreamSince(before)).toBe(false)
     }
   })
 
