@@ -6,23 +6,21 @@ const pathOf = (target: string, trailingSlash?: 'keep' | 'drop') =>
   routingPath(new URL(`http://localhost${target}`).pathname, { trailingSlash })
 
 describe('routing path', () => {
-  it('names /v1/shape one way, however it is spelled', () => {
-    for (const target of [
-      '/v1/shape',
-      '//v1/shape',
-      '/v1//shape',
-      '//v1/../v1/shape',
-      '/v1/./shape',
-      '/v1/%73hape',
-      '/%761/shape',
-      '/v1/%2e/shape',
-      '/v1/x/%2e%2e/shape',
-      '/v1/shape/',
-      '/v1/shape//',
-      '/v1/shape?x=/a//b'
-    ]) {
-      expect(pathOf(target, 'drop'), target).toBe('/v1/shape')
-    }
+  it.each([
+    '/v1/shape',
+    '//v1/shape',
+    '/v1//shape',
+    '//v1/../v1/shape',
+    '/v1/./shape',
+    '/v1/%73hape',
+    '/%761/shape',
+    '/v1/%2e/shape',
+    '/v1/x/%2e%2e/shape',
+    '/v1/shape/',
+    '/v1/shape//',
+    '/v1/shape?x=/a//b'
+  ])('reads the spelling %s as /v1/shape', (target) => {
+    expect(pathOf(target, 'drop')).toBe('/v1/shape')
   })
 
   it('keeps a trailing slash unless asked, and the root as it is', () => {
