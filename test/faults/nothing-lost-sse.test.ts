@@ -3,6 +3,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
 import { expectClientsMatchPostgres } from '../support/converge'
+import { cuttingFetch } from './support/cutting-fetch'
 import { ignoreConnectionErrors } from '../support/postgres'
 import {
   ITEM_SHAPES as SHAPES,
@@ -52,24 +53,10 @@ class Replica {
 }
 
 /**
- * fetch for a client whose SSE responses are cut after 1.2–2.5 s (a flaky network, a proxy's idle limit): long
- * enough not to look like a buffering proxy, often enough that every client resumes many times during the writes.
+ * SSE responses cut after 1.2–2.5 s: long enough not to look like a buffering proxy, often enough that every client
+ * resumes many times during the writes.
  */
-function cuttingFetch(seed: number, sseRequests: string[]): typeof fetch {
-  let state = seed
-  const random = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31
-    return state / 2 ** 31
-  }
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input)
-    if (!url.includes('live_sse=true')) return fetch(input, init)
-    sseRequests.push(url)
-    const cut = new AbortController()
-    setTimeout(() => cut.abort(new Error('cut by the test')), 1200 + random() * 1300).unref()
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, cut.signal]) : cut.signal })
-  }
-}
+const cutAfter = (sseRequests: string[]) => ({ fromMs: 1200, spreadMs: 1300, sseRequests })
 
 describe('nothing lost over SSE', () => {
   let server: TestShapeServer | null = null
@@ -97,7 +84,7 @@ describe('nothing lost over SSE', () => {
         url,
         params: shape,
         live: 'sse',
-        fetch: cuttingFetch(index + 1, sse),
+        fetch: cuttingFetch(index + 1, cutAfter(sse)),
         backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 }
       })
       stream.subscribe((batch) => replica.apply(batch.messages))
@@ -125,7 +112,7 @@ describe('nothing lost over SSE', () => {
         params,
         liveSse: true,
         signal: controller.signal,
-        fetchClient: cuttingFetch(100 + index, sse)
+        fetchClient: cuttingFetch(100 + index, cutAfter(sse))
       })
       stream.subscribe((messages) => replica.apply(messages as AnyMessage[]))
       return {

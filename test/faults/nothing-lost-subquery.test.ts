@@ -2,6 +2,7 @@ import { ShapeStream as ElectricStream } from '@electric-sql/client'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { expectClientsMatchPostgres } from '../support/converge'
+import { cuttingFetch } from './support/cutting-fetch'
 import { ignoreConnectionErrors } from '../support/postgres'
 import type { Message } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -84,19 +85,6 @@ async function writeRandomly(pool: pg.Pool, transactions: number, seed: number):
   }
 }
 
-/** fetch whose SSE responses are cut after 0.8–2 s (a flaky network): every SSE client resumes many times. */
-function cuttingFetch(seed: number): typeof fetch {
-  let state = seed
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input)
-    if (!url.includes('live_sse=true')) return fetch(input, init)
-    state = (state * 1103515245 + 12345) % 2 ** 31
-    const cut = new AbortController()
-    setTimeout(() => cut.abort(new Error('cut by the test')), 800 + (state / 2 ** 31) * 1200).unref()
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, cut.signal]) : cut.signal })
-  }
-}
-
 /**
  * Randomized writes to both tables of subquery shapes while clients follow them: the official client over SSE with its
  * connections cut, and a long-poll client; the replication connection is also killed once in the middle. Each client's
@@ -129,7 +117,8 @@ describe('nothing lost on subquery shapes', () => {
         params,
         liveSse: true,
         signal: controller.signal,
-        fetchClient: cuttingFetch(index + 1)
+        // SSE responses cut after 0.8–2 s (a flaky network)
+        fetchClient: cuttingFetch(index + 1, { fromMs: 800, spreadMs: 1200 })
       })
       stream.subscribe((messages) => client.apply(messages as unknown as Message[]))
       return { kind: 'official SSE', shape, client }
