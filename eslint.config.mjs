@@ -3,11 +3,14 @@ import tseslint from 'typescript-eslint'
 import reactHooks from 'eslint-plugin-react-hooks'
 import globals from 'globals'
 import { roomImports } from './scripts/eslint-room-imports.mjs'
+import { testsOutsideSrc } from './scripts/eslint-tests-outside-src.mjs'
 
 const electronOnlyInShell = {
   name: 'electron',
   message: 'Only src/main/index.ts and src/main/electron/ know Electron.'
 }
+/** The project's own rules (scripts/eslint-*.mjs). */
+const syncscope = { rules: { 'room-imports': roomImports, 'tests-outside-src': testsOutsideSrc } }
 const sqlInternals = {
   regex: '^(\\.\\./)+(src/main/)?sql/(?!index$)',
   message: 'Import the SQL toolkit from src/main/sql (its index), not its inner files.'
@@ -34,7 +37,15 @@ export default tseslint.config(
   // each block below sets no-restricted-imports whole (a later block replaces an earlier one's options)
   {
     files: ['test/**/*.ts', 'bench/**/*.ts', 'e2e/**/*.ts'],
+    // the SQL toolkit's own tests (test/sql/) read its inner files
+    ignores: ['test/sql/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: [sqlInternals] }] }
+  },
+  {
+    // one test layout: unit and integration tests in test/<room>/, Playwright's in e2e/
+    files: ['src/**/*.test.{ts,tsx}', 'src/**/*.spec.{ts,tsx}'],
+    plugins: { syncscope },
+    rules: { 'syncscope/tests-outside-src': 'error' }
   },
   {
     files: ['src/main/**/*.ts'],
@@ -44,9 +55,7 @@ export default tseslint.config(
   { files: ['src/main/sql/**/*.ts'], rules: { 'no-restricted-imports': ['error', { paths: [electronOnlyInShell] }] } },
   {
     files: ['src/main/**/*.ts'],
-    // tests wire rooms together on purpose; the rule is about what runs
-    ignores: ['src/main/**/*.test.ts'],
-    plugins: { syncscope: { rules: { 'room-imports': roomImports } } },
+    plugins: { syncscope },
     rules: { 'syncscope/room-imports': 'error' }
   },
   {

@@ -8,7 +8,7 @@ import { parseLsn } from '../../src/main/shapes/replication'
 import { useTestDatabase } from '../support/test-database'
 import { get } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { followToEnd, tableRows } from './support/follow'
+import { expectSyncsMatchTable, followToEnd } from './support/follow'
 
 /** A small tmpfs as the data folder (the `tmpfs` facility). */
 function mountSmallDisk(): { dir: string; unmount(): void } {
@@ -97,10 +97,7 @@ describeWith(['tmpfs'], 'a full disk under the data folder', () => {
         timeout: 20_000
       })
       .toBe('active')
-    const want = await tableRows(database.pool, 'notes')
-    await expect
-      .poll(async () => (await followToEnd(server!.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 })
-      .toEqual(want)
+    await expectSyncsMatchTable(database.pool, 'notes', [{ url: server.url, from: synced }])
     await expect.poll(confirmed, { timeout: 15_000 }).toBeGreaterThanOrEqual(written)
   })
 })

@@ -7,7 +7,7 @@ import type { EmbeddedPostgresHandle } from '../../src/main/db/embedded'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { get } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { followToEnd, tableRows } from './support/follow'
+import { expectSyncsMatchTable, followToEnd } from './support/follow'
 import { killPostgres, startAgain } from './support/postgres-process'
 
 async function health(
@@ -59,10 +59,7 @@ describe('/v1/health and up-to-date with Postgres killed', () => {
     ignoreConnectionErrors(pool)
     try {
       await pool.query("INSERT INTO notes VALUES (2, 'after the restart')")
-      const want = await tableRows(pool, 'notes')
-      await expect
-        .poll(async () => (await followToEnd(server.url, { table: 'notes' }, synced)).rows, { timeout: 10_000 })
-        .toEqual(want)
+      await expectSyncsMatchTable(pool, 'notes', [{ url: server.url, from: synced }])
     } finally {
       await pool.end()
     }

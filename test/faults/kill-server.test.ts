@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { findFreePort } from '../../src/main/net/free-port'
+import { expectClientsMatchPostgres } from '../support/converge'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { followShape } from '../support/protocol-follower'
 import { ITEM_SHAPES, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
@@ -73,24 +74,21 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
       server = await startServer(database.url, dataDir, port)
     }
     await writers
-    const check = new pg.Pool({
-      connectionString: database.url,
-      max: 2,
-      types: { getTypeParser: () => (value: string) => value }
-    })
-    ignoreConnectionErrors(check)
     try {
+      await expectClientsMatchPostgres(database.url, clients, {
+        rows: (client) => client.rows,
+        expected: (check, client) => expectedItems(check, client.shape),
+        label: (client) => JSON.stringify(client.shape),
+        anomalies: (client) => client.anomalies,
+        timeout: 30_000
+      })
       for (const client of clients) {
-        const want = await expectedItems(check, client.shape)
-        await expect.poll(() => client.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
-        expect(client.anomalies, JSON.stringify(client.shape)).toEqual([])
         expect(client.conflicts(), `409s of ${JSON.stringify(client.shape)}`).toBe(0)
         expect(client.handles.size).toBe(1)
       }
     } finally {
       controller.abort()
       await Promise.all(clients.map((client) => client.done))
-      await check.end()
       await pool.end()
     }
   })

@@ -2,6 +2,8 @@ import { ShapeStream as ElectricStream } from '@electric-sql/client'
 import pg from 'pg'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ShapeStream } from '../../src/shared/shape-client'
+import { expectClientsMatchPostgres } from '../support/converge'
+import { cuttingFetch } from './support/cutting-fetch'
 import { ignoreConnectionErrors } from '../support/postgres'
 import {
   ITEM_SHAPES as SHAPES,
@@ -51,24 +53,10 @@ class Replica {
 }
 
 /**
- * fetch for a client whose SSE responses are cut after 1.2–2.5 s (a flaky network, a proxy's idle limit): long
- * enough not to look like a buffering proxy, often enough that every client resumes many times during the writes.
+ * SSE responses cut after 1.2–2.5 s: long enough not to look like a buffering proxy, often enough that every client
+ * resumes many times during the writes.
  */
-function cuttingFetch(seed: number, sseRequests: string[]): typeof fetch {
-  let state = seed
-  const random = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31
-    return state / 2 ** 31
-  }
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input)
-    if (!url.includes('live_sse=true')) return fetch(input, init)
-    sseRequests.push(url)
-    const cut = new AbortController()
-    setTimeout(() => cut.abort(new Error('cut by the test')), 1200 + random() * 1300).unref()
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, cut.signal]) : cut.signal })
-  }
-}
+const cutAfter = (sseRequests: string[]) => ({ fromMs: 1200, spreadMs: 1300, sseRequests })
 
 describe('nothing lost over SSE', () => {
   let server: TestShapeServer | null = null
@@ -96,7 +84,7 @@ describe('nothing lost over SSE', () => {
         url,
         params: shape,
         live: 'sse',
-        fetch: cuttingFetch(index + 1, sse),
+        fetch: cuttingFetch(index + 1, cutAfter(sse)),
         backoff: { initialDelayMs: 50, maxDelayMs: 200, multiplier: 2 }
       })
       stream.subscribe((batch) => replica.apply(batch.messages))
@@ -124,7 +112,7 @@ describe('nothing lost over SSE', () => {
         params,
         liveSse: true,
         signal: controller.signal,
-        fetchClient: cuttingFetch(100 + index, sse)
+        fetchClient: cuttingFetch(100 + index, cutAfter(sse))
       })
       stream.subscribe((messages) => replica.apply(messages as AnyMessage[]))
       return {
@@ -144,18 +132,16 @@ describe('nothing lost over SSE', () => {
       await sleep(1_000)
     }
     await setup.end()
-    const check = new pg.Pool({
-      connectionString: server.databaseUrl,
-      max: 2,
-      types: { getTypeParser: () => (value: string) => value }
-    })
-    ignoreConnectionErrors(check)
+    const labelOf = (client: (typeof clients)[number]) => `${client.kind} ${JSON.stringify(client.shape)}`
     try {
+      await expectClientsMatchPostgres(server.databaseUrl, clients, {
+        rows: (client) => client.replica.rows,
+        expected: (check, client) => expected(check, client.shape),
+        label: labelOf,
+        anomalies: (client) => client.replica.anomalies
+      })
       for (const client of clients) {
-        const label = `${client.kind} ${JSON.stringify(client.shape)}`
-        const want = await expected(check, client.shape)
-        await expect.poll(() => client.replica.rows, { timeout: 20_000, interval: 100, message: label }).toEqual(want)
-        expect(client.replica.anomalies, label).toEqual([])
+        const label = labelOf(client)
         expect(client.replica.duplicates, label).toBe(0)
         expect(client.fellBack(), label).toBe(false)
         // the stream went live over SSE and resumed there after its connections were cut
@@ -165,7 +151,6 @@ describe('nothing lost over SSE', () => {
     } finally {
       controller.abort()
       for (const client of clients) client.stop()
-      await check.end()
     }
   })
 })

@@ -1,6 +1,8 @@
 import { ShapeStream as ElectricStream } from '@electric-sql/client'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
+import { expectClientsMatchPostgres } from '../support/converge'
+import { cuttingFetch } from './support/cutting-fetch'
 import { ignoreConnectionErrors } from '../support/postgres'
 import type { Message } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -83,19 +85,6 @@ async function writeRandomly(pool: pg.Pool, transactions: number, seed: number):
   }
 }
 
-/** fetch whose SSE responses are cut after 0.8–2 s (a flaky network): every SSE client resumes many times. */
-function cuttingFetch(seed: number): typeof fetch {
-  let state = seed
-  return (input, init) => {
-    const url = input instanceof Request ? input.url : String(input)
-    if (!url.includes('live_sse=true')) return fetch(input, init)
-    state = (state * 1103515245 + 12345) % 2 ** 31
-    const cut = new AbortController()
-    setTimeout(() => cut.abort(new Error('cut by the test')), 800 + (state / 2 ** 31) * 1200).unref()
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, cut.signal]) : cut.signal })
-  }
-}
-
 /**
  * Randomized writes to both tables of subquery shapes while clients follow them: the official client over SSE with its
  * connections cut, and a long-poll client; the replication connection is also killed once in the middle. Each client's
@@ -128,7 +117,8 @@ describe('nothing lost on subquery shapes', () => {
         params,
         liveSse: true,
         signal: controller.signal,
-        fetchClient: cuttingFetch(index + 1)
+        // SSE responses cut after 0.8–2 s (a flaky network)
+        fetchClient: cuttingFetch(index + 1, { fromMs: 800, spreadMs: 1200 })
       })
       stream.subscribe((messages) => client.apply(messages as unknown as Message[]))
       return { kind: 'official SSE', shape, client }
@@ -151,11 +141,17 @@ describe('nothing lost on subquery shapes', () => {
       await sleep(500)
     }
     try {
-      for (const { kind, shape, client } of [...longPoll, ...official]) {
-        const label = `${kind} ${shape.where}`
-        const want = await idsOf(setup, `SELECT id FROM sqt WHERE ${shape.sql}`)
-        await expect.poll(() => client.ids(), { timeout: 20_000, interval: 100, message: label }).toEqual(want)
-        expect(client.anomalies, label).toEqual([])
+      const clients = [...longPoll, ...official]
+      const labelOf = ({ kind, shape }: (typeof clients)[number]) => `${kind} ${shape.where}`
+      await expectClientsMatchPostgres(setup, clients, {
+        rows: ({ client }) => client.ids(),
+        expected: (pool, { shape }) => idsOf(pool, `SELECT id FROM sqt WHERE ${shape.sql}`),
+        label: labelOf,
+        anomalies: ({ client }) => client.anomalies
+      })
+      for (const entry of clients) {
+        const { shape, client } = entry
+        const label = labelOf(entry)
         const { rows } = await setup.query<{ id: number; note: string; owner_id: number }>(
           `SELECT id, note, owner_id FROM sqt WHERE ${shape.sql}`
         )

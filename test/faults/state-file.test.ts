@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { useTestDatabase } from '../support/test-database'
 import { startTestShapeServer } from '../support/shape-server'
-import { followToEnd, tableRows } from './support/follow'
+import { expectSyncsMatchTable, followToEnd } from './support/follow'
 
 const stateFile = (dataDir: string): string => {
   const [database] = readdirSync(join(dataDir, 'shapes'))
@@ -64,13 +64,7 @@ describe('an unreadable state.json', () => {
           const resumed = await followToEnd(second.url, { table: 'notes' }, synced)
           expect(resumed.statuses[0]).toBe(409)
           await database.pool.query("INSERT INTO notes VALUES (100, 'after the reset')")
-          const want = await tableRows(database.pool, 'notes')
-          await expect
-            .poll(async () => (await followToEnd(second.url, { table: 'notes' }, resumed)).rows, { timeout: 10_000 })
-            .toEqual(want)
-          await expect
-            .poll(async () => (await followToEnd(other.url, { table: 'notes' })).rows, { timeout: 10_000 })
-            .toEqual(want)
+          await expectSyncsMatchTable(database.pool, 'notes', [{ url: second.url, from: resumed }, { url: other.url }])
         } finally {
           await second.close()
         }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { TEXT_VALUES } from '../support/converge'
 import { useTestDatabase } from '../support/test-database'
 import { type Message, controls, get, materialise, messages, syncToEnd } from '../support/shape-http'
 
@@ -14,7 +15,7 @@ const database = useTestDatabase(
     'CREATE TABLE life (id int PRIMARY KEY, grp int NOT NULL, pad text NOT NULL)',
     'INSERT INTO life SELECT g, g % 5, repeat(chr(97 + g % 26), 200) FROM generate_series(1, 40000) g'
   ],
-  { pool: { types: { getTypeParser: () => (value: string) => value } } }
+  { pool: { types: TEXT_VALUES } }
 )
 let dataDir: string
 

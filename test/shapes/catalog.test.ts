@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listTables } from '../../src/main/db/introspect'
 import { readCatalog } from '../../src/main/sql'
 import { readTableInfo, TableNotFoundError } from '../../src/main/shapes/definition/table-info'
-import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
+import { textPool } from '../support/converge'
+import { startTestPostgres, type TestPostgres } from '../support/postgres'
 
 const SCHEMA = `
 CREATE SCHEMA "Odd ""Schema""";
@@ -19,29 +20,24 @@ CREATE VIEW a_view AS SELECT 1 AS one;
 /** The one catalog query, as the shape server (its own pool: raw text) and the database page read it. */
 describe('catalog: one query for tables and columns', () => {
   let database: TestPostgres
-  let textPool: pg.Pool
+  let text: pg.Pool
   let parsedClient: pg.Client
 
   beforeAll(async () => {
     database = await startTestPostgres()
-    textPool = new pg.Pool({
-      connectionString: database.url,
-      max: 2,
-      types: { getTypeParser: () => (value: string) => value }
-    })
-    ignoreConnectionErrors(textPool)
+    text = textPool(database.url)
     parsedClient = new pg.Client({ connectionString: database.url })
     await parsedClient.connect()
     await parsedClient.query(SCHEMA)
   })
   afterAll(async () => {
     await parsedClient?.end()
-    await textPool?.end()
+    await text?.end()
     await database?.destroy()
   })
 
   it('reads a quoted, mixed-case table alike through raw-text and parsed connections', async () => {
-    for (const db of [textPool, parsedClient]) {
+    for (const db of [text, parsedClient]) {
       const info = await readTableInfo(db, 'Odd "Schema"', 'Mixed Case')
       expect(info.columns.map((column) => column.name)).toEqual(['b', 'a', 'm', 'tags', 'twice'])
       expect(info.keyColumns).toEqual(['a', 'b'])
@@ -65,19 +61,19 @@ describe('catalog: one query for tables and columns', () => {
   })
 
   it('reads a table without columns and a partitioned table, and refuses views and missing tables', async () => {
-    expect(await readTableInfo(textPool, 'public', 'empty')).toMatchObject({
+    expect(await readTableInfo(text, 'public', 'empty')).toMatchObject({
       columns: [],
       keyColumns: [],
       hasPrimaryKey: false
     })
-    expect(await readTableInfo(textPool, 'public', 'parent')).toMatchObject({ keyColumns: ['id'], hasPrimaryKey: true })
-    await expect(readTableInfo(textPool, 'public', 'a_view')).rejects.toThrow(TableNotFoundError)
-    await expect(readTableInfo(textPool, 'public', 'nope')).rejects.toThrow('Table "public"."nope" does not exist')
-    expect(await readCatalog(textPool, { schema: 'public', name: 'Empty' })).toBeNull()
+    expect(await readTableInfo(text, 'public', 'parent')).toMatchObject({ keyColumns: ['id'], hasPrimaryKey: true })
+    await expect(readTableInfo(text, 'public', 'a_view')).rejects.toThrow(TableNotFoundError)
+    await expect(readTableInfo(text, 'public', 'nope')).rejects.toThrow('Table "public"."nope" does not exist')
+    expect(await readCatalog(text, { schema: 'public', name: 'Empty' })).toBeNull()
   })
 
   it('lists every user table for the database page from the same query', async () => {
-    const tables = await listTables(textPool)
+    const tables = await listTables(text)
     expect(tables.map((table) => table.qualifiedName).sort()).toEqual([
       '"Odd ""Schema"""."Mixed Case"',
       'empty',

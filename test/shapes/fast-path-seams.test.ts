@@ -12,6 +12,7 @@ import { Responder } from '../../src/main/shapes/http/responder'
 import { reusedReadSocket } from '../../src/main/shapes/snapshot/reused-read-socket'
 import { type SnapshotQuery, runSnapshot } from '../../src/main/shapes/snapshot/snapshot'
 import { loadParser } from '../../src/main/sql'
+import { TEXT_VALUES } from '../support/converge'
 import { useTestDatabase } from '../support/test-database'
 
 /**
@@ -49,7 +50,7 @@ async function postgresText(where: string | null): Promise<Map<string, Record<st
     await client.query(setSessionSettingsSql())
     const { rows } = await client.query<Record<string, string | null>>({
       text: `SELECT * FROM awkward${where ? ` WHERE ${where}` : ''}`,
-      types: { getTypeParser: () => (value: string) => value }
+      types: TEXT_VALUES
     })
     await client.query('COMMIT')
     return new Map(

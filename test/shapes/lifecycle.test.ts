@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import pg from 'pg'
+import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ignoreConnectionErrors } from '../support/postgres'
+import { expectClientsMatchPostgres, textPool } from '../support/converge'
 import {
   type Message,
   type ShapeResponse,
@@ -27,12 +27,7 @@ const FILL = 'INSERT INTO life (id, grp) SELECT g, g % 5 FROM generate_series(1,
 
 beforeAll(async () => {
   server = await startTestShapeServer({ chunkBytes: 20_000, longPollTimeout: 1000 })
-  text = new pg.Pool({
-    connectionString: server.databaseUrl,
-    max: 2,
-    types: { getTypeParser: () => (value: string) => value }
-  })
-  ignoreConnectionErrors(text)
+  text = textPool(server.databaseUrl)
   await server.pool.query(CREATE)
   await server.pool.query(FILL)
 })
@@ -92,8 +87,8 @@ function follow(shape: Record<string, string>, signal: AbortSignal, first?: Prom
   return { shape, rows, anomalies, done, upToDate: () => upToDate }
 }
 
-async function expected(shape: Record<string, string>): Promise<Rows> {
-  const { rows } = await text.query<Record<string, string | null>>(`SELECT * FROM life WHERE ${shape.where ?? 'true'}`)
+async function expected(pool: pg.Pool, shape: Record<string, string>): Promise<Rows> {
+  const { rows } = await pool.query<Record<string, string | null>>(`SELECT * FROM life WHERE ${shape.where ?? 'true'}`)
   return new Map(rows.map((row) => [`"public"."life"/"${row.id}"`, row]))
 }
 
@@ -185,10 +180,12 @@ describe('a shape’s lifecycle against a snapshot in flight and live readers', 
       // the readers that lived through it, and new ones from -1, all end with the rows of Postgres
       const fresh = LIVE_SHAPES.concat([inFlight]).map((shape) => follow(shape, controller.signal))
       try {
-        for (const reader of [...readers, ...fresh]) {
-          const want = await expected(reader.shape)
-          await expect.poll(() => reader.rows, { timeout: 30_000, interval: 100 }).toEqual(want)
-        }
+        await expectClientsMatchPostgres(text, [...readers, ...fresh], {
+          rows: (reader) => reader.rows,
+          expected: (pool, reader) => expected(pool, reader.shape),
+          label: (reader) => JSON.stringify(reader.shape),
+          timeout: 30_000
+        })
       } finally {
         controller.abort()
         await Promise.all([...readers, ...fresh].map((reader) => reader.done))

@@ -1,5 +1,6 @@
 import pg from 'pg'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, it } from 'vitest'
+import { expectClientsMatchPostgres } from '../support/converge'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { restartPostgres } from '../support/replication'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
@@ -40,22 +41,16 @@ describe('nothing lost', () => {
     }
     await writers
     await setup.end()
-    const check = new pg.Pool({
-      connectionString: database.url,
-      max: 2,
-      types: { getTypeParser: () => (value: string) => value }
-    })
-    ignoreConnectionErrors(check)
     try {
-      for (const client of clients) {
-        const want = await expected(check, client.shape)
-        await expect.poll(() => client.rows, { timeout: 20_000, interval: 100 }).toEqual(want)
-        expect(client.anomalies, JSON.stringify(client.shape)).toEqual([])
-      }
+      await expectClientsMatchPostgres(database.url, clients, {
+        rows: (client) => client.rows,
+        expected: (check, client) => expected(check, client.shape),
+        label: (client) => JSON.stringify(client.shape),
+        anomalies: (client) => client.anomalies
+      })
     } finally {
       controller.abort()
       await Promise.all(clients.map((client) => client.done))
-      await check.end()
     }
   }
 

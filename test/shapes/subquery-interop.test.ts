@@ -1,5 +1,6 @@
 import { type Message as ClientMessage, type Row, ShapeStream } from '@electric-sql/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { expectClientsMatchPostgres } from '../support/converge'
 import type { Message } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { TagClient, idsOf } from '../support/subquery-client'
@@ -80,10 +81,11 @@ describe.each([
             )
           )
       }
-      await expect
-        .poll(async () => JSON.stringify(client.ids()) === JSON.stringify(await expected()), { timeout: 20_000 })
-        .toBe(true)
-      expect(client.anomalies.join('; ')).toBe('')
+      await expectClientsMatchPostgres(server.pool, [client], {
+        rows: () => client.ids(),
+        expected,
+        anomalies: () => client.anomalies
+      })
       const titles = await server.pool.query<{ id: number; title: string }>(`SELECT id, title FROM ${tasks}`)
       for (const { id, title } of titles.rows) {
         const held = client.rows.get(`"public"."${tasks}"/"${id}"`)

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { expectClientsMatchPostgres, TEXT_VALUES } from '../../support/converge'
 import type { Rows } from '../../support/random-writes'
 import { controls, get, materialise, messages, type Message } from '../../support/shape-http'
 
@@ -58,7 +59,24 @@ export async function followToEnd(
 export async function tableRows(pool: pg.Pool, table: string, keyColumn = 'id', where?: string): Promise<Rows> {
   const { rows } = await pool.query<Record<string, string | null>>({
     text: `SELECT * FROM ${table}${where ? ` WHERE ${where}` : ''}`,
-    types: { getTypeParser: () => (value: string) => value }
+    types: TEXT_VALUES
   })
   return new Map(rows.map((row) => [`"public"."${table}"/"${row[keyColumn]}"`, row]))
+}
+
+/**
+ * Clients of `table` (the shape `{ table }`) on `url`, each resuming from `from` (from -1 without it), end with exactly
+ * the rows of the table in Postgres now: each is synced to up-to-date again until it does.
+ */
+export async function expectSyncsMatchTable(
+  pool: pg.Pool,
+  table: string,
+  syncs: Array<{ url: string; from?: Position & { rows: Rows } }>
+): Promise<void> {
+  await expectClientsMatchPostgres(pool, syncs, {
+    rows: async ({ url, from }) => (await followToEnd(url, { table }, from)).rows,
+    expected: (pool) => tableRows(pool, table),
+    label: ({ url, from }) => `${table} on ${url} from ${from?.offset ?? '-1'}`,
+    timeout: 10_000
+  })
 }
