@@ -9,6 +9,7 @@ import { ShapeRegistry } from './registry'
 import { startReplication, type ReplicationStream } from './replication'
 import { type AppliedState, prepareState } from './replication/applied-state'
 import { Collector } from './replication/collector'
+import { CommitVisibility } from './replication/commit-visibility'
 import { SnapshotBuilder } from './snapshot/builder'
 import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
@@ -54,8 +55,10 @@ export class ShapeService {
   ) {
     const { log, chunkBytes } = options
     const shapesDir = join(options.dir, 'shapes')
+    const visibility = new CommitVisibility(pool)
     this.subqueries = new SubqueryRegistry({
       pool,
+      visibility,
       stack: state.slotName,
       appended: (shape) => this.collector.appended(shape),
       failed: (shape, error) => {
@@ -70,7 +73,8 @@ export class ShapeService {
       shapesDir,
       chunkBytes,
       log,
-      broken: (shape) => void this.drop(shape)
+      broken: (shape) => void this.drop(shape),
+      awaitDelivered: (signal) => visibility.awaitTaken(signal)
     })
     this.registry = new ShapeRegistry({
       shapesDir,
@@ -87,6 +91,7 @@ export class ShapeService {
       log,
       router: this.registry.router,
       subqueries: this.subqueries,
+      visibility,
       shapesOnTable: (schema, name) => this.registry.onTable(schema, name),
       tableChanged: async (schema, name) => {
         this.catalog.forget(schema, name)

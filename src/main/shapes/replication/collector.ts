@@ -5,6 +5,7 @@ import { type RowChange, type ShapeMessage, messagesFor } from '../storage/messa
 import type { Shape } from '../storage/shape'
 import { type SubqueryRegistry, definitionTables } from '../subquery/registry'
 import { type AppliedState, saveState } from './applied-state'
+import type { CommitVisibility } from './commit-visibility'
 import { TimeSlices } from './time-slices'
 import type { RelationInfo, ReplicatedTransaction, ReplicationStream } from './types'
 
@@ -22,6 +23,8 @@ export interface CollectorOptions {
   log(line: string): void
   router: ShapeRouter<Shape>
   subqueries: SubqueryRegistry
+  /** Told of every transaction taken, so that new snapshots can be made to include them. */
+  visibility: CommitVisibility
   /** The active shapes built on a table: on it, or with a subquery that reads it. */
   shapesOnTable(schema: string, name: string): Shape[]
   /** The table changed (or was truncated): the shapes built on it are dropped; resolves once they are. */
@@ -103,6 +106,7 @@ export class Collector {
    * resolves, and acknowledges it to Postgres once a flush has made those logs and then state.json durable (see flush).
    */
   private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
+    this.options.visibility.taken(tx.xid, tx.commitLsn)
     try {
       await this.routeTransaction(tx)
     } catch (error) {

@@ -21,6 +21,8 @@ export interface SnapshotBuilderOptions {
   log(line: string): void
   /** A snapshot that cannot be completed: the shape is to be dropped (its readers refetch or see its failure). */
   broken(shape: Shape): void
+  /** Resolves once a new snapshot includes every transaction the stream delivered so far (see CommitVisibility). */
+  awaitDelivered(signal?: AbortSignal): Promise<void>
 }
 
 /** A snapshot being built: `abort` cancels it, `done` settles once nothing of it writes any more. */
@@ -47,6 +49,8 @@ export class SnapshotBuilder {
     const query = {
       definition: shape.definition,
       withRows,
+      // the shape's log takes the transactions routed from now on: its snapshot must include every one before
+      beforeSnapshot: (signal?: AbortSignal) => this.options.awaitDelivered(signal),
       read: runtime && ((...args: ReadRowsArgs) => runtime.readSnapshot(args[0], args[1], withRows, args[2]))
     }
     const progress = {

@@ -29,6 +29,8 @@ export interface SnapshotQuery {
   read?: (...args: ReadRowsArgs) => Promise<void>
   /** `copy` (the default): COPY taken off the socket and the WebAssembly encoder; `plain`: the path they must match. */
   rowPath?: 'copy' | 'plain'
+  /** Waited for before the snapshot is taken: until it will include every transaction the shape's log will not get. */
+  beforeSnapshot?: (signal?: AbortSignal) => Promise<void>
 }
 
 export type ReadRowsArgs = [client: pg.PoolClient, info: SnapshotInfo, add: (rows: EncodedRows) => Promise<void>]
@@ -380,7 +382,13 @@ export async function runSnapshot(
         await writer.finish(snapshotEndMessage(info))
         return info
       },
-      { signal, prepare: (client) => lockSameTable(client, query.definition) }
+      {
+        signal,
+        prepare: async (client) => {
+          await query.beforeSnapshot?.(signal)
+          await lockSameTable(client, query.definition)
+        }
+      }
     )
   } catch (error) {
     await writer.abort()

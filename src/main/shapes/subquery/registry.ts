@@ -5,6 +5,7 @@ import type { ReplicatedTransaction } from '../replication'
 import type { Shape } from '../storage/shape'
 import type { TableInfo } from '../definition/table-info'
 import { type ShapeRouter, createShapeRouter } from '../../sql'
+import type { CommitVisibility } from '../replication/commit-visibility'
 import { dependencyWhere } from './plan'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
@@ -24,6 +25,8 @@ interface TableRoutes {
 
 export interface SubqueryRegistryOptions {
   pool: pg.Pool
+  /** Which delivered transactions a move-in's snapshot may still lack. */
+  visibility: CommitVisibility
   /** Part of every tag's hash, as the reference's stack id. */
   stack: string
   appended(shape: Shape): void
@@ -61,6 +64,7 @@ export class SubqueryRegistry {
       failed: (failed, error) => this.options.failed(failed.shape, error),
       routingChanged: (changed) => this.routingChanged(changed),
       streamPosition: () => this.position,
+      lacks: (snapshot, through, except) => this.options.visibility.lacks(snapshot, through, except),
       tableKey
     })
     this.runtimes.set(shape.handle, runtime)

@@ -14,8 +14,9 @@ import {
 import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import type { LogEntry } from '../storage/shape-log'
-import { type SnapshotInfo, inSnapshot, snapshotEndMessage } from '../snapshot/snapshot'
+import { type SnapshotInfo, snapshotEndMessage } from '../snapshot/snapshot'
 import { quoteIdent } from '../../sql'
+import { type MoveInRead, readMoveIn } from './move-in-read'
 import type { Dependency, SubqueryPlan } from './plan'
 import { type Overrides, Views, keyValues, slotHash, valueKey } from './views'
 
@@ -52,6 +53,8 @@ export interface RuntimeHooks {
   routingChanged(runtime: SubqueryRuntime): void
   /** The replication stream's position: every transaction that ends at or before it has been handed over. */
   streamPosition(): bigint
+  /** A delivered transaction committed at or before `through` (those of `except` aside) the snapshot does not include, or null. */
+  lacks(snapshot: XidSnapshot, through: bigint, except: ReadonlySet<number>): number | null
   tableKey(table: { schema: string; name: string }): string
 }
 
@@ -61,16 +64,6 @@ interface Move {
   values: string[]
   entered: boolean
   xid: number
-}
-
-/** What a move-in query read, in its own snapshot. */
-interface MoveInRead {
-  columns: string[]
-  rows: Array<Array<string | null>>
-  snapshot: SnapshotInfo
-  visibility: XidSnapshot
-  /** pg_current_wal_lsn() in that snapshot: every transaction it sees ends at or before it. */
-  lsn: bigint
 }
 
 /** A move-in whose query runs (or ran); the shape's transactions wait for it (notes, "Buffering"). */
@@ -330,11 +323,15 @@ export class SubqueryRuntime {
     for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
-    const entries: LogEntry[] = messages.map((entry) => ({
-      offset: { tx: part.lsn, op: entry.op },
-      line: JSON.stringify(entry.message)
-    }))
-    this.cursor = { tx: part.lsn, op: part.ops }
+    // a transaction the move-in query did not see, written after its block and after later ones it saw, takes the
+    // next offsets (the log's offsets only grow); its messages keep their lsn
+    const after = part.lsn <= this.cursor.tx
+    const entries: LogEntry[] = messages.map((entry) =>
+      after
+        ? this.next(JSON.stringify(entry.message))
+        : { offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }
+    )
+    if (!after) this.cursor = { tx: part.lsn, op: part.ops }
     const moveIns: Move[] = []
     const moves = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
     for (const [dependency, { entered, left }] of moves.entries()) {
@@ -388,7 +385,17 @@ export class SubqueryRuntime {
     this.pending = pending
     this.heldSince ??= since
     this.hooks.routingChanged(this)
-    this.readMoveIn(moves).then(
+    readMoveIn({
+      pool: this.pool,
+      table: this.definition.table,
+      columns: [...this.encoder.columns, ...this.extraColumns],
+      tests: moves.flatMap((move) =>
+        this.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
+      ),
+      // the transactions already judged without the moved values must be in what it reads
+      lacks: (snapshot) => this.hooks.lacks(snapshot, this.cursor.tx, new Set(this.incoming.map((part) => part.xid))),
+      closed: () => this.closed
+    }).then(
       (read) => {
         if (this.pending !== pending) return
         pending.read = read
@@ -399,20 +406,20 @@ export class SubqueryRuntime {
   }
 
   /**
-   * Writes a pending move-in once its boundary is known (the first waiting transaction its snapshot did not see, or
-   * the stream past the LSN it read): the transactions it saw (judged with the views before it), its event, its rows
-   * and snapshot-end, then the rest as usual. Returns false while the boundary is not known.
+   * Writes a pending move-in once every transaction its query saw has arrived (the stream passed the WAL position it
+   * read): the waiting transactions it saw (judged with the views before it), its event, its rows and snapshot-end,
+   * then the waiting transactions it did not see, as usual. Postgres makes commits visible in an order of their own, so
+   * a transaction the query saw may follow one it did not see in the stream: it is written before the block all the
+   * same (docs/protocol.md, "The move-in splice"). Returns false while transactions the query saw may be on their way.
    */
   private splice(pending: PendingMoveIn): boolean {
     const read = pending.read
-    if (!read) return false
-    let seen = 0
-    while (seen < this.incoming.length && visibleIn(read.visibility, (this.incoming[seen] as TransactionPart).xid))
-      seen += 1
-    if (seen === this.incoming.length && this.hooks.streamPosition() < read.lsn) return false
+    if (!read || this.hooks.streamPosition() < read.lsn) return false
+    const seen = this.incoming.filter((part) => visibleIn(read.visibility, part.xid))
+    this.incoming = this.incoming.filter((part) => !visibleIn(read.visibility, part.xid))
     // the move-ins of the transactions it saw are written after it, by a move-in of their own
     const unsent = [...pending.moves]
-    for (const part of this.incoming.splice(0, seen)) unsent.push(...this.step(part, unsent))
+    for (const part of seen) unsent.push(...this.step(part, unsent))
     const later = unsent.slice(pending.moves.length).filter((move) => move.values.length > 0)
     const entries: LogEntry[] = []
     for (const move of pending.moves) {
@@ -471,53 +478,6 @@ export class SubqueryRuntime {
         pos: position.index,
         value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length))
       }))
-    )
-  }
-
-  /**
-   * Reads the rows whose tested columns hold a moved value, in a snapshot of its own taken after the shape's table is
-   * locked for share (so the snapshot sees every transaction committed before the lock was granted), with the WAL
-   * position it saw. Which of them move in is judged when the move-in is spliced.
-   */
-  private async readMoveIn(moves: readonly Move[]): Promise<MoveInRead> {
-    const params: string[][] = []
-    const tests = moves.flatMap((move) =>
-      this.positionsOf(move.dependency).map(({ lhs }) => {
-        const arrays = lhs.map((name, column) => {
-          params.push(
-            move.values.map((value) =>
-              textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')
-            )
-          )
-          return `$${params.length}::text[]`
-        })
-        if (lhs.length === 1) return `${quoteIdent(lhs[0] ?? '')}::text = ANY(${arrays[0]})`
-        return `ROW(${lhs.map((name) => `${quoteIdent(name)}::text`).join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')}))`
-      })
-    )
-    const columns = [...this.encoder.columns, ...this.extraColumns]
-    const table = qualifiedName(this.definition.table)
-    const text = `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${table} WHERE ${tests.join(' OR ')}`
-    const lock = async (client: pg.PoolClient): Promise<void> =>
-      void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
-    return inSnapshot(
-      this.pool,
-      async (client, snapshot) => {
-        const { rows } = await client.query<Array<string | null>>({
-          text,
-          values: params,
-          rowMode: 'array',
-          types: textRows
-        })
-        return {
-          columns,
-          rows,
-          snapshot,
-          visibility: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList),
-          lsn: BigInt(snapshot.databaseLsn)
-        }
-      },
-      { prepare: lock }
     )
   }
 
@@ -610,12 +570,6 @@ function dependencyColumns(dependency: Dependency): string[] {
     ...(dependency.nested ? dependency.plan.referenced : [])
   ])
   return table.columns.map((column) => column.name).filter((name) => wanted.has(name))
-}
-
-/** A value as `column::text` prints it: pgoutput prints booleans t/f, the cast true/false. */
-function textOfValue(table: Shape['definition']['table'], column: string, value: string): string {
-  const isBool = table.columns.some((info) => info.name === column && info.type === 'bool' && !info.isArray)
-  return isBool ? (value === 't' ? 'true' : value === 'f' ? 'false' : value) : value
 }
 
 /** Lines as the snapshot's chunk writer takes them: one buffer, each line ending with a newline. */
