@@ -153,25 +153,29 @@ export class SubqueryRuntime {
       })
       this.views.load(index, rows)
     }
+    // the rows carry the snapshot's conditions: the transactions taken meanwhile are processed after them
+    if (withRows) await this.readRows(client, add)
     for (const value of this.indexValues()) this.hooks.indexMoved(this, [value], true)
     this.ready = true
     this.hooks.routingChanged(this)
     this.pump()
-    if (withRows) {
-      const columns = [...this.encoder.columns, ...this.extraColumns]
-      await client.query(
-        `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
-      )
-      for (;;) {
-        const query: QueryArrayConfig = {
-          text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`,
-          rowMode: 'array',
-          types: textRows
-        }
-        const { rows } = await client.query<Array<string | null>>(query)
-        if (rows.length === 0) break
-        await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
+  }
+
+  /** The shape's rows in the snapshot, tagged with the views as of the snapshot. */
+  private async readRows(client: pg.PoolClient, add: (rows: EncodedRows) => Promise<void>): Promise<void> {
+    const columns = [...this.encoder.columns, ...this.extraColumns]
+    await client.query(
+      `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
+    )
+    for (;;) {
+      const query: QueryArrayConfig = {
+        text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`,
+        rowMode: 'array',
+        types: textRows
       }
+      const { rows } = await client.query<Array<string | null>>(query)
+      if (rows.length === 0) break
+      await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
     }
   }
 
