@@ -14,6 +14,8 @@ export interface TestShapeServerOptions {
   chunkBytes?: number
   cacheMaxAge?: number
   cacheStaleAge?: number
+  /** `--max-subquery-rows`. */
+  maxSubqueryRows?: number
   /** An external Postgres URL; default: a fresh embedded Postgres with the demo schema. */
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
@@ -58,7 +60,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     corsOrigins: options.corsOrigins,
     allowedHosts: options.allowedHosts,
     cacheMaxAge: options.cacheMaxAge,
-    cacheStaleAge: options.cacheStaleAge
+    cacheStaleAge: options.cacheStaleAge,
+    maxSubqueryRows: options.maxSubqueryRows
   })
   const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
   const app = await startApp({ serve, rendererDir: null, log })

@@ -4,6 +4,7 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
+import { DEFAULT_MAX_SUBQUERY_ROWS } from '../shapes/subquery/limits'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
 
@@ -99,6 +100,11 @@ export const ServeOptionsSchema = z
       .default(10 * 1024 * 1024),
     cacheMaxAge: secondsSchema('cache-max-age').default(DEFAULT_CACHE.maxAge),
     cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
+    maxSubqueryRows: z.coerce
+      .number({ error: '--max-subquery-rows must be a number of rows' })
+      .int('--max-subquery-rows must be a whole number of rows')
+      .min(1, '--max-subquery-rows must be at least 1')
+      .default(DEFAULT_MAX_SUBQUERY_ROWS),
     proxyConfig: z.string().min(1).optional(),
     proxyPort: portSchema('proxy-port').default(3001)
   })
@@ -128,6 +134,7 @@ export const SERVE_USAGE = `syncscope serve [options]
   --chunk-bytes N        size of a shape log chunk (one response); default 10485760
   --cache-max-age S      max-age of catch-up answers (for a CDN or proxy in front); default 60
   --cache-stale-age S    their stale-while-revalidate; default 300
+  --max-subquery-rows N  rows one shape's subquery results may hold in memory (beyond: 400); default 1000000
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001`
 
@@ -162,6 +169,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
       'chunk-bytes': { type: 'string' },
       'cache-max-age': { type: 'string' },
       'cache-stale-age': { type: 'string' },
+      'max-subquery-rows': { type: 'string' },
       'proxy-config': { type: 'string' },
       'proxy-port': { type: 'string' }
     }
@@ -182,6 +190,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     chunkBytes: values['chunk-bytes'],
     cacheMaxAge: values['cache-max-age'],
     cacheStaleAge: values['cache-stale-age'],
+    maxSubqueryRows: values['max-subquery-rows'],
     proxyConfig: values['proxy-config'],
     proxyPort: values['proxy-port']
   })

@@ -48,6 +48,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
         databaseUrl: db.url,
         dir: databaseFolder(serve.dataDir, db, embedded),
         chunkBytes: serve.chunkBytes,
+        maxSubqueryRows: serve.maxSubqueryRows,
         log
       })
     } catch (error) {

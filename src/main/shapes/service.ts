@@ -13,6 +13,7 @@ import { CommitVisibility } from './replication/commit-visibility'
 import { SnapshotBuilder } from './snapshot/builder'
 import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
+import { DEFAULT_MAX_SUBQUERY_ROWS } from './subquery/limits'
 import { SubqueryRegistry } from './subquery/registry'
 import type { SubqueryRuntime } from './subquery/runtime'
 
@@ -24,6 +25,8 @@ export interface ShapeServiceOptions {
   dir: string
   /** Snapshot and log chunk size in bytes. */
   chunkBytes: number
+  /** Rows one shape's subquery results may hold in memory (`--max-subquery-rows`). */
+  maxSubqueryRows?: number
   log(line: string): void
 }
 
@@ -59,6 +62,7 @@ export class ShapeService {
     this.subqueries = new SubqueryRegistry({
       pool,
       visibility,
+      maxRows: options.maxSubqueryRows ?? DEFAULT_MAX_SUBQUERY_ROWS,
       stack: state.slotName,
       appended: (shape) => this.collector.appended(shape),
       failed: (shape, error) => {

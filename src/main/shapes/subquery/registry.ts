@@ -27,6 +27,8 @@ export interface SubqueryRegistryOptions {
   pool: pg.Pool
   /** Which delivered transactions a move-in's snapshot may still lack. */
   visibility: CommitVisibility
+  /** Rows one shape's subquery results may hold in memory. */
+  maxRows: number
   /** Part of every tag's hash, as the reference's stack id. */
   stack: string
   appended(shape: Shape): void
@@ -58,15 +60,20 @@ export class SubqueryRegistry {
   }
 
   add(shape: Shape): SubqueryRuntime {
-    const runtime = new SubqueryRuntime(shape, this.options.pool, this.options.stack, {
-      appended: (grown) => this.options.appended(grown),
-      indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
-      failed: (failed, error) => this.options.failed(failed.shape, error),
-      routingChanged: (changed) => this.routingChanged(changed),
-      streamPosition: () => this.position,
-      lacks: (snapshot, through, except) => this.options.visibility.lacks(snapshot, through, except),
-      tableKey
-    })
+    const { pool, stack, maxRows } = this.options
+    const runtime = new SubqueryRuntime(
+      shape,
+      { pool, stack, maxRows },
+      {
+        appended: (grown) => this.options.appended(grown),
+        indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
+        failed: (failed, error) => this.options.failed(failed.shape, error),
+        routingChanged: (changed) => this.routingChanged(changed),
+        streamPosition: () => this.position,
+        lacks: (snapshot, through, except) => this.options.visibility.lacks(snapshot, through, except),
+        tableKey
+      }
+    )
     this.runtimes.set(shape.handle, runtime)
     const routes = this.routesOf(tableKey(shape.definition.table))
     // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)

@@ -17,8 +17,17 @@ import type { LogEntry } from '../storage/shape-log'
 import { type SnapshotInfo, snapshotEndMessage } from '../snapshot/snapshot'
 import { quoteIdent } from '../../sql'
 import { type MoveInRead, readMoveIn } from './move-in-read'
-import type { Dependency, SubqueryPlan } from './plan'
-import { type Overrides, Views, keyValues, slotHash, valueKey } from './views'
+import type { SubqueryPlan } from './plan'
+import {
+  type DependencyMoves,
+  type Fetch,
+  type Overrides,
+  Views,
+  dependencyColumns,
+  keyValues,
+  slotHash,
+  valueKey
+} from './views'
 
 /** A row change of one transaction for a subquery shape, with its position (op) in the transaction. */
 export interface OuterChange {
@@ -40,6 +49,14 @@ export interface TransactionPart {
   ops: number
   outer: OuterChange[]
   inner: InnerChange[]
+}
+
+export interface RuntimeOptions {
+  pool: pg.Pool
+  /** Part of every tag's hash, as the reference's stack id. */
+  stack: string
+  /** Rows the shape's subquery results may hold in memory. */
+  maxRows: number
 }
 
 export interface RuntimeHooks {
@@ -66,9 +83,13 @@ interface Move {
   xid: number
 }
 
+/** Rows to fetch for a nested dependency (see Views.apply), with the transaction that moved its subquery. */
+type PendingFetch = Fetch & { xid: number }
+
 /** A move-in whose query runs (or ran); the shape's transactions wait for it (notes, "Buffering"). */
 interface PendingMoveIn {
   moves: Move[]
+  fetches: PendingFetch[]
   read: MoveInRead | null
 }
 
@@ -103,16 +124,22 @@ export class SubqueryRuntime {
   /** Columns read besides the encoder's: those the where's atoms read. */
   private readonly extraColumns: string[]
 
+  private readonly pool: pg.Pool
+  private readonly stack: string
+  private readonly maxRows: number
+
   constructor(
     readonly shape: Shape,
-    private readonly pool: pg.Pool,
-    private readonly stack: string,
+    options: RuntimeOptions,
     private readonly hooks: RuntimeHooks
   ) {
     const plan = shape.definition.subquery
     if (!plan) throw new Error(`shape ${shape.handle} has no subquery`)
     this.plan = plan
-    this.views = new Views(plan)
+    this.pool = options.pool
+    this.stack = options.stack
+    this.maxRows = options.maxRows
+    this.views = new Views(plan, options.maxRows)
     this.encoder = new InsertEncoder(shape.definition)
     this.extraColumns = plan.referenced.filter((name) => !this.encoder.columns.includes(name))
     const only = plan.disjuncts.length === 1 ? plan.disjuncts[0] : undefined
@@ -134,8 +161,9 @@ export class SubqueryRuntime {
   // ---------- snapshot ----------
 
   /**
-   * Reads the dependencies and (unless `withRows` is false) the shape's rows in the snapshot transaction, so that
-   * views and rows agree; transactions the stream delivered meanwhile are applied afterwards, those in the snapshot skipped.
+   * Reads the dependencies (their results only) and (unless `withRows` is false) the shape's rows in the snapshot
+   * transaction, so that views and rows agree; transactions the stream delivered meanwhile are applied afterwards,
+   * those in the snapshot skipped.
    */
   async readSnapshot(
     client: pg.PoolClient,
@@ -146,9 +174,9 @@ export class SubqueryRuntime {
     this.visibility = xidSnapshot(info.xmin, info.xmax, info.xipList)
     for (const [index, dependency] of this.plan.dependencies.entries()) {
       const columns = dependencyColumns(dependency)
-      const where = dependency.nested ? '' : ` WHERE ${dependency.plan.sql}`
       const { rows } = await client.query<Row>({
-        text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)}${where}`,
+        // one row past what may be held is enough to refuse the shape
+        text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)} WHERE ${dependency.plan.sql} LIMIT ${this.maxRows + 1}`,
         types: textRows
       })
       this.views.load(index, rows)
@@ -305,8 +333,8 @@ export class SubqueryRuntime {
         }
         const part = this.incoming.shift()
         if (!part) return
-        const moves = this.step(part, null)
-        if (moves.length > 0) this.startMoveIn(moves, part.lsn)
+        const { moves, fetches } = this.step(part, null)
+        if (moves.length > 0 || fetches.length > 0) this.startMoveIn(moves, fetches, part.lsn)
         else this.writeOut()
       }
     } catch (error) {
@@ -317,10 +345,11 @@ export class SubqueryRuntime {
   /**
    * One transaction: its changes of the shape's table as messages (judged with the views before its own moves, and
    * with the values of `unsent` moves as the client knows them: as before those moves), then its dependency changes
-   * applied, with a move-out event for values that left. Returns the moves that bring rows in.
+   * applied, with a move-out event for values that left. Returns the moves that bring rows in, and the rows to fetch
+   * for nested dependencies (whose rows not held may have entered).
    */
-  private step(part: TransactionPart, unsent: Move[] | null): Move[] {
-    if (this.visibility && visibleIn(this.visibility, part.xid)) return []
+  private step(part: TransactionPart, unsent: Move[] | null): { moves: Move[]; fetches: PendingFetch[] } {
+    if (this.visibility && visibleIn(this.visibility, part.xid)) return { moves: [], fetches: [] }
     const overrides = unsent ? overridesOf(unsent) : undefined
     const context: TransactionContext = { xid: part.xid, lsn: part.lsn }
     const messages: ShapeMessage[] = []
@@ -336,9 +365,20 @@ export class SubqueryRuntime {
         : { offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }
     )
     if (!after) this.cursor = { tx: part.lsn, op: part.ops }
+    const { moves, fetches } = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
+    const moveIns = this.moved(moves, part.xid, entries, unsent)
+    this.unwritten.push({ xid: part.xid, entries })
+    return { moves: moveIns, fetches: fetches.map((fetch) => ({ ...fetch, xid: part.xid })) }
+  }
+
+  /**
+   * Dependency moves as the shape's clients see them: the routing index kept, a move-out event (appended to
+   * `entries`) for values that turned positions false, and the moves that bring rows in returned. With `unsent` moves,
+   * a value that moves back before its move-in is written was never moved for the client.
+   */
+  private moved(moves: readonly DependencyMoves[], xid: number, entries: LogEntry[], unsent: Move[] | null): Move[] {
     const moveIns: Move[] = []
-    const moves = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
-    for (const [dependency, { entered, left }] of moves.entries()) {
+    moves.forEach(({ entered, left }, dependency) => {
       if (this.indexed?.dependency === dependency) {
         if (entered.length > 0) this.hooks.indexMoved(this, entered, true)
         if (left.length > 0) this.hooks.indexMoved(this, left, false)
@@ -347,7 +387,6 @@ export class SubqueryRuntime {
         { values: entered, entered: true },
         { values: left, entered: false }
       ]) {
-        // a value that moves back before its move-in is written was never moved for the client
         const values = unsent ? cancelled(unsent, dependency, move.values, move.entered) : move.values
         if (values.length === 0) continue
         const positions = this.positionsOf(dependency)
@@ -355,16 +394,13 @@ export class SubqueryRuntime {
         if (outward.length > 0)
           entries.push(
             this.next(
-              JSON.stringify({
-                headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [part.xid] }
-              })
+              JSON.stringify({ headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [xid] } })
             )
           )
         if (positions.some((position) => position.negated !== move.entered))
-          moveIns.push({ dependency, values, entered: move.entered, xid: part.xid })
+          moveIns.push({ dependency, values, entered: move.entered, xid })
       }
-    }
-    this.unwritten.push({ xid: part.xid, entries })
+    })
     return moveIns
   }
 
@@ -384,8 +420,8 @@ export class SubqueryRuntime {
   }
 
   /** Starts the query of a move-in; the shape's transactions wait until it is spliced into the log. */
-  private startMoveIn(moves: Move[], since: bigint): void {
-    const pending: PendingMoveIn = { moves, read: null }
+  private startMoveIn(moves: Move[], fetches: PendingFetch[], since: bigint): void {
+    const pending: PendingMoveIn = { moves, fetches, read: null }
     this.pending = pending
     this.heldSince ??= since
     this.hooks.routingChanged(this)
@@ -396,6 +432,9 @@ export class SubqueryRuntime {
       tests: moves.flatMap((move) =>
         this.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
       ),
+      plan: this.plan,
+      fetches,
+      maxRows: this.maxRows,
       // the transactions already judged without the moved values must be in what it reads
       lacks: (snapshot) => this.hooks.lacks(snapshot, this.cursor.tx, new Set(this.incoming.map((part) => part.xid))),
       closed: () => this.closed
@@ -423,11 +462,21 @@ export class SubqueryRuntime {
     this.incoming = this.incoming.filter((part) => !visibleIn(read.visibility, part.xid))
     // the move-ins of the transactions it saw are written after it, by a move-in of their own
     const unsent = [...pending.moves]
-    for (const part of seen) unsent.push(...this.step(part, unsent))
+    const laterFetches: PendingFetch[] = []
+    for (const part of seen) {
+      const { moves, fetches } = this.step(part, unsent)
+      unsent.push(...moves)
+      laterFetches.push(...fetches)
+    }
     const later = unsent.slice(pending.moves.length).filter((move) => move.values.length > 0)
+    const xid = pending.moves[0]?.xid ?? pending.fetches[0]?.xid ?? 0
     const entries: LogEntry[] = []
-    for (const move of pending.moves) {
-      if (move.values.length === 0) continue
+    // the rows it read of nested dependencies' tables, in their results now: their moves belong to this block
+    const merged = this.views.merge(read.candidates)
+    const moveIns = [...pending.moves, ...this.moved(merged, xid, entries, null)].filter(
+      (move) => move.values.length > 0
+    )
+    for (const move of moveIns) {
       const positions = this.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
       entries.push(
         this.next(
@@ -438,9 +487,9 @@ export class SubqueryRuntime {
       )
     }
     const known = overridesOf(later)
-    const before = overridesOf(unsent)
+    const before = overridesOf([...unsent, ...movesOf(merged, xid)])
     let rows = 0
-    for (const values of entries.length > 0 ? read.rows : []) {
+    for (const values of moveIns.length > 0 ? read.rows : []) {
       const row: Record<string, string | null> = {}
       read.columns.forEach((name, index) => (row[name] = values[index] ?? null))
       const now = this.views.conditions(this.plan, row, known)
@@ -454,10 +503,10 @@ export class SubqueryRuntime {
       rows += 1
     }
     if (rows > 0) entries.push(this.next(snapshotEndMessage(read.snapshot)))
-    const xid = pending.moves[0]?.xid ?? 0
     this.unwritten.push({ xid, entries })
     this.pending = null
-    if (later.length > 0) this.startMoveIn(later, this.heldSince ?? this.cursor.tx)
+    if (later.length > 0 || laterFetches.length > 0)
+      this.startMoveIn(later, laterFetches, this.heldSince ?? this.cursor.tx)
     else {
       this.writeOut()
       this.hooks.routingChanged(this)
@@ -555,6 +604,14 @@ function overridesOf(moves: readonly Move[]): Overrides {
   return overrides
 }
 
+/** A move-in's merged dependency moves as moves (for the view before them). */
+function movesOf(moves: readonly DependencyMoves[], xid: number): Move[] {
+  return moves.flatMap(({ entered, left }, dependency) => [
+    { dependency, values: entered, entered: true, xid },
+    { dependency, values: left, entered: false, xid }
+  ])
+}
+
 /** Takes out of unsent moves the values that now move back; returns the values that move for the client. */
 function cancelled(unsent: readonly Move[], dependency: number, values: readonly string[], entered: boolean): string[] {
   const back = new Set<string>()
@@ -563,17 +620,6 @@ function cancelled(unsent: readonly Move[], dependency: number, values: readonly
     move.values = move.values.filter((value) => !(values.includes(value) && back.add(value)))
   }
   return values.filter((value) => !back.has(value))
-}
-
-/** What a dependency's query selects: its key, its selected columns and (for a nested one) what its where reads. */
-function dependencyColumns(dependency: Dependency): string[] {
-  const { table } = dependency
-  const wanted = new Set([
-    ...table.keyColumns,
-    ...dependency.columns,
-    ...(dependency.nested ? dependency.plan.referenced : [])
-  ])
-  return table.columns.map((column) => column.name).filter((name) => wanted.has(name))
 }
 
 /** Lines as the snapshot's chunk writer takes them: one buffer, each line ending with a newline. */
