@@ -2,32 +2,17 @@ import type pg from 'pg'
 import type { QueryArrayConfig } from 'pg'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { EncodedRows } from '../snapshot/copy-encoder'
-import {
-  InsertEncoder,
-  type Row,
-  type RowChange,
-  type ShapeMessage,
-  type TransactionContext,
-  messagesFor,
-  rowKey
-} from '../storage/messages'
+import type { Row, RowChange, ShapeMessage, TransactionContext } from '../storage/messages'
 import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import type { LogEntry } from '../storage/shape-log'
 import { type SnapshotInfo, snapshotEndMessage } from '../snapshot/snapshot'
 import { quoteIdent } from '../../sql'
 import { type MoveInRead, readMoveIn } from './move-in-read'
+import { type SubsetSql, TaggedRows } from './tagged-rows'
+import { type Move, cancelled, movesOf, overridesOf } from './moves'
 import type { SubqueryPlan } from './plan'
-import {
-  type DependencyMoves,
-  type Fetch,
-  type Overrides,
-  Views,
-  dependencyColumns,
-  keyValues,
-  slotHash,
-  valueKey
-} from './views'
+import { type DependencyMoves, type Fetch, Views, dependencyColumns, keyValues, slotHash, valueKey } from './views'
 
 /** A row change of one transaction for a subquery shape, with its position (op) in the transaction. */
 export interface OuterChange {
@@ -75,14 +60,6 @@ export interface RuntimeHooks {
   tableKey(table: { schema: string; name: string }): string
 }
 
-/** Values of one dependency that entered (or left) it in one transaction, which bring rows into the shape. */
-interface Move {
-  dependency: number
-  values: string[]
-  entered: boolean
-  xid: number
-}
-
 /** Rows to fetch for a nested dependency (see Views.apply), with the transaction that moved its subquery. */
 type PendingFetch = Fetch & { xid: number }
 
@@ -120,9 +97,8 @@ export class SubqueryRuntime {
   private heldSince: bigint | null = null
   /** Where the next entries without an offset of their own (events, move-in rows) go: after the last processed transaction. */
   private cursor = { tx: 0n, op: 0 }
-  private readonly encoder: InsertEncoder
-  /** Columns read besides the encoder's: those the where's atoms read. */
-  private readonly extraColumns: string[]
+  /** How its rows become messages (tags, active_conditions). */
+  private readonly tagged: TaggedRows
 
   private readonly pool: pg.Pool
   private readonly stack: string
@@ -140,8 +116,7 @@ export class SubqueryRuntime {
     this.stack = options.stack
     this.maxRows = options.maxRows
     this.views = new Views(plan, options.maxRows)
-    this.encoder = new InsertEncoder(shape.definition)
-    this.extraColumns = plan.referenced.filter((name) => !this.encoder.columns.includes(name))
+    this.tagged = new TaggedRows(shape, this.views, options.stack)
     const only = plan.disjuncts.length === 1 ? plan.disjuncts[0] : undefined
     const atom = only
       ?.map((index) => plan.positions[index])
@@ -191,7 +166,7 @@ export class SubqueryRuntime {
 
   /** The shape's rows in the snapshot, tagged with the views as of the snapshot. */
   private async readRows(client: pg.PoolClient, add: (rows: EncodedRows) => Promise<void>): Promise<void> {
-    const columns = [...this.encoder.columns, ...this.extraColumns]
+    const { columns } = this.tagged
     await client.query(
       `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
     )
@@ -203,83 +178,16 @@ export class SubqueryRuntime {
       }
       const { rows } = await client.query<Array<string | null>>(query)
       if (rows.length === 0) break
-      await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
+      await add(encodeLines(rows.map((values) => this.tagged.insertLine(values, columns, {}))))
     }
-  }
-
-  /** An insert line for a row read from Postgres (snapshot, subset or move-in), with its tags and active_conditions. */
-  insertLine(
-    values: ReadonlyArray<string | null>,
-    columns: readonly string[],
-    headers: Record<string, unknown>,
-    conditions?: boolean[]
-  ): string {
-    const row: Record<string, string | null> = {}
-    columns.forEach((name, index) => (row[name] = values[index] ?? null))
-    const line = this.encoder.encode(values)
-    const all = {
-      operation: 'insert',
-      relation: [this.definition.table.schema, this.definition.table.name],
-      ...headers,
-      ...this.tagHeaders(row, conditions)
-    }
-    return `{"headers":${JSON.stringify(all)},"key":${line.slice(this.encoder.prefix.length)}`
   }
 
   /**
    * A subset of this shape (its where ANDed with the subset's, ordered and paged): each row's active_conditions are
    * computed by Postgres in the subset's own snapshot, like its rows.
    */
-  subsetQuery(subset: {
-    whereSql: string | null
-    orderBySql: string | null
-    limit: number | null
-    offset: number | null
-  }): { text: string; line(values: ReadonlyArray<string | null>, headers: Record<string, unknown>): string } {
-    const columns = [...this.encoder.columns, ...this.extraColumns]
-    const conditions = this.plan.positions.map((position) => `coalesce(${position.sql}, false)`)
-    let text = `SELECT ${[...columns.map(quoteIdent), ...conditions].join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
-    if (subset.whereSql) text += ` AND (${subset.whereSql})`
-    if (subset.orderBySql) text += ` ORDER BY ${subset.orderBySql}`
-    if (subset.limit !== null) text += ` LIMIT ${subset.limit}`
-    if (subset.offset !== null) text += ` OFFSET ${subset.offset}`
-    return {
-      text,
-      line: (values, headers) =>
-        this.insertLine(
-          values.slice(0, columns.length),
-          columns,
-          headers,
-          values.slice(columns.length).map((value) => value === 't' || value === 'true')
-        )
-    }
-  }
-
-  // ---------- tags ----------
-
-  tags(row: Row): string[] {
-    const { positions } = this.plan
-    return this.plan.disjuncts.map((conjuncts) =>
-      positions
-        .map((position, index) => {
-          if (!conjuncts.includes(index)) return ''
-          if (position.kind === 'plain') return '1'
-          return slotHash(
-            this.stack,
-            this.shape.handle,
-            position.lhs,
-            position.lhs.map((name) => row[name] ?? null)
-          )
-        })
-        .join('/')
-    )
-  }
-
-  private tagHeaders(
-    row: Row,
-    conditions = this.views.conditions(this.plan, row)
-  ): { tags: string[]; active_conditions: boolean[] } {
-    return { tags: this.tags(row), active_conditions: conditions }
+  subsetQuery(subset: SubsetSql): ReturnType<TaggedRows['subsetQuery']> {
+    return this.tagged.subsetQuery(subset)
   }
 
   // ---------- live ----------
@@ -353,7 +261,7 @@ export class SubqueryRuntime {
     const overrides = unsent ? overridesOf(unsent) : undefined
     const context: TransactionContext = { xid: part.xid, lsn: part.lsn }
     const messages: ShapeMessage[] = []
-    for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
+    for (const { change, op } of part.outer) messages.push(...this.tagged.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
     // a transaction the move-in query did not see, written after its block and after later ones it saw, takes the
@@ -428,7 +336,7 @@ export class SubqueryRuntime {
     readMoveIn({
       pool: this.pool,
       table: this.definition.table,
-      columns: [...this.encoder.columns, ...this.extraColumns],
+      columns: this.tagged.columns,
       tests: moves.flatMap((move) =>
         this.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
       ),
@@ -499,7 +407,7 @@ export class SubqueryRuntime {
         this.views.included(this.plan, this.views.conditions(this.plan, row, before))
       )
         continue
-      entries.push(this.next(this.insertLine(values, read.columns, { is_move_in: true }, now)))
+      entries.push(this.next(this.tagged.insertLine(values, read.columns, { is_move_in: true }, now)))
       rows += 1
     }
     if (rows > 0) entries.push(this.next(snapshotEndMessage(read.snapshot)))
@@ -533,93 +441,6 @@ export class SubqueryRuntime {
       }))
     )
   }
-
-  /** A row change of the shape's table as messages, judged with the views before this transaction's moves. */
-  private convert(
-    change: RowChange,
-    context: TransactionContext,
-    op: number,
-    overrides: Overrides | undefined
-  ): ShapeMessage[] {
-    const { plan, views } = this
-    const oldRow = change.kind === 'insert' ? null : change.old
-    const newRow = change.kind === 'delete' ? null : change.new
-    const oldConditions = oldRow && views.conditions(plan, oldRow, overrides)
-    const newConditions = newRow && views.conditions(plan, newRow, overrides)
-    const matches = {
-      old: !!oldConditions && views.included(plan, oldConditions),
-      new: !!newConditions && views.included(plan, newConditions)
-    }
-    const messages = messagesFor(this.definition, change, matches, context, op)
-    const oldTags = oldRow ? this.tags(oldRow) : []
-    const newTags = newRow ? this.tags(newRow) : []
-    const removed = oldTags.filter((tag) => !newTags.includes(tag))
-    if (
-      messages.length === 0 &&
-      matches.old &&
-      matches.new &&
-      oldRow &&
-      newRow &&
-      (removed.length > 0 || JSON.stringify(oldConditions) !== JSON.stringify(newConditions))
-    ) {
-      // no selected column changed, but what keeps the row in the shape did: the client needs the new tags
-      const { table } = this.definition
-      const value = Object.fromEntries(table.keyColumns.map((name) => [name, newRow[name] ?? null]))
-      messages.push({
-        op,
-        message: {
-          headers: {
-            operation: 'update',
-            relation: [table.schema, table.name],
-            txids: [context.xid],
-            lsn: context.lsn.toString(),
-            op_position: op
-          },
-          key: rowKey(table, newRow),
-          value
-        }
-      })
-    }
-    for (const { message } of messages) {
-      const operation = message.headers.operation
-      if (operation === 'insert') Object.assign(message.headers, { tags: newTags, active_conditions: newConditions })
-      else if (operation === 'update')
-        Object.assign(message.headers, { tags: newTags, removed_tags: removed, active_conditions: newConditions })
-      else if (message.headers.key_change_to !== undefined)
-        Object.assign(message.headers, { tags: [...newTags, ...removed], active_conditions: oldConditions })
-      else Object.assign(message.headers, { tags: oldTags, active_conditions: oldConditions })
-    }
-    return messages
-  }
-}
-
-/** The view before a move-in: each of its values judged as it was before it moved. */
-function overridesOf(moves: readonly Move[]): Overrides {
-  const overrides = new Map<number, Map<string, boolean>>()
-  for (const move of moves) {
-    const values = overrides.get(move.dependency) ?? new Map<string, boolean>()
-    for (const value of move.values) values.set(value, !move.entered)
-    overrides.set(move.dependency, values)
-  }
-  return overrides
-}
-
-/** A move-in's merged dependency moves as moves (for the view before them). */
-function movesOf(moves: readonly DependencyMoves[], xid: number): Move[] {
-  return moves.flatMap(({ entered, left }, dependency) => [
-    { dependency, values: entered, entered: true, xid },
-    { dependency, values: left, entered: false, xid }
-  ])
-}
-
-/** Takes out of unsent moves the values that now move back; returns the values that move for the client. */
-function cancelled(unsent: readonly Move[], dependency: number, values: readonly string[], entered: boolean): string[] {
-  const back = new Set<string>()
-  for (const move of unsent) {
-    if (move.dependency !== dependency || move.entered === entered) continue
-    move.values = move.values.filter((value) => !(values.includes(value) && back.add(value)))
-  }
-  return values.filter((value) => !back.has(value))
 }
 
 /** Lines as the snapshot's chunk writer takes them: one buffer, each line ending with a newline. */
