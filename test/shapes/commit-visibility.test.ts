@@ -107,6 +107,24 @@ describe('transactions replicated before they are visible', () => {
     expect(client.ids()).toEqual(['10', '11', '30', '31'])
   })
 
+  it('twenty shapes created at once right after a transaction all get their snapshots: the wait for visibility holds no connection of the pool', async () => {
+    count += 1
+    const items = `cv_items_${count}`
+    await admin.query(`CREATE TABLE ${items} (id int PRIMARY KEY, note text)`)
+    const first = new TagClient(server.url, { table: items })
+    await first.sync()
+    await admin.query(`INSERT INTO ${items} VALUES (1, 'taken by the server, not yet seen in a snapshot of its own')`)
+    await first.sync()
+    // more shapes at once than the server's pool has connections (8)
+    const created = Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        new TagClient(server.url, { table: items, where: `id <> ${n + 100}` }).sync()
+      )
+    )
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('the snapshots never came')), 20_000))
+    await expect(Promise.race([created, timeout])).resolves.toHaveLength(20)
+  })
+
   it('a shape created while a replicated transaction is not visible yet waits for it: its snapshot or its log holds the row', async () => {
     count += 1
     const items = `cv_items_${count}`

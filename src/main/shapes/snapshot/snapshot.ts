@@ -29,7 +29,10 @@ export interface SnapshotQuery {
   read?: (...args: ReadRowsArgs) => Promise<void>
   /** `copy` (the default): COPY taken off the socket and the WebAssembly encoder; `plain`: the path they must match. */
   rowPath?: 'copy' | 'plain'
-  /** Waited for before the snapshot is taken: until it will include every transaction the shape's log will not get. */
+  /**
+   * Waited for before the snapshot's connection is taken: until a snapshot will include every transaction the shape's
+   * log will not get.
+   */
   beforeSnapshot?: (signal?: AbortSignal) => Promise<void>
 }
 
@@ -371,6 +374,8 @@ export async function runSnapshot(
   const stop = (): void => writer.stop()
   signal?.addEventListener('abort', stop, { once: true })
   try {
+    // before a connection is taken: the wait reads snapshots of its own on the same pool
+    await query.beforeSnapshot?.(signal)
     return await inSnapshot(
       pool,
       async (client, info) => {
@@ -382,13 +387,7 @@ export async function runSnapshot(
         await writer.finish(snapshotEndMessage(info))
         return info
       },
-      {
-        signal,
-        prepare: async (client) => {
-          await query.beforeSnapshot?.(signal)
-          await lockSameTable(client, query.definition)
-        }
-      }
+      { signal, prepare: (client) => lockSameTable(client, query.definition) }
     )
   } catch (error) {
     await writer.abort()
