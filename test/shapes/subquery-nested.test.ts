@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { poolOn } from '../support/commit-lag'
+import { connect, lockWaiters, poolOn, queueExclusiveLock } from '../support/commit-lag'
 import { get } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { TagClient, idsOf } from '../support/subquery-client'
@@ -125,6 +125,49 @@ describe('nested subquery shapes hold their subqueries’ results, not their tab
     )
     await after('UPDATE n_orgs SET active = true WHERE id = 6', followed)
     await after('UPDATE n_orgs SET active = false WHERE id = 6', followed)
+  })
+
+  it('while the rows of a nested move-in are read, a change to a row entering with them arrives after the query’s snapshot: it is applied after the move-in', async () => {
+    // tables of its own, so that no other shape's move-in queues on them
+    await admin.query('CREATE TABLE m_orgs (id int PRIMARY KEY, active boolean NOT NULL)')
+    await admin.query('CREATE TABLE m_projects (id int PRIMARY KEY, org_id int)')
+    await admin.query('CREATE TABLE m_issues (id int PRIMARY KEY, project_id int NOT NULL, title text)')
+    await admin.query('CREATE TABLE m_canary (id int PRIMARY KEY)')
+    await admin.query('INSERT INTO m_orgs VALUES (1, true), (2, false)')
+    await admin.query('INSERT INTO m_projects VALUES (10, 1), (20, 2), (21, 2)')
+    await admin.query("INSERT INTO m_issues VALUES (100, 10, 'a'), (200, 20, 'b'), (210, 21, 'c')")
+    const where = 'project_id IN (SELECT id FROM m_projects WHERE org_id IN (SELECT id FROM m_orgs WHERE active))'
+    const client = new TagClient(server.url, { table: 'm_issues', where })
+    await client.sync()
+    const expected = () => idsOf(admin, `SELECT id FROM m_issues WHERE ${where}`)
+    const canary = new TagClient(server.url, { table: 'm_canary' })
+    await canary.sync()
+    // the move-in's query queues behind a lock request on the shape's table (a writer holds the table meanwhile)
+    const writer = await connect(server.databaseUrl)
+    await writer.query('BEGIN')
+    await writer.query("INSERT INTO m_issues VALUES (101, 10, 'holds the table for writing')")
+    const issuesLock = await queueExclusiveLock(admin, server.databaseUrl, 'm_issues')
+    await admin.query('UPDATE m_orgs SET active = true WHERE id = 2')
+    await expect.poll(() => lockWaiters(admin, 'm_issues', [issuesLock.pid]), { timeout: 10_000 }).toHaveLength(1)
+    // once its snapshot is taken, it waits for the projects of org 2 behind this lock
+    const projectsLock = await connect(server.databaseUrl)
+    await projectsLock.query('BEGIN')
+    await projectsLock.query('LOCK TABLE m_projects IN ACCESS EXCLUSIVE MODE')
+    await issuesLock.cancel()
+    await expect.poll(() => lockWaiters(admin, 'm_projects'), { timeout: 10_000 }).toHaveLength(1)
+    await admin.query("UPDATE m_issues SET title = 'changed after the move-in snapshot' WHERE id = 200")
+    // a later transaction, seen by another shape: the server has routed the update
+    await admin.query('INSERT INTO m_canary VALUES (1)')
+    await canary.until(async () => ['1'])
+    await projectsLock.query('ROLLBACK')
+    await projectsLock.end()
+    await writer.query('COMMIT')
+    await writer.end()
+    await admin.query("INSERT INTO m_issues VALUES (102, 10, 'sentinel')")
+    await client.until(expected)
+    expect(client.anomalies).toEqual([])
+    expect(client.ids()).toEqual(['100', '101', '102', '200', '210'])
+    expect(client.rows.get('"public"."m_issues"/"200"')?.value.title).toBe('changed after the move-in snapshot')
   })
 
   it('a where whose subqueries select more than --max-subquery-rows is refused with 400 naming the limit; a shape that outgrows it gets 409, then that 400', async () => {

@@ -39,6 +39,11 @@ export class CommitVisibility {
 
   constructor(private readonly pool: pg.Pool) {}
 
+  /** The commit LSN of the last transaction taken. */
+  get lastTaken(): bigint {
+    return this.lastLsn
+  }
+
   /** A committed transaction was taken from the stream (before it is routed). */
   taken(xid: number, lsn: bigint): void {
     this.unseen.push({ xid, lsn })

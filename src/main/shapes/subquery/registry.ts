@@ -70,13 +70,13 @@ export class SubqueryRegistry {
         failed: (failed, error) => this.options.failed(failed.shape, error),
         routingChanged: (changed) => this.routingChanged(changed),
         streamPosition: () => this.position,
-        lacks: (snapshot, through, except) => this.options.visibility.lacks(snapshot, through, except),
+        lacks: (snapshot, except) => this.options.visibility.lacks(snapshot, this.options.visibility.lastTaken, except),
         tableKey
       }
     )
     this.runtimes.set(shape.handle, runtime)
     const routes = this.routesOf(tableKey(shape.definition.table))
-    // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
+    // judged on every change of its table until its views are loaded and indexed (always, when its where has no index)
     routes.fallback.add(runtime)
     runtime.plan.dependencies.forEach((dependency, index) =>
       this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime)

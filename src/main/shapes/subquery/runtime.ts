@@ -55,8 +55,8 @@ export interface RuntimeHooks {
   routingChanged(runtime: SubqueryRuntime): void
   /** The replication stream's position: every transaction that ends at or before it has been handed over. */
   streamPosition(): bigint
-  /** A delivered transaction committed at or before `through` (those of `except` aside) the snapshot does not include, or null. */
-  lacks(snapshot: XidSnapshot, through: bigint, except: ReadonlySet<number>): number | null
+  /** A transaction taken from the stream so far (those of `except` aside) that the snapshot does not include, or null. */
+  lacks(snapshot: XidSnapshot, except: ReadonlySet<number>): number | null
   tableKey(table: { schema: string; name: string }): string
 }
 
@@ -192,9 +192,14 @@ export class SubqueryRuntime {
 
   // ---------- live ----------
 
-  /** Whether changes of the shape's table may reach it through its index alone: views loaded and no move-in pending. */
+  /**
+   * Whether changes of the shape's table may reach it through its index alone: once its views are loaded, and during a
+   * move-in whose values are known (the index holds them from the moving transaction on; a value that a transaction
+   * held for the move-in brings in gets a move-in of its own, whose snapshot includes every transaction taken before
+   * it). Not while rows of nested subqueries are fetched: the values entering are known only once they are read.
+   */
   get routedByIndex(): boolean {
-    return this.indexed !== null && this.ready && this.pending === null
+    return this.indexed !== null && this.ready && !this.pending?.fetches.length
   }
 
   /** The first commit LSN of which the shape's log does not hold everything yet, or null: nothing past it is acknowledged or claimed. */
@@ -343,8 +348,9 @@ export class SubqueryRuntime {
       plan: this.plan,
       fetches,
       maxRows: this.maxRows,
-      // the transactions already judged without the moved values must be in what it reads
-      lacks: (snapshot) => this.hooks.lacks(snapshot, this.cursor.tx, new Set(this.incoming.map((part) => part.xid))),
+      // what it reads must include every transaction taken but those waiting here: those processed were judged without
+      // the moved values, and those not routed here (no value of the shape's index) may touch them
+      lacks: (snapshot) => this.hooks.lacks(snapshot, new Set(this.incoming.map((part) => part.xid))),
       closed: () => this.closed
     }).then(
       (read) => {
