@@ -7,6 +7,7 @@ import type { TableInfo } from '../definition/table-info'
 import { type ShapeRouter, createShapeRouter } from '../../sql'
 import type { CommitVisibility } from '../replication/commit-visibility'
 import { dependencyWhere } from './plan'
+import { setMember } from './set-map'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
@@ -158,16 +159,7 @@ export class SubqueryRegistry {
       byValue = new Map()
       routes.indexed.set(runtime.indexed.column, byValue)
     }
-    for (const value of values) {
-      const shapes = byValue.get(value)
-      if (entered) {
-        if (shapes) shapes.add(runtime)
-        else byValue.set(value, new Set([runtime]))
-      } else if (shapes) {
-        shapes.delete(runtime)
-        if (shapes.size === 0) byValue.delete(value)
-      }
-    }
+    for (const value of values) setMember(byValue, value, runtime, entered)
     if (byValue.size === 0) routes.indexed.delete(runtime.indexed.column)
   }
 

@@ -3,6 +3,7 @@ import type { Row } from '../storage/messages'
 import { RowValues } from '../../sql'
 import { DEFAULT_MAX_SUBQUERY_ROWS, SubqueryRowsError } from './limits'
 import { type Dependency, type SubqueryPlan, type WherePlan, plainHolds } from './plan'
+import { setMember } from './set-map'
 
 /** Values to judge as in (true) or out (false) of a dependency whatever it holds now: the view before a move. */
 export type Overrides = ReadonlyMap<number, ReadonlyMap<string, boolean>>
@@ -123,15 +124,7 @@ export class DependencyState {
     for (const [index, byValue] of this.links) {
       const position = this.dependency.plan.positions[index]
       const value = position?.kind === 'sublink' ? valueKey(row, position.lhs) : null
-      if (value === null) continue
-      const keys = byValue.get(value)
-      if (add) {
-        if (keys) keys.add(key)
-        else byValue.set(value, new Set([key]))
-      } else if (keys) {
-        keys.delete(key)
-        if (keys.size === 0) byValue.delete(value)
-      }
+      if (value !== null) setMember(byValue, value, key, add)
     }
   }
 
