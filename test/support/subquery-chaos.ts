@@ -135,6 +135,7 @@ async function compareWithPostgres(pool: pg.Pool, followers: readonly ShapeFollo
     const found = [...differences(await expectedRows(pool, follower.shape), got), ...follower.anomalies()]
     if (found.length === 0) continue
     failures.push(`${follower.label}: ${found.slice(0, 8).join('; ')}`)
+    failures.push(`  last requests:\n    ${follower.requests().slice(-15).join('\n    ')}`)
     for (const id of new Set(found.flatMap((line) => /issues?\W+(\d+)/.exec(line)?.[1] ?? []))) {
       const history = follower.history(id)
       if (history.length > 0) failures.push(`  history of issue ${id}:\n    ${history.slice(-20).join('\n    ')}`)

@@ -14,6 +14,8 @@ export interface ShapeFollower {
   anomalies(): string[]
   /** What the client received about an issue (its changes, and the move events that matched its tags), oldest first. */
   history(id: string): string[]
+  /** Its last requests: status, handle and offset asked, offset answered. */
+  requests(): string[]
   stop(): void
 }
 
@@ -28,19 +30,39 @@ export const FOLLOWER_KINDS: FollowerKind[] = [
 /** Reconnects soon after the server comes back from a kill. */
 const BACKOFF = { initialDelay: 100, maxDelay: 1_000, multiplier: 1.5 }
 
-const streamOptions = (base: string, shape: WorkloadShape, sse: boolean, signal: AbortSignal) => ({
+const streamOptions = (base: string, shape: WorkloadShape, sse: boolean, signal: AbortSignal, log: string[]) => ({
   url: `${base}/v1/shape`,
   params: { table: 'issues', where: shape.where, params: shape.params },
   liveSse: sse,
   signal,
-  backoffOptions: BACKOFF
+  backoffOptions: BACKOFF,
+  fetchClient: recordingFetch(log)
 })
+
+/** fetch that notes each request's handle and offset and the answer's status and offset (the last 40). */
+function recordingFetch(log: string[]): typeof fetch {
+  return async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input))
+    const asked = `${url.searchParams.get('handle') ?? '-'}@${url.searchParams.get('offset')}${url.searchParams.get('live') ? ' live' : ''}${url.searchParams.get('live_sse') ? ' sse' : ''}`
+    try {
+      const response = await fetch(input, init)
+      log.push(`${response.status} ${asked} → ${response.headers.get('electric-offset') ?? '-'}`)
+      return response
+    } catch (error) {
+      log.push(`failed ${asked}: ${(error as Error).message}`)
+      throw error
+    } finally {
+      if (log.length > 40) log.splice(0, log.length - 40)
+    }
+  }
+}
 
 /** The official ShapeStream, materialised by the reference's tag rules (tags, move-in / move-out, must-refetch). */
 function followWithShapeStream(base: string, shape: WorkloadShape, kind: FollowerKind): ShapeFollower {
   const controller = new AbortController()
   const client = new TagClient(base, {})
-  const stream = new ShapeStream(streamOptions(base, shape, kind === 'ShapeStream SSE', controller.signal))
+  const log: string[] = []
+  const stream = new ShapeStream(streamOptions(base, shape, kind === 'ShapeStream SSE', controller.signal, log))
   stream.subscribe(
     (messages) => client.apply(messages as unknown as Message[]),
     (error) => client.anomalies.push(`stream failed: ${String(error)}`)
@@ -51,6 +73,7 @@ function followWithShapeStream(base: string, shape: WorkloadShape, kind: Followe
     rows: () => new Map([...client.rows.values()].map(({ value }) => [String(value.id), textValues(value)])),
     anomalies: () => client.anomalies,
     history: (id) => historyOf(client.seen, id),
+    requests: () => log,
     stop: () => controller.abort()
   }
 }
@@ -58,11 +81,12 @@ function followWithShapeStream(base: string, shape: WorkloadShape, kind: Followe
 /** A TanStack DB collection synced by `@tanstack/electric-db-collection`, as an app would hold the shape. */
 function followWithTanStack(base: string, shape: WorkloadShape, kind: FollowerKind, id: string): ShapeFollower {
   const controller = new AbortController()
+  const log: string[] = []
   const collection = createCollection(
     electricCollectionOptions<Record<string, unknown>>({
       id,
       getKey: (row) => row.id as number,
-      shapeOptions: streamOptions(base, shape, kind === 'TanStack DB SSE', controller.signal),
+      shapeOptions: streamOptions(base, shape, kind === 'TanStack DB SSE', controller.signal, log),
       startSync: true
     })
   )
@@ -73,6 +97,7 @@ function followWithTanStack(base: string, shape: WorkloadShape, kind: FollowerKi
     // the collection applies changes as upserts and deletes and reports nothing that did not fit
     anomalies: () => (collection.status === 'error' ? [`collection ${collection.status}`] : []),
     history: () => [],
+    requests: () => log,
     stop: () => {
       controller.abort()
       void collection.cleanup()
