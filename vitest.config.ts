@@ -6,16 +6,25 @@ export default defineConfig({
     // Slow fault tests (kill -9, damaged files, full disk) are their own part: vitest.faults.config.ts.
     exclude: ['test/faults/**', '**/node_modules/**'],
     environment: 'node',
+    // the time limits of a file: each test and each hook (a hung run is ended by scripts/test.mjs)
     testTimeout: 60_000,
+    // expect.poll waits for a signal: up to 15 s, not vitest's 1 s, which a loaded machine can overrun
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 120_000,
     pool: 'forks',
-    // fails a test file that leaves an embedded cluster in /var/lib/syncscope/clusters (as root)
+    // fails a test file that leaves an embedded cluster in the tests' clusters folder (as root; clusters-root.ts)
     setupFiles: ['test/support/leftover-clusters.ts'],
     // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
-    globalSetup: ['test/support/build-app.ts'],
+    globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
     // One file at a time: a full run with 2 workers (29 min, beside other test runs on the same 2 cores) failed 5
     // timing-bound tests in 5 files (checker app, mcp stdio timeout, resilience backoff, drop-during-snapshot, restart).
     maxWorkers: 1,
-    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]]
+    reporters: [
+      'default',
+      // per-file durations
+      ['json', { outputFile: 'test-results/vitest.json' }],
+      // what scripts/test.mjs counts: a test a failed hook kept from running is failed, not skipped
+      ['./test/support/counting-reporter.ts', { outputFile: 'test-results/vitest-counts.json' }]
+    ]
   }
 })

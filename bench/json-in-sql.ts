@@ -9,7 +9,7 @@
 import { crc32 } from 'node:zlib'
 import pg from 'pg'
 import { type ResolvedShape, resolveDefinition } from '../src/main/shapes/definition/definition'
-import { selectRowsSql, setDisplaySettingsSql } from '../src/main/shapes/definition/row-sql'
+import { selectRowsSql, setSessionSettingsSql } from '../src/main/shapes/definition/row-sql'
 import { readTableInfo } from '../src/main/shapes/definition/table-info'
 import { CopyEncoder } from '../src/main/shapes/snapshot/copy-encoder'
 import { CopyOut } from '../src/main/shapes/snapshot/copy-out'
@@ -50,7 +50,7 @@ async function inDisplaySettings<T>(pool: pg.Pool, work: (client: pg.PoolClient)
   const client = await pool.connect()
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    await client.query(setDisplaySettingsSql())
+    await client.query(setSessionSettingsSql())
     const result = await work(client)
     await client.query('COMMIT')
     return result

@@ -1,9 +1,5 @@
-import { existsSync } from 'node:fs'
-
-/** Debian's Chromium (or CHROMIUM_PATH) where present, else Playwright's own managed browser (undefined). */
-export const chromiumPath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium'].find(
-  (path): path is string => !!path && existsSync(path)
-)
+/** Where Chromium is (see the `chromium` facility): CHROMIUM_PATH, `chromium` on PATH, or Playwright's own. */
+export { chromiumPath } from '../test/support/facilities'
 
 export const chromiumArgs = [
   '--no-sandbox',

@@ -1,11 +1,4 @@
-import { existsSync } from 'node:fs'
-import { chromium } from '@playwright/test'
 import { expect, test } from './fixtures'
-
-const browserPresent = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', chromium.executablePath()].some(
-  (path) => !!path && existsSync(path)
-)
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 
 // Short live timeouts so the long-poll and keep-alive checks finish within the test.
 test.use({

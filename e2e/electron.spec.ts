@@ -1,14 +1,9 @@
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { _electron as electron, expect, test } from '@playwright/test'
-
-const electronInstalled = existsSync(join(__dirname, '..', 'node_modules', 'electron', 'path.txt'))
+import { needFacilities } from './facilities'
 
 test.describe('Electron shell', () => {
-  test.skip(
-    !electronInstalled,
-    'the Electron binary is not installed here (node_modules/electron/path.txt is missing; it cannot be downloaded on this machine)'
-  )
+  test.beforeEach(() => needFacilities(['electron']))
 
   test('opens one secure window with the Database view', async () => {
     const app = await electron.launch({ args: [join(__dirname, '..')], env: { ...process.env, SYNCSCOPE_PORT: '0' } })

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { test as base, expect, type Page } from '@playwright/test'
 import { removeDataDir } from '../test/support/postgres'
+import { needFacilities } from './facilities'
 
 export interface RunningHeadlessApp {
   /** http://127.0.0.1:<port> — the shape API, the contract and the UI. */
@@ -98,11 +99,22 @@ async function startHeadlessApp(
   }
 }
 
-/** Each worker gets its own `syncscope serve --ui` with a fresh data folder (and so a fresh embedded Postgres). */
+/**
+ * Each worker gets its own `syncscope serve --ui` with a fresh data folder (and so a fresh embedded Postgres). Every
+ * test runs in Chromium: where it is missing, the test fails (declared in SYNCSCOPE_REQUIRE) or is skipped.
+ */
 export const test = base.extend<
-  { openApp: (page: Page, pageId?: string) => Promise<void> },
+  { openApp: (page: Page, pageId?: string) => Promise<void>; chromiumFacility: void },
   AppOptions & { app: RunningHeadlessApp }
 >({
+  chromiumFacility: [
+    // eslint-disable-next-line no-empty-pattern -- Playwright reads a fixture's dependencies from this pattern: none
+    async ({}, use) => {
+      needFacilities(['chromium'])
+      await use()
+    },
+    { auto: true }
+  ],
   appArgs: [[], { option: true, scope: 'worker' }],
   appEnv: [{}, { option: true, scope: 'worker' }],
   app: [

@@ -84,6 +84,28 @@ test.describe('MCP page: tool debugging, questions from servers, export to other
     await expect(page.getByTestId('mcp-call-text')).toHaveText('{"action":"decline"}')
   })
 
+  test('a form with defaults (SEP-1034) comes filled in with them; what the person changes goes with the rest', async ({
+    page,
+    openApp
+  }) => {
+    await openApp(page, 'mcp')
+    await page.getByTestId('mcp-row-debug').getByRole('button', { name: 'debug' }).click()
+    await page.getByTestId('mcp-tool-mcp__debug__schedule').click()
+    await page.getByTestId('mcp-call').click()
+    await expect(page.getByTestId('mcp-elicitation')).toContainText('debug asks: Schedule the deploy?')
+    await expect(page.getByTestId('mcp-elicit-when')).toHaveValue('tomorrow 09:00')
+    await expect(page.getByTestId('mcp-elicit-minutes')).toHaveValue('30')
+    await expect(page.getByTestId('mcp-elicit-load')).toHaveValue('0.5')
+    await expect(page.getByTestId('mcp-elicit-priority')).toHaveValue('normal')
+    await expect(page.getByTestId('mcp-elicit-remind')).toHaveValue('true')
+    await expect(page.getByTestId('mcp-elicit-note')).toHaveValue('')
+    await page.getByTestId('mcp-elicit-minutes').fill('45')
+    await page.getByTestId('mcp-elicit-accept').click()
+    await expect(page.getByTestId('mcp-call-text')).toHaveText(
+      '{"action":"accept","content":{"when":"tomorrow 09:00","minutes":45,"load":0.5,"priority":"normal","remind":true}}'
+    )
+  })
+
   test("each host's file at its place, the diff an export makes, and the write (no secret in it)", async ({
     page,
     openApp

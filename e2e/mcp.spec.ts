@@ -1,8 +1,10 @@
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { test, expect } from './fixtures'
 import { startAuthServer, type RunningAuthServer } from '../test/mcp/support/oauth-server'
 import { startMcpHttpServer, type RunningMcpHttpServer } from '../test/mcp/support/mcp-http-server'
+import { ecKey, jwtClient, pem } from '../test/mcp/support/jwt-client'
+import { startProtectedServer, type ProtectedServer } from '../test/mcp/support/protected-server'
 
 const EVERYTHING = resolve(__dirname, '../node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 
@@ -47,6 +49,11 @@ test.describe('MCP servers page', () => {
         }
       })
     )
+    // the workspace file is the person's own: approved as it is, once the app has read it (the review and approval
+    // on the page: mcp-trust.spec.ts)
+    const review = () => app.call<{ sha256: string; servers: unknown[] } | null>('mcp.workspaceReview')
+    await expect.poll(async () => (await review())?.servers.length).toBe(2)
+    await app.call('mcp.approveWorkspace', { sha256: (await review())!.sha256 })
     await openApp(page, 'mcp')
     await expect(page.getByTestId('mcp-state-broken')).toHaveText('error')
     await expect(page.getByTestId('mcp-error-broken')).toContainText(
@@ -64,6 +71,65 @@ test.describe('MCP servers page', () => {
     await expect(page.getByTestId('mcp-json-issue')).toContainText('transport must be "http" or "stdio"')
     await expect(page.getByTestId('mcp-save')).toBeDisabled()
     await page.screenshot({ path: test.info().outputPath('mcp-error-entry.png'), fullPage: true })
+  })
+
+  test.describe('client credentials with a private key (private_key_jwt)', () => {
+    const { privateKey, publicKey } = ecKey()
+    const stops: Array<() => Promise<void>> = []
+    let server: ProtectedServer
+    test.beforeAll(async () => {
+      server = await startProtectedServer(stops, {}, { clients: [jwtClient(publicKey)] })
+    })
+    test.afterAll(async () => {
+      for (const stop of stops.splice(0).reverse()) await stop()
+    })
+
+    test('the key pasted in the form goes to the secret store, never to the file or back to the page', async ({
+      page,
+      openApp,
+      app
+    }) => {
+      await openApp(page, 'mcp')
+      await page.getByTestId('mcp-add').click()
+      await page.getByTestId('mcp-field-name').fill('signed')
+      await page.getByTestId('mcp-field-transport').selectOption('http')
+      await page.getByTestId('mcp-field-url').fill(server.rs.url)
+      await page.getByTestId('mcp-field-auth.mode').selectOption('clientCredentials')
+      await page.getByTestId('mcp-field-auth.clientId').fill('jwt-client')
+      await expect(page.getByTestId('mcp-field-auth.clientSecret-issue')).toContainText('give clientSecret')
+      await page.getByTestId('mcp-field-auth.privateKey').fill('not a key')
+      await expect(page.getByTestId('mcp-field-auth.privateKey-issue')).toContainText('must be a PEM private key')
+      await page.getByTestId('mcp-field-auth.privateKey').fill(pem(privateKey))
+      await page.getByTestId('mcp-field-auth.signingAlgorithm').selectOption('ES256')
+      await page.getByTestId('mcp-save').click()
+      await expect(page.getByTestId('mcp-state-signed')).toHaveText('connected')
+      const settings = await readFile(join(app.dataDir, 'settings.json'), 'utf8')
+      expect(settings).toContain('"privateKey": "${keychain:auth.privateKey}"')
+      expect(settings).not.toContain('PRIVATE KEY')
+      // without tokenUrl, found from the server: the one token request was signed, and accepted
+      expect(server.as.tokenPosts('client_credentials').map((post) => post.status)).toEqual([200])
+      await page.getByTestId('mcp-edit-signed').click()
+      // the editor shows the entry as written: where the key is, not the key
+      await expect(page.getByTestId('mcp-field-auth.privateKey')).toHaveValue('${keychain:auth.privateKey}')
+      const keyLine = pem(privateKey).split('\n')[1]!
+      expect(await page.content()).not.toContain(keyLine)
+      // and the entry as written can be saved again as it is (the key stays where it is)
+      await expect(page.getByTestId('mcp-field-auth.privateKey-issue')).toHaveCount(0)
+      await page.getByTestId('mcp-field-auth.scopes').fill('mcp:tools')
+      await page.getByTestId('mcp-save').click()
+      await expect
+        .poll(
+          async () => JSON.parse(await readFile(join(app.dataDir, 'settings.json'), 'utf8')).mcp.servers.signed.auth
+        )
+        .toEqual({
+          mode: 'clientCredentials',
+          clientId: 'jwt-client',
+          privateKey: '${keychain:auth.privateKey}',
+          signingAlgorithm: 'ES256',
+          scopes: ['mcp:tools']
+        })
+      await expect(page.getByTestId('mcp-state-signed')).toHaveText('connected')
+    })
   })
 
   test.describe('OAuth', () => {

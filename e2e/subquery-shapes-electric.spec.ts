@@ -1,7 +1,6 @@
 import { test } from './fixtures'
-import { browserPresent, subqueryWorkbenchScenario } from './subquery-workbench'
+import { subqueryWorkbenchScenario } from './subquery-workbench'
 
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--header-brand', 'electric'] })
 
 test('a subquery shape (electric-* headers): rows show their tags and the project that admits them; the Log marks move-out and move-in', async ({

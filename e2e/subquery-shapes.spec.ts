@@ -1,7 +1,6 @@
 import { expect, test } from './fixtures'
-import { browserPresent, composeIssues, shot, subqueryWorkbenchScenario } from './subquery-workbench'
+import { composeIssues, shot, subqueryWorkbenchScenario } from './subquery-workbench'
 
-test.skip(!browserPresent, 'no Chromium: install chromium (Debian) or set CHROMIUM_PATH')
 test.use({ appArgs: ['--long-poll-timeout', '2000', '--header-brand', 'service'] })
 
 test('a subquery shape (service-* headers): rows show their tags and the project that admits them; the Log marks move-out and move-in', async ({

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type * as ElectricClient from '@electric-sql/client'
 import { chromium, type Browser, type Page } from '@playwright/test'
 import { chromiumArgs, chromiumPath } from './chromium'
+import { needFacilities } from './facilities'
 import { expect, test, type RunningHeadlessApp } from './fixtures'
 
 /**
@@ -22,6 +23,7 @@ let pagePort: number
 let browser: Browser
 
 test.beforeAll(async () => {
+  needFacilities(['chromium'])
   pages = createServer((req, res) => {
     if (req.url === '/client.mjs') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(CLIENT)
     res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>a page</title>')

@@ -8,13 +8,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path'
 /** room → the rooms (folders of src/main) and wiring files (`@name`, a file directly in src/main) it may import. */
 export const ROOM_IMPORTS = {
   checker: [],
-  cli: ['checker', 'doctor', 'fs', 'mcp', 'shapes', '@data-dir'],
+  cli: ['checker', 'db', 'doctor', 'fs', 'mcp', 'net', 'shapes', '@data-dir'],
   db: ['fs', 'net', 'sql', '@data-dir', '@resources'],
-  doctor: ['checker', 'fs', 'headless'],
+  doctor: ['checker', 'fs', 'headless', 'net'],
   electron: ['headless', 'mcp', 'net', 'rpc', '@csp', '@events'],
   fs: [],
   headless: ['net', 'rpc', '@csp', '@events'],
-  mcp: ['fs', '@rooms'],
+  mcp: ['fs', 'net', '@rooms'],
   net: [],
   proxy: ['fs', 'headless', 'net', 'shapes', 'sql', '@resources', '@rooms'],
   rpc: ['checker', 'cli', 'db', 'doctor', 'mcp', 'proxy', 'workbench', '@core', '@rooms'],

@@ -84,6 +84,7 @@ export async function startApp({
       events,
       rendererDir,
       publicRoutes: context.publicRoutes,
+      maxConnections: serve.maxConnections,
       log
     })
     context.serverUrl = reachableUrl(serve.host, server.port)

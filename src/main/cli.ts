@@ -1,10 +1,14 @@
 import { resolve } from 'node:path'
 import { existsSync } from 'node:fs'
 import { startApp } from './app'
-import { parseServeOptions, SERVE_USAGE } from './cli/serve-options'
+import { parseServeOptions, SERVE_USAGE, type ServeOptions } from './cli/serve-options'
+import { UsageError } from './cli/output'
+import { referenceBanner, referenceNotes } from './cli/reference-env'
 import { mcpMain } from './cli/mcp'
 import { checkMain } from './cli/check'
+import { clustersMain } from './cli/clusters'
 import { doctorMain, tapMain } from './cli/doctor'
+import { exitWhenDrained } from './cli/output'
 
 const USAGE = `Syncscope — local shape server, authorising proxy and MCP server registry
 
@@ -13,7 +17,8 @@ usage:
   syncscope mcp <list|tools|call|login> …   see \`syncscope mcp --help\`
   syncscope check <url> [options]           protocol conformance of a shape endpoint; see \`syncscope check --help\`
   syncscope doctor <file.har|recording>     diagnose a recorded sync; see \`syncscope doctor --help\`
-  syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\``
+  syncscope tap --upstream URL [--port N]   a recording proxy for the doctor; see \`syncscope tap --help\`
+  syncscope clusters <list|prune|remove>    the embedded clusters root keeps; see \`syncscope clusters --help\``
 
 function rendererDir(): string {
   // this module runs as out/main/cli.js, beside the built renderer
@@ -25,10 +30,25 @@ function rendererDir(): string {
 }
 
 async function serve(argv: string[]): Promise<number> {
-  const options = parseServeOptions(argv)
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`usage:\n  ${SERVE_USAGE}\n`)
+    return 0
+  }
+  let options: ServeOptions
+  try {
+    options = parseServeOptions(argv)
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    process.stderr.write(`syncscope: ${error.message}\n`)
+    return 2
+  }
   const log = (line: string) => process.stderr.write(`${line}\n`)
+  for (const note of referenceNotes(process.env, options.database)) log(note)
   const app = await startApp({ serve: options, rendererDir: options.ui ? rendererDir() : null, log })
-  process.stdout.write(`${app.describe().join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`)
+  const reference = referenceBanner(process.env, options)
+  process.stdout.write(
+    `${[...app.describe(), ...(reference ? [reference] : [])].join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`
+  )
   await new Promise<void>((done) => {
     let stopping = false
     const stop = (signal: string) => {
@@ -60,6 +80,7 @@ export async function main(argv: string[]): Promise<number> {
   if (command === 'check') return checkMain(rest)
   if (command === 'doctor') return doctorMain(rest)
   if (command === 'tap') return tapMain(rest)
+  if (command === 'clusters') return clustersMain(rest)
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`)
     return command === undefined ? 1 : 0
@@ -85,12 +106,12 @@ function describeFailure(error: unknown): string {
   return line ?? code ?? error.name
 }
 
-function fail(error: unknown): never {
+function fail(error: unknown): void {
   process.stderr.write(`syncscope: ${describeFailure(error)}\n`)
   if (process.env.SYNCSCOPE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`)
-  process.exit(1)
+  void exitWhenDrained(1)
 }
 
 process.on('uncaughtException', fail)
 process.on('unhandledRejection', fail)
-main(process.argv.slice(2)).then((code) => process.exit(code), fail)
+main(process.argv.slice(2)).then(exitWhenDrained, fail)

@@ -14,8 +14,11 @@ export function defaultDataDir(
   return join(env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'syncscope')
 }
 
-/** Written once every file an older version left readable by others has been made private. */
-const PRIVATE_MARKER = '.private-modes'
+/**
+ * Written once every file an older version left readable by others has been made private. Named anew when a release
+ * fixes a writer (2: proxy.json was copied 0644 from the sample), so the sweep runs once more.
+ */
+const PRIVATE_MARKER = '.private-modes-2'
 
 /**
  * Makes the data folder private: the folder 0700 and, once, everything in it owner-only (files an older version

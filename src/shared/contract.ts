@@ -3,15 +3,19 @@ import { checkerCalls, checkerEvents } from './contract/checker'
 import { dbCalls, dbEvents } from './contract/db'
 import { doctorCalls } from './contract/doctor'
 import { mcpCalls, mcpEvents } from './contract/mcp'
+import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
+import { serverCalls } from './contract/server'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 
 /** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
 export const calls = {
   ...dbCalls,
   ...mcpCalls,
+  ...mcpToolCalls,
   ...proxyCalls,
   ...shapesWorkbenchCalls,
+  ...serverCalls,
   ...checkerCalls,
   ...doctorCalls
 }

@@ -74,7 +74,7 @@ describe('syncscope check against this app', () => {
       runConformance(options(electric, 'electric'))
     ])
     expect(failures(serviceReport)).toEqual([])
-    expect(serviceReport.summary).toEqual({ pass: CHECKS.length, fail: 0, warn: 0, skip: 0 })
+    expect(serviceReport.summary).toEqual({ pass: CHECKS.length, fail: 0, warn: 0, skip: 0, error: 0 })
     expect(serviceReport.checks.find((check) => check.id === 'sse-lifetime')?.reason).toMatch(
       /^ended after 5\d\.\d s \(max-age 59 s\)$/
     )

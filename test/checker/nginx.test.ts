@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import { runConformance } from '../../src/main/checker/run'
 import type { ConformanceReport } from '../../src/shared/contract/checker'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
-import { NGINX, SOUND, startNginx } from '../support/nginx'
+import { SOUND, startNginx } from '../support/nginx'
+import { describeWith } from '../support/facility-tests'
 
 /** nginx in front of this app, configured wrong in five known ways, and the findings each must produce. */
 const MISCONFIGURED: Array<{ name: string; location: string; http?: string; named: string[] }> = [
@@ -35,7 +36,7 @@ const MISCONFIGURATION_IDS = new Set(MISCONFIGURED.flatMap((config) => config.na
 const findingIds = (report: ConformanceReport) =>
   new Set(report.checks.flatMap((check) => check.findings.map((finding) => finding.id)))
 
-describe.skipIf(!NGINX)(`syncscope check through nginx${NGINX ? '' : ' — skipped: nginx is not installed'}`, () => {
+describeWith(['nginx'], 'syncscope check through nginx', () => {
   let server: TestShapeServer
 
   beforeAll(async () => {

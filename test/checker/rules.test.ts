@@ -47,7 +47,7 @@ describe('the checker’s rule catalogue', () => {
         { id: 'sse', title: 'SSE', status: 'fail', reason: null, findings: [finding], ms: 1000 },
         { id: 'must-refetch', title: 'DELETE', status: 'skip', reason: 'needs --write-sql', findings: [], ms: 0 }
       ],
-      summary: { pass: 0, fail: 1, warn: 0, skip: 1 }
+      summary: { pass: 0, fail: 1, warn: 0, skip: 1, error: 0 }
     }
     const xml = formatJunit(report)
     expect(xml).toContain(

@@ -1,20 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { diagnoseRecording } from '../../src/main/doctor/doctor'
 import { formatDoctorReport } from '../../src/main/doctor/format'
 import type { DoctorReport } from '../../src/shared/contract/doctor'
-import { chromiumPath } from '../../e2e/chromium'
-import { appState, startBrowserHarRecorder, waitForState, type BrowserHarRecorder } from '../support/browser-har'
-import { NGINX, SOUND, startNginx } from '../support/nginx'
+import {
+  appState,
+  isLive,
+  startBrowserHarRecorder,
+  waitForState,
+  type BrowserHarRecorder,
+  type ShapeTraffic
+} from '../support/browser-har'
+import { describeWith } from '../support/facility-tests'
+import { SOUND, startNginx } from '../support/nginx'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 
 const ids = (report: DoctorReport) => [...new Set(report.findings.map((finding) => finding.id))].sort()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const skipReason = !NGINX
-  ? ' — skipped: nginx is not installed'
-  : !chromiumPath
-    ? ' — skipped: no Chromium (/usr/bin/chromium or CHROMIUM_PATH)'
-    : ''
 
 /** A cache key naming the parameters the proxy's author knew of: no `handle`, `cache-buster` or `expired_handle`. */
 const KEY_WITHOUT_HANDLE =
@@ -22,7 +24,7 @@ const KEY_WITHOUT_HANDLE =
 /** …and one without the `cursor`, with the origin's cache-control ignored. */
 const LIVE_CACHED_WITHOUT_CURSOR = `proxy_ignore_headers Cache-Control Expires; proxy_cache_valid 200 10m; proxy_cache_key $scheme$proxy_host$uri?table=$arg_table&offset=$arg_offset&handle=$arg_handle&live=$arg_live;`
 
-describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded through nginx${skipReason}`, () => {
+describeWith(['nginx', 'chromium'], 'sync doctor on HAR files Chromium recorded through nginx', () => {
   let server: TestShapeServer
   let browser: BrowserHarRecorder
 
@@ -42,7 +44,7 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
 
   async function recordThrough(
     location: string,
-    drive: (page: Page) => Promise<void>,
+    drive: (page: Page, traffic: ShapeTraffic) => Promise<void>,
     options: { sse?: boolean } = {}
   ): Promise<DoctorReport> {
     const nginx = await startNginx(server.url, location)
@@ -71,12 +73,16 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }
 
   it('a healthy session through a sound caching proxy gets no finding', async () => {
-    const report = await recordThrough(SOUND, async (page) => {
+    const report = await recordThrough(SOUND, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       const before = (await appState(page)).changes
       await insertRow('doctor healthy')
       await waitForState(page, (state) => state.changes > before)
-      await sleep(2_500)
+      // and a long-poll after it, held to its timeout: what the note explains
+      const seen = traffic.finished.length
+      await traffic.until('long-poll held to its timeout', (finished) =>
+        finished.slice(seen).some((request) => isLive(request) && request.ms >= 1_000)
+      )
     })
     expect(report.timeline.length).toBeGreaterThan(2)
     expect(report.findings.map((finding) => `${finding.id}: ${finding.message}`)).toEqual([])
@@ -100,10 +106,14 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }, 60_000)
 
   it('a must-refetch loop on an old handle from the proxy cache (cache key without handle and cache-buster)', async () => {
-    const report = await recordThrough(`${SOUND} ${KEY_WITHOUT_HANDLE}`, async (page) => {
+    const report = await recordThrough(`${SOUND} ${KEY_WITHOUT_HANDLE}`, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       await dropShape(page)
-      await sleep(3_000)
+      // the loop: three must-refetches, the old handle answered from the cache each time
+      await traffic.until(
+        'must-refetches',
+        (finished) => finished.filter((request) => request.status === 409).length >= 3
+      )
     })
     expect(ids(report)).toEqual(expect.arrayContaining(['doctor.refetch-loop', 'doctor.stale-handle']))
     expect(report.findings.find((finding) => finding.id === 'doctor.refetch-loop')!.message).toMatch(
@@ -115,10 +125,14 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }, 60_000)
 
   it('stale live answers: the cache repeats a cursor (cache-control ignored, key without cursor)', async () => {
-    const report = await recordThrough(`${SOUND} ${LIVE_CACHED_WITHOUT_CURSOR}`, async (page) => {
+    const report = await recordThrough(`${SOUND} ${LIVE_CACHED_WITHOUT_CURSOR}`, async (page, traffic) => {
       await waitForState(page, (state) => state.upToDate > 0)
       // The first live answer (the 1.5 s long-poll timeout) is cached; every later live request gets it again.
-      await sleep(3_000)
+      await traffic.until(
+        'live answers repeated by the cache',
+        (finished) =>
+          finished.filter((request) => isLive(request) && request.headers['x-cache-status'] === 'HIT').length >= 2
+      )
     })
     expect(ids(report)).toContain('doctor.stale-live')
     expect(report.findings.find((finding) => finding.id === 'doctor.stale-live')!.fix).toMatch(
@@ -127,8 +141,9 @@ describe.skipIf(skipReason !== '')(`sync doctor on HAR files Chromium recorded t
   }, 60_000)
 
   it('up-to-date never reached: a cache key without the query string hands every request the first chunk', async () => {
-    const report = await recordThrough(`${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, async (page) => {
-      await sleep(4_000)
+    const report = await recordThrough(`${SOUND} proxy_cache_key $scheme$proxy_host$uri;`, async (page, traffic) => {
+      // request after request, each handed the first chunk again
+      await traffic.until('answers', (finished) => finished.filter((request) => request.status === 200).length >= 4)
       expect((await appState(page)).upToDate).toBe(0)
     })
     expect(ids(report)).toContain('doctor.up-to-date-never')

@@ -1,41 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, type AddressInfo } from 'node:net'
 import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { clusterDirOf } from '../../src/main/db/cluster'
-import { endServe, removeDataDir } from '../support/postgres'
-
-const BIN = resolve(__dirname, '../../bin/syncscope.js')
-
-/** Every CLI started here, ended after the tests even when one fails half-way. */
-const started: ChildProcess[] = []
-
-function runCli(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env })
-  started.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)))
-  return { child, exited, output: () => ({ stdout, stderr }) }
-}
-
-async function waitFor(predicate: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((done) => setTimeout(done, 100))
-  }
-}
+import { endCliRuns, runCli, waitFor } from '../support/cli-process'
+import { removeDataDir } from '../support/postgres'
 
 describe('syncscope serve', () => {
   const folders: string[] = []
   afterAll(async () => {
-    await Promise.all(started.map(endServe))
+    await endCliRuns()
     await Promise.all(folders.map(removeDataDir))
   })
 
@@ -91,9 +67,9 @@ describe('syncscope serve', () => {
     [['serve', '--ui', '--host', '0.0.0.0'], '--ui serves the app contract, which only listens on loopback'],
     [['serve', '--nope'], "Unknown option '--nope'"],
     [['frobnicate'], "unknown command 'frobnicate'"]
-  ])('refuses %j with a message naming the problem', async (args, message) => {
+  ])('refuses %j with a message naming the problem, exit code 2', async (args, message) => {
     const run = runCli(args)
-    expect(await run.exited).not.toBe(0)
+    expect(await run.exited).toBe(2)
     expect(run.output().stderr).toContain(message)
   })
 

@@ -1,12 +1,16 @@
 import { spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync, statSync, lstatSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { preparePrivateDataDir } from '../../src/main/data-dir'
 import { clusterDirOf } from '../../src/main/db/cluster'
+import { clustersRoot } from '../../src/main/db/cluster-pairing'
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/main/db/embedded'
+import { itWith } from '../support/facility-tests'
+import { openToOthers } from '../support/file-modes'
 import { removeDataDir } from '../support/postgres'
 import { startTestShapeServer } from '../support/shape-server'
 import { get, syncToEnd } from '../support/shape-http'
@@ -111,7 +115,7 @@ describe('the embedded Postgres is not a door for other local users', () => {
     for (const pid of pids) expect(readFileSync(`/proc/${pid}/environ`, 'utf8')).not.toContain(secretInEnv)
   })
 
-  it.skipIf(!isRoot)('as root: another user cannot read the password file', () => {
+  itWith(['root'], 'as root: another user cannot read the password file', () => {
     const read = spawnSync('cat', [join(postgres.dataDir, 'syncscope-password')], {
       uid: 65534,
       gid: 65534,
@@ -149,20 +153,20 @@ describe('the embedded Postgres is not a door for other local users', () => {
   })
 })
 
-/** Every folder and file under `dir` whose mode lets anyone but the owner in. */
-function openToOthers(dir: string): string[] {
-  const found: string[] = []
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name)
-    const info = lstatSync(path)
-    if (info.isSymbolicLink()) continue
-    if ((info.mode & 0o077) !== 0) found.push(`${path} ${(info.mode & 0o777).toString(8)}`)
-    if (info.isDirectory()) found.push(...openToOthers(path))
-  }
-  return found
-}
-
 describe('the data folder is private', () => {
+  it('a data folder swept by an earlier version gets its later 0644 files (proxy.json) made private once more', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-swept-'))
+    try {
+      await writeFile(join(dataDir, '.private-modes'), '')
+      await writeFile(join(dataDir, 'proxy.json'), '{}\n')
+      await chmod(join(dataDir, 'proxy.json'), 0o644)
+      await preparePrivateDataDir(dataDir)
+      expect(openToOthers(dataDir)).toEqual([])
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
+
   let parent: string
   beforeAll(async () => {
     parent = await mkdtemp(join(tmpdir(), 'syncscope-private-'))
@@ -181,6 +185,8 @@ describe('the data folder is private', () => {
     await writeFile(join(dataDir, 'sql-history.json'), '[]', { mode: 0o644 })
     await chmod(join(dataDir, 'settings.json'), 0o644)
     await chmod(join(dataDir, 'sql-history.json'), 0o644)
+    // the workspace (here the data folder itself) has an mcp.json for the person to approve
+    await writeFile(join(dataDir, 'mcp.json'), '{ "servers": {} }\n', { mode: 0o600 })
 
     const server = await startTestShapeServer({ dataDir, longPollTimeout: 1000 })
     try {
@@ -202,6 +208,13 @@ describe('the data folder is private', () => {
         entry: { transport: 'http', url: 'http://127.0.0.1:9/mcp', auth: { mode: 'apiKey', key: 'k-123' } }
       })
       expect(saved.ok, JSON.stringify(saved)).toBe(true)
+      // the Proxy page's start writes proxy.json (from the sample) and the proxy's signing keys
+      const proxy = await server.app.dispatch('proxy.start', {})
+      expect(proxy.ok, JSON.stringify(proxy)).toBe(true)
+      // approving the workspace mcp.json keeps the approval in the data folder
+      const review = await server.app.dispatch('mcp.workspaceReview', {})
+      const sha256 = review.ok ? (review.value as { sha256: string }).sha256 : ''
+      expect((await server.app.dispatch('mcp.approveWorkspace', { sha256 })).ok).toBe(true)
     } finally {
       await server.stop()
     }
@@ -209,13 +222,21 @@ describe('the data folder is private', () => {
     expect(modeOf(parent)).toBe(0o700)
     expect(modeOf(dataDir)).toBe(0o700)
     expect(readdirSync(dataDir)).toEqual(
-      expect.arrayContaining(['shapes', 'sql-history.json', 'settings.json', 'saved-shapes.json', 'postgres'])
+      expect.arrayContaining([
+        'shapes',
+        'sql-history.json',
+        'settings.json',
+        'saved-shapes.json',
+        'postgres',
+        'proxy.json',
+        'mcp-trust.json'
+      ])
     )
     expect(openToOthers(dataDir)).toEqual([])
     const cluster = await clusterDirOf(join(dataDir, 'postgres'))
     if (isRoot) {
       // Postgres (as user postgres) could not enter the 0700 data folder: its cluster lives where it can, its own.
-      expect(cluster).toMatch(/^\/var\/lib\/syncscope\/clusters\/[0-9a-f]{16}$/)
+      expect(cluster).toMatch(new RegExp(`^${clustersRoot()}/[0-9a-f]{16}$`))
       expect(statSync(cluster).uid).not.toBe(0)
       expect(modeOf(cluster)).toBe(0o700)
     } else expect(cluster).toBe(join(dataDir, 'postgres'))

@@ -10,14 +10,10 @@ import { McpHost } from '../../src/main/mcp/host'
 import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { Registry, type RegistryOptions } from '../../src/main/mcp/registry'
 import type { OAuthTokens } from '../../src/shared/contract/mcp'
-import {
-  authorizeInBrowser,
-  startAuthServer,
-  type AuthServerOptions,
-  type RunningAuthServer
-} from './support/oauth-server'
-import { startMcpHttpServer, type Gate, type RunningMcpHttpServer } from './support/mcp-http-server'
+import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 import { textOf, waitFor } from './support/processes'
+import { browserThatLogsIn, loggedIn } from './support/logins'
+import { startProtectedServer } from './support/protected-server'
 import { runMcpCli, startMcpCli } from './support/run-cli'
 
 // The MCP authorisation spec's newer parts against real pieces: SDK servers behind oidc-provider.
@@ -31,20 +27,10 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop()
 })
 
-type OAuthGate = Extract<Gate, { kind: 'oauth' }>
-
-async function protectedServer(
-  gate: Omit<OAuthGate, 'kind' | 'issuer'> = {},
-  as: Omit<AuthServerOptions, 'resource'> = {}
-): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer; moveTo(next: RunningAuthServer): void }> {
-  let issuer = ''
-  const rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer, ...gate })
-  stops.push(rs.stop)
-  const authServer = await startAuthServer({ resource: rs.url, ...as })
-  stops.push(authServer.stop)
-  issuer = authServer.issuer
-  return { as: authServer, rs, moveTo: (next) => void (issuer = next.issuer) }
-}
+const protectedServer = (
+  gate: Parameters<typeof startProtectedServer>[1] = {},
+  as: Parameters<typeof startProtectedServer>[2] = {}
+) => startProtectedServer(stops, gate, as)
 
 function newRegistry(options: RegistryOptions = {}): Registry {
   registry = new Registry(options)
@@ -54,20 +40,7 @@ function newRegistry(options: RegistryOptions = {}): Registry {
 /** A registry whose "browser" logs in as soon as an authorisation URL opens and delivers the redirect. */
 function registryWithBrowser(options: RegistryOptions = {}): { registry: Registry; opened: string[] } {
   const opened: string[] = []
-  const created = newRegistry({
-    ...options,
-    openAuthorizeUrl: (url) => {
-      opened.push(url)
-      void authorizeInBrowser(url).then((callback) => fetch(callback))
-    }
-  })
-  return { registry: created, opened }
-}
-
-async function loggedIn(target: Registry, name: string): Promise<void> {
-  const done = target.waitForLogin(name)
-  await target.login(name)
-  expect(await done).toBeNull()
+  return { registry: newRegistry({ ...options, openAuthorizeUrl: browserThatLogsIn(opened) }), opened }
 }
 
 describe('protected resource metadata discovery (RFC 9728)', () => {
@@ -125,7 +98,7 @@ describe('client ID metadata documents', () => {
     const server = createServer((req, res) => {
       fetched.push(req.url ?? '')
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' })
-      res.end(JSON.stringify(clientMetadataDocument(clientId)))
+      res.end(JSON.stringify(clientMetadataDocument(clientId, ['cimd', 'dcr', 'configured'])))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
     stops.push(() => new Promise((resolve) => server.close(() => resolve())))
@@ -141,7 +114,7 @@ describe('client ID metadata documents', () => {
     await loggedIn(target, 'cimd')
     const authorize = new URL(opened[0]!)
     expect(authorize.searchParams.get('client_id')).toBe(clientId)
-    expect(authorize.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/callback$/)
+    expect(authorize.searchParams.get('redirect_uri')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/callback\/cimd$/)
     expect(as.requests.filter((request) => request.path === '/reg')).toHaveLength(0)
     expect(documents.fetched).toEqual(['/oauth/client-metadata.json'])
     expect(as.tokenPosts('authorization_code')).toMatchObject([{ clientId, status: 200 }])
@@ -171,7 +144,7 @@ describe('client ID metadata documents', () => {
             token_endpoint_auth_method: 'none',
             grant_types: ['authorization_code', 'refresh_token'],
             response_types: ['code'],
-            redirect_uris: ['http://127.0.0.1/oauth/callback']
+            redirect_uris: ['http://127.0.0.1/oauth/callback/configured']
           }
         ]
       }
@@ -196,7 +169,7 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
   async function documentFetcher(): Promise<(url: string) => Promise<Response>> {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(clientMetadataDocument(clientId)))
+      res.end(JSON.stringify(clientMetadataDocument(clientId, ['doc'])))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
     stops.push(() => new Promise((resolve) => server.close(() => resolve())))
@@ -230,7 +203,12 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
     stops.push(() => host.close())
     await host.start()
-    expect(host.clientMetadata()).toEqual({ url: clientId, source: 'settings' })
+    expect(host.clientMetadata()).toMatchObject({ url: clientId, source: 'settings' })
+    // what to publish at that URL: a callback per server that logs in with it
+    expect(host.clientMetadata().document).toMatchObject({
+      client_id: clientId,
+      redirect_uris: ['http://127.0.0.1/oauth/callback/doc']
+    })
     const opened: string[] = []
     const first = await hostLogin(host, 'doc', opened)
     expect(first.searchParams.get('client_id')).toBe(clientId)
@@ -238,7 +216,7 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     expect(textOf(await host.registry.callTool('doc', 'echo', { text: 'by document' }))).toBe('by document')
 
     // the same server also offers registration: without the setting, that is what the next login uses
-    expect(await host.setClientMetadataUrl(null)).toEqual({ url: null, source: null })
+    expect(await host.setClientMetadataUrl(null)).toEqual({ url: null, source: null, document: null })
     expect(JSON.parse(await readFile(settingsFile, 'utf8'))).not.toHaveProperty('mcp.clientMetadataUrl')
     await host.registry.logout('doc')
     await rm(join(dir, 'secrets.json'))
@@ -258,7 +236,7 @@ describe('the app client ID metadata URL as a setting (settings.json, UI, --clie
     const host = new McpHost({ workspace: null, settingsFile, secretStore: fileSecretStore(join(dir, 'secrets.json')) })
     stops.push(() => host.close())
     await host.start()
-    expect(host.clientMetadata()).toEqual({ url: null, source: null })
+    expect(host.clientMetadata()).toEqual({ url: null, source: null, document: null })
     expect(host.sources()[0]?.error).toBe(
       "mcp.clientMetadataUrl must be an https:// URL with a path: where the app's client ID metadata document is served"
     )

@@ -125,6 +125,8 @@ describe('syncscope mcp (the CLI, as a subprocess)', () => {
   })
 
   it('logs in through the browser, stores the tokens, and later calls use them', async () => {
+    // the workspace mcp.json is the person's own: approved as it is
+    expect((await cli(['trust', '--yes'])).code).toBe(0)
     const before = await cli(['list', '--json'])
     expect(before.code).toBe(0)
     expect(JSON.parse(before.stdout)).toEqual([

@@ -6,7 +6,9 @@ import { McpHost } from '../../src/main/mcp/host'
 import { MASK } from '../../src/main/mcp/mask'
 import { fileSecretStore, type SecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { parseConfigText } from '../../src/main/mcp/config/parse'
+import { boundName, entryBinding } from '../../src/main/mcp/persistence/binding'
 import { textOf, waitFor } from './support/processes'
+import { approveWorkspaceFile } from './support/trust'
 
 const FIXTURE = resolve(__dirname, 'support/stdio-fixture.mjs')
 const stdio = (extra: Record<string, unknown> = {}) => ({
@@ -40,6 +42,16 @@ async function writeJson(path: string, value: unknown, indent: string | number =
   await import('node:fs/promises').then((fs) => fs.mkdir(resolve(path, '..'), { recursive: true }))
   await writeFile(path, `${JSON.stringify(value, null, indent)}\n`)
 }
+
+/** The workspace mcp.json as the person approved it. */
+async function writeApproved(value: unknown): Promise<void> {
+  await writeJson(join(workspace, 'mcp.json'), value)
+  await approveWorkspaceFile(join(dir, 'data'), workspace)
+}
+
+/** The account a secret typed in for an entry is stored under: its name and where it goes. */
+const secretOf = (name: string, entry: Record<string, unknown>, field: string) =>
+  `secret:${boundName({ name, binding: entryBinding(entry) })}:${field}`
 
 async function startHost(env: NodeJS.ProcessEnv = {}, watch = false): Promise<McpHost> {
   host = new McpHost({ workspace, settingsFile, secretStore: store, env, watch })
@@ -170,7 +182,7 @@ describe('config records and files', () => {
   })
 
   it('lists an invalid entry in error state while the others work; a broken file keeps the last good config', async () => {
-    await writeJson(join(workspace, 'mcp.json'), {
+    await writeApproved({
       servers: {
         good: stdio({ env: { WHO: 'good' } }),
         bad: { transport: 'http', url: 'not a url', auth: { mode: 'none' } }
@@ -203,7 +215,7 @@ describe('config records and files', () => {
       theme: 'dark',
       mcp: { servers: { shared: stdio({ env: { FROM: 'settings' } }), onlySettings: stdio() } }
     })
-    await writeJson(join(workspace, 'mcp.json'), { servers: { shared: stdio({ env: { FROM: 'workspace' } }) } })
+    await writeApproved({ servers: { shared: stdio({ env: { FROM: 'workspace' } }) } })
     const mcp = await startHost()
     const shared = mcp.registry.describe('shared')
     expect(shared).toMatchObject({
@@ -215,14 +227,27 @@ describe('config records and files', () => {
     expect(textOf(await mcp.registry.callTool('shared', 'env', { name: 'FROM' }))).toBe('workspace')
   })
 
-  it('applies an edit on disk without a restart', async () => {
-    await writeJson(join(workspace, 'mcp.json'), { servers: { one: stdio() } })
+  it('applies an edit on disk without a restart; an edit of the workspace file waits for a new approval', async () => {
+    await writeJson(settingsFile, { mcp: { servers: { one: stdio() } } })
+    await import('node:fs/promises').then((fs) => fs.mkdir(workspace))
     const mcp = await startHost({}, true)
     expect(mcp.registry.list().map((entry) => entry.name)).toEqual(['one'])
-    await writeJson(join(workspace, 'mcp.json'), { servers: { one: stdio(), two: stdio({ env: { WHO: 'two' } }) } })
+    await writeJson(settingsFile, { mcp: { servers: { one: stdio(), two: stdio({ env: { WHO: 'two' } }) } } })
     await waitFor('the watcher to apply the edit', () => mcp.registry.list().length === 2)
     expect(textOf(await mcp.registry.callTool('two', 'env', { name: 'WHO' }))).toBe('two')
+
+    await writeApproved({ servers: { three: stdio({ env: { WHO: 'three' } }) } })
+    await waitFor('the approved workspace file to apply', () => mcp.registry.list().length === 3)
+    expect(mcp.registry.describe('three').state).toBe('idle')
+    await writeJson(join(workspace, 'mcp.json'), { servers: { three: stdio({ env: { WHO: 'changed' } }) } })
+    await waitFor('the edit to take the approval away', () => mcp.registry.describe('three').state === 'untrusted')
+    expect(mcp.registry.describe('three').error?.message).toMatch(/which changed since you approved it \(\d{4}-/)
+    expect(mcp.workspaceReview()).toMatchObject({ state: 'changed', servers: [{ name: 'three' }] })
+    await mcp.approveWorkspace(mcp.workspaceReview()!.sha256)
+    expect(textOf(await mcp.registry.callTool('three', 'env', { name: 'WHO' }))).toBe('changed')
+
     await rm(join(workspace, 'mcp.json'))
+    await rm(settingsFile)
     await waitFor('the deletion to empty the registry', () => mcp.registry.list().length === 0)
   })
 
@@ -250,7 +275,9 @@ describe('config records and files', () => {
         }
       }
     })
-    expect(await store.get('secret:api:auth.key')).toBe('sk-live-abcdef123456')
+    expect(await store.get(secretOf('api', { transport: 'http', url: 'http://127.0.0.1:9/mcp' }, 'auth.key'))).toBe(
+      'sk-live-abcdef123456'
+    )
     expect(saved.config).toMatchObject({ auth: { key: '${keychain:auth.key}' } })
     expect(JSON.stringify(mcp.registry.list())).not.toContain('sk-live')
 
@@ -263,7 +290,9 @@ describe('config records and files', () => {
     expect(
       Object.keys((JSON.parse(await readFile(settingsFile, 'utf8')) as { mcp: { servers: object } }).mcp.servers)
     ).toEqual(['api2'])
-    expect(await store.get('secret:api2:auth.key')).toBe('sk-live-abcdef123456')
+    // renamed and given another URL by the person: the secret typed in goes with it
+    const api2Secret = secretOf('api2', { transport: 'http', url: 'http://127.0.0.1:9/v2' }, 'auth.key')
+    expect(await store.get(api2Secret)).toBe('sk-live-abcdef123456')
     expect(mcp.registry.describe('api2').error?.code).not.toBe('invalid_config')
 
     await expect(mcp.save('broken', { transport: 'http', url: 'nope', auth: { mode: 'none' } })).rejects.toMatchObject({
@@ -272,7 +301,7 @@ describe('config records and files', () => {
     })
     expect(await readFile(settingsFile, 'utf8')).not.toContain('broken')
     expect(await mcp.remove('api2')).toBe(true)
-    expect(await store.get('secret:api2:auth.key')).toBeUndefined()
+    expect(await store.get(api2Secret)).toBeUndefined()
   })
 })
 

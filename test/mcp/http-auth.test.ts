@@ -8,9 +8,10 @@ import type { McpServerConfig, OAuthClientInfo, OAuthTokens } from '../../src/sh
 import { Registry } from '../../src/main/mcp/registry'
 import { filePersistence } from '../../src/main/mcp/persistence/oauth-persistence'
 import { findFreePort } from '../../src/main/net/free-port'
-import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
+import { authorizeInBrowser } from './support/oauth-server'
 import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
 import { textOf, waitFor } from './support/processes'
+import { startProtectedServer } from './support/protected-server'
 
 const stops: Array<() => Promise<void>> = []
 let registry: Registry
@@ -32,17 +33,7 @@ async function resourceServer(gate: Parameters<typeof startMcpHttpServer>[0]): P
   return server
 }
 
-/** An MCP server behind a fresh oidc-provider whose tokens are minted for that server. */
-async function protectedServer(
-  clients: Array<Record<string, unknown>> = []
-): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer }> {
-  let issuer = ''
-  const rs = await resourceServer({ kind: 'oauth', issuer: () => issuer })
-  const as = await startAuthServer({ resource: rs.url, clients })
-  issuer = as.issuer
-  stops.push(as.stop)
-  return { as, rs }
-}
+const protectedServer = (clients: Array<Record<string, unknown>> = []) => startProtectedServer(stops, {}, { clients })
 
 /** Follows the authorisation URL as a person would and delivers the redirect to the registry's loopback listener. */
 async function completeLogin(name: string): Promise<string> {
@@ -94,7 +85,6 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
     })
     await registry.close()
     registry = new Registry({ connectInBackground: true })
-    const started = Date.now()
     const [entry] = await registry.applyConfig({
       servers: [
         {
@@ -106,7 +96,7 @@ describe('streamable HTTP servers (SDK servers on loopback)', () => {
         }
       ]
     })
-    expect(Date.now() - started).toBeLessThan(1_000)
+    // returned while the connect was still under way (it can only end in a timeout error)
     expect(entry?.state).toBe('connecting')
     await waitFor('the connect to time out', () => registry.describe('silent').state === 'error', 10_000)
     expect(registry.describe('silent').error).toEqual({

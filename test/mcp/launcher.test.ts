@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { McpHost } from '../../src/main/mcp/host'
 import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
 import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
+import { startAsHost } from './support/host-client'
 import { textOf } from './support/processes'
 import { runMcpCli } from './support/run-cli'
 
@@ -26,23 +26,6 @@ const cli = (args: string[]) => runMcpCli([...args, '--data-dir', dataDir, '--wo
 
 const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   textOf((await client.callTool({ name, arguments: args })) as { content?: unknown })
-
-/** Starts an exported entry the way a host does, with nothing of ours in its environment: `env -i PATH=/usr/bin HOME=…`. */
-async function startAsHost(entry: {
-  command: string
-  args: string[]
-}): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({
-    command: '/usr/bin/env',
-    args: ['-i', 'PATH=/usr/bin', `HOME=${cleanHome}`, entry.command, ...entry.args],
-    stderr: 'pipe'
-  })
-  let stderr = ''
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const client = new Client({ name: 'a-host', version: '1.0.0' })
-  await client.connect(transport, { timeout: 40_000 })
-  return { client, stderr: () => stderr }
-}
 
 describe('syncscope mcp run / export (the launcher other hosts start)', () => {
   beforeAll(async () => {
@@ -95,7 +78,7 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     })
 
     // stdio: the server runs as the launcher's child with the secret from the store in its environment
-    const fx = await startAsHost(entries.fx!)
+    const fx = await startAsHost(entries.fx!, cleanHome)
     expect(await call(fx.client, 'env', { name: 'API_TOKEN' })).toBe(API_TOKEN)
     expect((JSON.parse(await call(fx.client, 'where')) as { cwd: string }).cwd).toBe(workspace)
     await fx.client.close()
@@ -104,7 +87,7 @@ describe('syncscope mcp run / export (the launcher other hosts start)', () => {
     rs.revoke(rs.lastJti()!)
     const refreshesBefore = as.tokenPosts('refresh_token').length
     const secretsBefore = await readFile(join(dataDir, 'mcp-secrets.json'), 'utf8')
-    const secured = await startAsHost(entries.secured!)
+    const secured = await startAsHost(entries.secured!, cleanHome)
     const tools = await secured.client.listTools()
     expect(tools.tools.map((tool) => tool.name)).toContain('whoami')
     expect(await call(secured.client, 'echo', { text: 'through the bridge' })).toBe('through the bridge')

@@ -13,9 +13,11 @@ import {
   type SecretStore
 } from '../../src/main/mcp/persistence/secret-store'
 import { McpHost } from '../../src/main/mcp/host'
+import { boundName, entryBinding } from '../../src/main/mcp/persistence/binding'
 import { aesGcmCipher } from './support/aes-cipher'
 import { watchArgv } from './support/argv-watch'
-import { keyringUnavailable, startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
+import { describeWith } from '../support/facility-tests'
+import { startHeadlessKeyring, type HeadlessKeyring } from './support/keyring'
 import { startMcpHttpServer } from './support/mcp-http-server'
 import { authorizeInBrowser, startAuthServer } from './support/oauth-server'
 
@@ -216,9 +218,9 @@ describe('reading what `security find-generic-password -g` prints (macOS, where 
   })
 })
 
-const skipReason = keyringUnavailable()
-describe.skipIf(skipReason !== null)(
-  `the real Secret Service on a private D-Bus session${skipReason ? ` (skipped: ${skipReason})` : ''}`,
+describeWith(
+  ['linux', 'dbus', 'keyring'],
+  'the real Secret Service on a private D-Bus session (gnome-keyring-daemon), through the native binding and secret-tool',
   () => {
     let keyring: HeadlessKeyring
     let native: SecretStore
@@ -394,11 +396,13 @@ describe.skipIf(skipReason !== null)(
         await fetch(await authorizeInBrowser(authorizeUrl))
         expect(await done).toBeNull()
         await first.close()
-        expect(JSON.parse(await lookup('tokens:kc'))).toMatchObject({
+        // kept under the server's name and URL: `tokens:kc@<digest of the URL>`
+        const kc = boundName({ name: 'kc', binding: entryBinding({ transport: 'http', url: rs.url }) })
+        expect(JSON.parse(await lookup(`tokens:${kc}`))).toMatchObject({
           accessToken: expect.any(String),
           refreshToken: expect.any(String)
         })
-        expect(JSON.parse(await lookup('client:kc'))).toMatchObject({
+        expect(JSON.parse(await lookup(`client:${kc}`))).toMatchObject({
           clientId: expect.any(String),
           issuer: expect.stringContaining(as.issuer)
         })
@@ -407,8 +411,8 @@ describe.skipIf(skipReason !== null)(
         expect(second.registry.describe('kc').state).toBe('connected')
         expect(as.requests.filter((request) => request.path === '/auth')).toHaveLength(1)
         expect(await second.remove('kc')).toBe(true)
-        expect(await native.get('tokens:kc')).toBeUndefined()
-        expect(await native.get('client:kc')).toBeUndefined()
+        expect(await native.get(`tokens:${kc}`)).toBeUndefined()
+        expect(await native.get(`client:${kc}`)).toBeUndefined()
         await second.close()
       } finally {
         await as.stop()

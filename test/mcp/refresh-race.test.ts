@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { McpHost } from '../../src/main/mcp/host'
 import { fileSecretStore } from '../../src/main/mcp/persistence/secret-store'
 import { Registry } from '../../src/main/mcp/registry'
-import { authorizeInBrowser, startAuthServer, type RunningAuthServer } from './support/oauth-server'
-import { startMcpHttpServer, type RunningMcpHttpServer } from './support/mcp-http-server'
+import { authorizeInBrowser } from './support/oauth-server'
 import { textOf } from './support/processes'
+import { startProtectedServer } from './support/protected-server'
 import { runMcpCli } from './support/run-cli'
 
 // oidc-provider rotates refresh tokens: a second refresh with the same refresh token is refused (invalid_grant) and
@@ -18,15 +18,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0).reverse()) await stop()
 })
 
-async function protectedServer(refreshDelayMs: number): Promise<{ as: RunningAuthServer; rs: RunningMcpHttpServer }> {
-  let issuer = ''
-  const rs = await startMcpHttpServer({ kind: 'oauth', issuer: () => issuer })
-  stops.push(rs.stop)
-  const as = await startAuthServer({ resource: rs.url, refreshDelayMs })
-  stops.push(as.stop)
-  issuer = as.issuer
-  return { as, rs }
-}
+const protectedServer = (refreshDelayMs: number) => startProtectedServer(stops, {}, { refreshDelayMs })
 
 async function logIn(registry: Registry, name: string): Promise<void> {
   const { authorizeUrl } = await registry.login(name)

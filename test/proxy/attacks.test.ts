@@ -64,14 +64,18 @@ describe('gatekeeper: a requested where may only name columns the policy shows',
     expect(error.message).toMatch(/body|issues/)
   })
 
-  it('refuses a subquery, which could read any column of any table', async () => {
+  it('refuses a subquery naming a hidden column of its own table', async () => {
     const response = await askGatekeeper(
       stack,
       'issues',
       { where: "id IN (SELECT id FROM issues WHERE body LIKE 'x%')" },
       await stack.accessToken(GRACE)
     )
-    expect(response.status).toBe(400)
+    expect(response.status).toBe(403)
+    expect(await errorOf(response)).toEqual({
+      code: 'columns_not_allowed',
+      message: expect.stringContaining('names body of issues') as string
+    })
   })
 
   it.each(["priority = 1 AND title LIKE 'a%'", `"title" LIKE 'a%'`, "TITLE like 'a%'", 'lower(title) = $1'])(
@@ -97,7 +101,7 @@ describe('gatekeeper: a requested where may only name columns the policy shows',
 })
 
 /** The subsets a granted client could request: each names `body`. */
-function subsetAttacks(): Array<{ name: string; query?: Record<string, string>; body?: unknown; status?: number }> {
+function subsetAttacks(): Array<{ name: string; query?: Record<string, string>; body?: unknown }> {
   return [
     { name: 'subset__where', query: { subset__where: "body LIKE 'x%'" } },
     { name: 'subset__where quoted', query: { subset__where: `"body" LIKE 'x%'` } },
@@ -121,8 +125,7 @@ function subsetAttacks(): Array<{ name: string; query?: Record<string, string>; 
     },
     {
       name: 'a subquery in subset__where',
-      query: { subset__where: "id IN (SELECT id FROM issues WHERE body LIKE 'x%')" },
-      status: 400
+      query: { subset__where: "id IN (SELECT id FROM issues WHERE body LIKE 'x%')" }
     },
     {
       name: 'POST order_by_expr',
@@ -159,14 +162,14 @@ describe('subsets may only name columns the shape shows', () => {
       attack,
       grantQueryParams(config.params)
     )
-    expect(response.status).toBe(attack.status ?? 403)
-    expect((await errorOf(response)).message).toMatch(attack.status ? /subquer/ : /body/)
+    expect(response.status).toBe(403)
+    expect((await errorOf(response)).message).toMatch(/body/)
   })
 
   it.each(subsetAttacks())('named shape refuses $name', async (attack) => {
     const response = await send(`${stack.proxy.url}/api/shapes/my-issues`, await stack.accessToken(GRACE), attack, {})
-    expect(response.status).toBe(attack.status ?? 403)
-    expect((await errorOf(response)).message).toMatch(attack.status ? /subquer/ : /body/)
+    expect(response.status).toBe(403)
+    expect((await errorOf(response)).message).toMatch(/body/)
   })
 
   it('still serves subsets on shown columns', async () => {

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NGINX, startNginx, type RunningNginx } from '../support/nginx'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { describeWith } from '../support/facility-tests'
+import { startNginx, type RunningNginx } from '../support/nginx'
 import { bearer, DENNIS, GRACE, messages, rowsOf, startProxyStack, type ProxyStack } from './support'
 
-describe.skipIf(!NGINX)(
-  `a real caching proxy (nginx proxy_cache) in front of the proxy${NGINX ? '' : ' — skipped: nginx is not installed'}`,
+describeWith(
+  ['nginx'],
+  'a real caching proxy (nginx proxy_cache) in front of the proxy: what it caches for one user, it never serves another',
   () => {
     let stack: ProxyStack
     let nginx: RunningNginx

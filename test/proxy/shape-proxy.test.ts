@@ -13,6 +13,7 @@ import {
   USERS,
   type ProxyStack
 } from './support'
+import { untilHeld } from '../support/shape-server'
 
 const SECRET = 'upstream-secret-1'
 let stack: ProxyStack
@@ -293,7 +294,8 @@ describe('proxy auth: named shapes', () => {
     const breakOut = await post({ where: 'true) OR (true' })
     expect(breakOut.status).toBe(400)
     const probe = await post({ order_by: 'CAST((SELECT version()) AS int) DESC', limit: 1 })
-    expect(probe.status).toBe(400)
+    expect(probe.status).toBe(403)
+    expect(((await probe.json()) as { error: { code: string } }).error.code).toBe('subquery_not_allowed')
     for (const body of [
       { table: 'users' },
       { where: 'true', columns: 'email' },
@@ -312,7 +314,7 @@ describe('proxy auth: named shapes', () => {
     const held = fetch(`${proxyUrl}/api/shapes/my-issues?offset=${offset}&handle=${handle}&live=true`, {
       headers: bearer(token)
     })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await untilHeld(stack.shapes, handle, 1)
     await stack.shapes.pool.query(
       `INSERT INTO issues (id, project_id, owner_id, title) VALUES (90001, 1000000001, $1, 'live for grace')`,
       [GRACE]

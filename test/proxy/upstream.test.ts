@@ -72,7 +72,12 @@ describe('the Node adapter', () => {
   it('closes the upstream request when the client goes away from a held long-poll', async () => {
     let upstreamClosed: () => void = () => {}
     const closed = new Promise<void>((resolve) => (upstreamClosed = resolve))
-    const holding = createServer((req) => req.socket.once('close', () => upstreamClosed()))
+    let upstreamReached: () => void = () => {}
+    const reached = new Promise<void>((resolve) => (upstreamReached = resolve))
+    const holding = createServer((req) => {
+      upstreamReached()
+      req.socket.once('close', () => upstreamClosed())
+    })
     await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve))
     const holdingUrl = new URL(`http://127.0.0.1:${(holding.address() as AddressInfo).port}/v1/shape?live=true`)
     const proxy = await serveFetchHandler(
@@ -82,7 +87,7 @@ describe('the Node adapter', () => {
     try {
       const client = new AbortController()
       const held = fetch(`${proxy.url}/api/shapes/x`, { signal: client.signal }).catch((error: unknown) => error)
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await reached
       client.abort()
       await held
       const stillOpen = new Promise((_, reject) =>

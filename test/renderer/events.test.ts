@@ -114,10 +114,12 @@ describe('writeEventToCache', () => {
       }
     })
     const unsubscribe = reader.subscribe(() => undefined)
-    await vi.waitFor(() => expect(fetches).toBe(1))
+    await vi.waitFor(() => expect(fetches).toBe(1), { timeout: 15_000 })
     writeEventToCache(client, { name: 'proxy.exchange', payload: exchange('late') })
     release([])
-    await vi.waitFor(() => expect(client.getQueryData(['proxy.exchanges', {}])).toEqual([exchange('late')]))
+    await vi.waitFor(() => expect(client.getQueryData(['proxy.exchanges', {}])).toEqual([exchange('late')]), {
+      timeout: 15_000
+    })
     expect(fetches).toBe(2)
     unsubscribe()
   })

@@ -19,4 +19,18 @@ describe('SseParser', () => {
     expect(parser.end()).toEqual([{ kind: 'data', data: 'tail', raw: 'data: tail' }])
     expect(parser.end()).toEqual([])
   })
+
+  it('ends a block whose blank line straddles two pieces, and one that came in many pieces', () => {
+    const parser = new SseParser()
+    expect(parser.push('data: {"a":1}\n')).toEqual([])
+    expect(parser.push('\ndata: {"b":')).toEqual([{ kind: 'data', data: '{"a":1}', raw: 'data: {"a":1}' }])
+    for (const piece of '2, "c": "xyz"}'.split('')) expect(parser.push(piece)).toEqual([])
+    expect(parser.push('\n')).toEqual([])
+    expect(parser.push('')).toEqual([])
+    expect(parser.push('\n: keep-alive\n\n')).toEqual([
+      { kind: 'data', data: '{"b":2, "c": "xyz"}', raw: 'data: {"b":2, "c": "xyz"}' },
+      { kind: 'comment', text: 'keep-alive', raw: ': keep-alive' }
+    ])
+    expect(parser.end()).toEqual([])
+  })
 })

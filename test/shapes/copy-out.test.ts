@@ -248,7 +248,7 @@ describe('CopyOut reading the protocol in any split', () => {
       const copy = new CopyOut('COPY x TO STDOUT')
       copy.submit({ stream: socket, query: () => undefined } as unknown as Parameters<CopyOut['submit']>[0])
       const reading = allBatches(copy)
-      await vi.waitFor(() => expect(Buffer.concat(handedBack).length).toBe(after.length))
+      await vi.waitFor(() => expect(Buffer.concat(handedBack).length).toBe(after.length), { timeout: 15_000 })
       copy.handleReadyForQuery()
       expect((await reading).toString()).toBe(text)
       expect(Buffer.concat(handedBack)).toEqual(after)

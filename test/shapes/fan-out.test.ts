@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { get, shapeUrl, syncToEnd } from '../support/shape-http'
-import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
+import { startTestShapeServer, untilHeld, type TestShapeServer } from '../support/shape-server'
 import { PARALLEL_FROM } from '../../src/main/shapes/http/parallel-writes'
 
 const LONG_POLL_MS = 2000
@@ -111,8 +111,8 @@ async function advance(): Promise<void> {
   base.offset = caughtUp.header('@offset') ?? base.offset
 }
 
-/** Waits until the server holds `count` more requests than it did (they are parsed and waiting). */
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 300))
+/** Waits until the server holds `count` live long-polls (parsed and waiting for the next change). */
+const held = (count: number): Promise<void> => untilHeld(server, base.handle, count)
 
 describe('one change, many waiting long-polls', () => {
   // from PARALLEL_FROM on, the answer goes straight to the sockets' descriptors, written by two threads
@@ -121,7 +121,7 @@ describe('one change, many waiting long-polls', () => {
     async (count) => {
       const connections = Array.from({ length: count }, () => new RawConnection(server.url))
       for (const connection of connections) connection.send(livePath())
-      await settle()
+      await held(count)
       await change()
       const answers = await Promise.all(connections.map((connection) => connection.response()))
       for (const answer of answers) {
@@ -137,7 +137,7 @@ describe('one change, many waiting long-polls', () => {
       // the next request on each kept-alive connection is served as usual
       const next = answers[0]?.headers.get('service-offset') ?? ''
       for (const connection of connections) connection.send(livePath({ offset: next }))
-      await settle()
+      await held(count)
       await change()
       const again = await Promise.all(connections.map((connection) => connection.response()))
       expect(again.map((answer) => answer.status)).toEqual(connections.map(() => 200))
@@ -155,7 +155,7 @@ describe('one change, many waiting long-polls', () => {
     shared.send(livePath(), origin)
     closing.send(livePath(), { ...origin, Connection: 'close' })
     old.send(livePath(), origin, '1.0')
-    await settle()
+    await held(3)
     await change()
     const [wire, ordinary, http10] = await Promise.all([shared.response(), closing.response(), old.response()])
     const comparable = (answer: RawResponse | undefined) =>
@@ -164,8 +164,9 @@ describe('one change, many waiting long-polls', () => {
     expect(comparable(wire)).toEqual(comparable(http10))
     expect(wire.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
     expect(ordinary.headers.get('connection')).toBe('close')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(closing.closed).toBe(true)
+    await vi.waitFor(() => expect(closing.closed, 'the Connection: close one is closed').toBe(true), {
+      timeout: 10_000
+    })
     expect(wire.body).toBe(ordinary.body)
     ;[shared, closing, old].forEach((connection) => connection.close())
     await advance()
@@ -180,9 +181,9 @@ describe('one change, many waiting long-polls', () => {
     staying.send(livePath())
     otherCursor.send(livePath({ cursor: '12345' }))
     conditional.send(livePath(), { 'If-None-Match': '"nothing-matches"' })
-    await settle()
+    await held(4)
     leaving.close()
-    await settle()
+    await held(3)
     await change()
     const [stayed, cursor, conditioned] = await Promise.all([
       staying.response(),
@@ -211,7 +212,7 @@ describe('one change, many waiting long-polls', () => {
   it('answers waiting long-polls with must-refetch when the shape is dropped', async () => {
     const waiting = Array.from({ length: 5 }, () => new RawConnection(server.url))
     for (const connection of waiting) connection.send(livePath())
-    await settle()
+    await held(5)
     await fetch(shapeUrl(server.url, { table: 'fan', handle: base.handle }), { method: 'DELETE' })
     const answers = await Promise.all(waiting.map((connection) => connection.response()))
     expect(answers.map((answer) => answer.status)).toEqual([409, 409, 409, 409, 409])

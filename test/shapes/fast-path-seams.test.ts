@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type ShapeInput, resolveDefinition } from '../../src/main/shapes/definition/definition'
-import { setDisplaySettingsSql } from '../../src/main/shapes/definition/row-sql'
+import { setSessionSettingsSql } from '../../src/main/shapes/definition/row-sql'
 import { readTableInfo } from '../../src/main/shapes/definition/table-info'
 import { protocolHeaderNames } from '../../src/shared/protocol'
 import { Responder } from '../../src/main/shapes/http/responder'
@@ -46,7 +46,7 @@ async function postgresText(where: string | null): Promise<Map<string, Record<st
   const client = await database.pool.connect()
   try {
     await client.query('BEGIN')
-    await client.query(setDisplaySettingsSql())
+    await client.query(setSessionSettingsSql())
     const { rows } = await client.query<Record<string, string | null>>({
       text: `SELECT * FROM awkward${where ? ` WHERE ${where}` : ''}`,
       types: { getTypeParser: () => (value: string) => value }

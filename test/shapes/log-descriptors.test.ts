@@ -2,7 +2,8 @@ import { readdirSync, readlinkSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
+import { describeWith } from '../support/facility-tests'
 import { LogDescriptors, descriptorBudget, openFilesLimit } from '../../src/main/shapes/storage/log-descriptors'
 import { type LogRange, ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
@@ -22,7 +23,7 @@ function openFilesUnder(dir: string): string[] {
 
 const entry = (tx: bigint, op = 0) => ({ offset: { tx, op }, line: JSON.stringify({ tx: String(tx), op }) })
 
-describe.skipIf(process.platform !== 'linux')('descriptors of shape logs', () => {
+describeWith(['linux'], 'descriptors of shape logs', () => {
   let dir = ''
   afterEach(async () => dir && rm(dir, { recursive: true, force: true }))
 

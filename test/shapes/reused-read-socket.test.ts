@@ -34,7 +34,7 @@ async function readPieces(pieces: string[], lend: boolean): Promise<Buffer[]> {
     received += read.length
   })
   await new Promise<void>((resolve) => socket.connect((server.address() as AddressInfo).port, '127.0.0.1', resolve))
-  await vi.waitFor(() => expect(received).toBe(pieces.join('').length))
+  await vi.waitFor(() => expect(received).toBe(pieces.join('').length), { timeout: 15_000 })
   return reads
 }
 

@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { sendSource, sourceLength } from '../../src/main/shapes/http/chunk-body'
 import type { FileRange } from '../../src/main/shapes/storage/shape'
 import { SharedChunks } from '../../src/main/shapes/storage/shared-chunks'
@@ -12,6 +12,8 @@ const size = (bytes: number) => () => Promise.resolve(bytes)
 const unpooled = (bytes: Buffer) => Promise.resolve({ bytes, release: () => undefined })
 
 describe('shared chunk bytes', () => {
+  afterEach(() => vi.useRealTimers())
+
   it('loads a chunk once for every reader holding it, and lets it go after the last', async () => {
     const chunks = new SharedChunks(1000)
     let loads = 0
@@ -52,9 +54,12 @@ describe('shared chunk bytes', () => {
     await chunks.keep('1', kept('1'), 60_000, 1_000)
     const reading = await chunks.acquire('0', size(100), never)
     let third = false
+    vi.useFakeTimers()
     const keeping = chunks.keep('2', kept('2'), 60_000, 1_000).then(() => (third = true))
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // a moment short of its patience: still waiting, whatever the machine's load
+    await vi.advanceTimersByTimeAsync(999)
     expect(third).toBe(false)
+    vi.useRealTimers()
     reading?.release(true)
     await keeping
     expect(given).toEqual(['0'])
@@ -68,9 +73,12 @@ describe('shared chunk bytes', () => {
     const kept = (name: string) => ({ bytes: Buffer.alloc(100), release: () => given.push(name) })
     await chunks.keep('0', kept('0'), 60_000, 20)
     await chunks.keep('1', kept('1'), 60_000, 20)
+    vi.useFakeTimers()
     const reading = await chunks.acquire('0', size(100), () => Promise.reject(new Error('kept')))
-    await new Promise((resolve) => setTimeout(resolve, 40))
+    // past its patience: the reader stopped following
+    await vi.advanceTimersByTimeAsync(40)
     await chunks.keep('2', kept('2'), 60_000, 20)
+    vi.useRealTimers()
     expect(given).toEqual(['1'])
     reading?.release(true)
   })

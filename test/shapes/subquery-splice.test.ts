@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Message, get } from '../support/shape-http'
 import { startTestShapeServer, type TestShapeServer } from '../support/shape-server'
 import { TagClient, idsOf } from '../support/subquery-client'
+import { sentThrough } from '../support/replication'
 
 /**
  * A move-in's query may see transactions the replication stream has not delivered yet. These tests hold the query
@@ -153,7 +154,8 @@ describe('subquery shapes: a move-in spliced between the transactions its snapsh
       const nowLsn = (now.body as Message[]).find((message) => message.headers.control === 'up-to-date')?.headers
         .global_last_seen_lsn
       expect(BigInt(String(nowLsn))).toBeLessThan(moved)
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      // the consumer got the transactions after the move: none of them may be acknowledged while it is held
+      await sentThrough(server.pool, await currentLsn())
       const slot = await server.pool.query<{ lsn: string }>(
         `SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_type = 'logical'`
       )

@@ -34,9 +34,62 @@ export interface AppState {
   errors: string[]
 }
 
+/** A shape request the page made that was answered in full: its URL, status, headers and how long it took. */
+export interface FinishedShapeRequest {
+  url: URL
+  status: number
+  headers: Record<string, string>
+  ms: number
+}
+
+/** The shape requests of a recorded page, as they finish. */
+export class ShapeTraffic {
+  readonly finished: FinishedShapeRequest[] = []
+
+  constructor(page: Page) {
+    page.on('requestfinished', (request) => {
+      if (!request.url().includes('/v1/shape')) return
+      // a request that finishes as the recording ends has no headers to give any more
+      void request
+        .response()
+        .catch(() => null)
+        .then(async (response) => {
+          if (!response) return
+          const ms = request.timing().responseEnd
+          const headers = await response.allHeaders().catch(() => null)
+          if (!headers) return
+          this.finished.push({
+            url: new URL(request.url()),
+            status: response.status(),
+            headers,
+            ms
+          })
+        })
+    })
+  }
+
+  /** Waits until the finished requests satisfy `done`, or fails after `ms` saying what was awaited and what came. */
+  async until(what: string, done: (finished: FinishedShapeRequest[]) => boolean, ms = 20_000): Promise<void> {
+    const deadline = Date.now() + ms
+    while (!done(this.finished)) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ${what} in ${ms} ms: ${this.finished.map((request) => `${request.status} ${request.url.search}`).join(', ')}`
+        )
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
+
+export const isLive = (request: FinishedShapeRequest): boolean => request.url.searchParams.get('live') === 'true'
+
 export interface BrowserHarRecorder {
   /** Opens the page on `shapeUrl` in a fresh context recording a HAR, runs `drive`, closes the context and returns the HAR text. */
-  record(shapeUrl: string, drive: (page: Page) => Promise<void>, options?: { sse?: boolean }): Promise<string>
+  record(
+    shapeUrl: string,
+    drive: (page: Page, traffic: ShapeTraffic) => Promise<void>,
+    options?: { sse?: boolean }
+  ): Promise<string>
   close(): Promise<void>
 }
 
@@ -71,8 +124,9 @@ export async function startBrowserHarRecorder(): Promise<BrowserHarRecorder> {
       const context = await browser.newContext({ recordHar: { path, content: 'embed' } })
       try {
         const page = await context.newPage()
+        const traffic = new ShapeTraffic(page)
         await page.goto(`${pageUrl}?shape=${encodeURIComponent(shapeUrl)}${options.sse ? '&sse=1' : ''}`)
-        await drive(page)
+        await drive(page, traffic)
         await page.evaluate(() =>
           (globalThis as unknown as { stream: { unsubscribeAll(): void } }).stream.unsubscribeAll()
         )

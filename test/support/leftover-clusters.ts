@@ -1,18 +1,18 @@
 import { existsSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { afterAll, beforeAll, expect } from 'vitest'
-import { SYSTEM_HOME } from '../../src/main/db/postgres-binaries'
 import { isRoot } from '../../src/main/db/run-as'
+import { useTestClustersRoot } from './clusters-root'
 
 /**
- * A setup file of every vitest config: as root, embedded clusters live outside the tests' temporary folders, in
- * /var/lib/syncscope/clusters (about 40 MB each), and a test that deletes its data folder without `removeDataDir` /
- * `removeCluster` leaves its cluster there for good. Each test file fails when a cluster its own Postgres ran in is
- * still there after it. Clusters are told apart by process: other files (and other checkouts on the machine) run
- * their Postgres at the same time, so only postmasters descending from this worker count.
+ * A setup file of every vitest config: as root, embedded clusters live outside the tests' temporary folders, in the
+ * tests' clusters folder (clusters-root.ts; about 40 MB each), and a test that deletes its data folder without
+ * `removeDataDir` / `removeCluster` leaves its cluster there until the next start prunes it. Each test file fails when
+ * a cluster its own Postgres ran in is still there after it. Clusters are told apart by process: other files (and
+ * other checkouts on the machine) run their Postgres at the same time, so only postmasters descending from this worker
+ * count.
  */
-const CLUSTERS = join(SYSTEM_HOME, 'clusters')
+const CLUSTERS = useTestClustersRoot()
 const SAMPLE_MS = 250
 
 const field = async (pid: string, index: number): Promise<string | null> => {

@@ -1,13 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { findFreePort } from '../../src/main/net/free-port'
-
-/** The nginx binary, or null where it is not installed (the tests that need it skip with the reason). */
-export const NGINX =
-  ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((path) => spawnSync(path, ['-v']).status === 0) ??
-  null
+import { onPath } from './facilities'
 
 export interface RunningNginx {
   url: string
@@ -18,10 +14,13 @@ export interface RunningNginx {
 export const SOUND = 'proxy_http_version 1.1; proxy_set_header Connection ""; proxy_cache shapes;'
 
 /**
- * nginx as a reverse proxy in front of `upstream` with these `location` directives (and `http` ones) — the place a
- * test puts a misconfiguration; the long read timeout outlasts a long-poll.
+ * nginx (from PATH) as a reverse proxy in front of `upstream` with these `location` directives (and `http` ones) — the
+ * place a test puts a misconfiguration; the long read timeout outlasts a long-poll. Tests that call it are grouped with
+ * `describeWith(['nginx'], …)` (facility-tests.ts).
  */
 export async function startNginx(upstream: string, location: string, http = ''): Promise<RunningNginx> {
+  const binary = onPath('nginx')
+  if (!binary) throw new Error('nginx is not on PATH')
   const dir = await mkdtemp(join(tmpdir(), 'syncscope-nginx-'))
   const port = await findFreePort()
   const config = `master_process off;
@@ -50,7 +49,7 @@ http {
 `
   await writeFile(join(dir, 'nginx.conf'), config)
   let output = ''
-  const nginx: ChildProcess = spawn(NGINX as string, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
+  const nginx: ChildProcess = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
     stdio: ['ignore', 'pipe', 'pipe']
   })
   nginx.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))

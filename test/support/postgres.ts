@@ -38,7 +38,7 @@ export function ignoreConnectionErrors(pool: pg.Pool): void {
   pool.on('connect', (client) => client.on('error', () => undefined))
 }
 
-/** Deletes an app data folder and, as root, the embedded cluster it records outside it (/var/lib/syncscope/clusters). */
+/** Deletes an app data folder and, as root, the embedded cluster it records outside it (in the clusters folder). */
 export async function removeDataDir(dataDir: string): Promise<void> {
   await removeCluster(join(dataDir, 'postgres'))
   await rm(dataDir, { recursive: true, force: true })

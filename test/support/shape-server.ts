@@ -2,8 +2,10 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
+import { heldLongPolls } from '../../src/main/shapes/http/serve-log'
 import { ignoreConnectionErrors, removeDataDir } from './postgres'
 
 export interface TestShapeServerOptions {
@@ -24,6 +26,10 @@ export interface TestShapeServerOptions {
   corsOrigins?: string[]
   /** `--allowed-host` values: Host names besides loopback and the bound address. */
   allowedHosts?: string[]
+  /** `--max-shapes`, `--max-disk` (bytes) and `--max-connections`. */
+  maxShapes?: number
+  maxDisk?: number
+  maxConnections?: number
   /** The app's log lines (default: stderr with SYNCSCOPE_DEBUG, else nowhere). */
   log?: (line: string) => void
 }
@@ -61,7 +67,10 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     allowedHosts: options.allowedHosts,
     cacheMaxAge: options.cacheMaxAge,
     cacheStaleAge: options.cacheStaleAge,
-    maxSubqueryRows: options.maxSubqueryRows
+    maxSubqueryRows: options.maxSubqueryRows,
+    maxShapes: options.maxShapes,
+    maxDisk: options.maxDisk,
+    maxConnections: options.maxConnections
   })
   const log = options.log ?? ((line: string) => process.env.SYNCSCOPE_DEBUG && process.stderr.write(`${line}\n`))
   const app = await startApp({ serve, rendererDir: null, log })
@@ -87,4 +96,18 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
       if (ownDir) await removeDataDir(ownDir)
     }
   }
+}
+
+/**
+ * Waits until `server` holds exactly `count` live long-polls of the shape `handle`: parsed and waiting for its next
+ * change (so a change made now answers them as waiting requests, not as catch-ups), or gone once they left.
+ */
+export async function untilHeld(server: TestShapeServer, handle: string, count: number): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const shape = server.app.rooms.shapes.service()?.shapeByHandle(handle)
+      expect(shape ? heldLongPolls(shape) : 0, `live long-polls held for ${handle}`).toBe(count)
+    },
+    { timeout: 20_000, interval: 5 }
+  )
 }

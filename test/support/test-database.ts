@@ -11,11 +11,11 @@ export interface TestDatabase {
 
 /**
  * A fresh Postgres for the tests of the calling describe (or file): started with a pool on it and `setupSql` run in
- * beforeAll, destroyed (cluster included) in afterAll. `skip`: start nothing (a test that cannot run here).
+ * beforeAll, destroyed (cluster included) in afterAll.
  */
 export function useTestDatabase(
   setupSql: readonly string[] = [],
-  options: { skip?: boolean; pool?: Omit<pg.PoolConfig, 'connectionString'> } = {}
+  options: { pool?: Omit<pg.PoolConfig, 'connectionString'> } = {}
 ): TestDatabase {
   let started: { postgres: TestPostgres; pool: pg.Pool } | null = null
   const get = () => {
@@ -23,7 +23,6 @@ export function useTestDatabase(
     return started
   }
   beforeAll(async () => {
-    if (options.skip) return
     const postgres = await startTestPostgres()
     const pool = new pg.Pool({ max: 2, ...options.pool, connectionString: postgres.url })
     ignoreConnectionErrors(pool)

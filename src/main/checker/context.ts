@@ -1,6 +1,6 @@
 import type { Evidence, Finding } from '../../shared/findings'
 import { headerName, type HeaderBrand, type ProtocolHeader } from '../../shared/protocol'
-import { open, send, type OpenStream, type Probe, type ProbeRequest } from './probe'
+import { open, send, type OpenStream, type Probe, type ProbeFailure, type ProbeRequest } from './probe'
 import { RULES, type FindingId } from './rules'
 import type { WriteTable } from './write-table'
 
@@ -33,10 +33,11 @@ export const findingFor = (id: FindingId, message: string, evidence: Evidence[],
   }
 }
 
-/** What one check found: findings, or why it was skipped, and notes on how it passed. */
+/** What one check found: findings, or why it was skipped or could not finish, and notes on how it passed. */
 export class Outcome {
   readonly findings: Finding[] = []
   skipped: string | null = null
+  failed: string | null = null
   readonly notes: string[] = []
 
   constructor(private readonly brand: HeaderBrand) {}
@@ -46,12 +47,24 @@ export class Outcome {
     this.findings.push(findingFor(id, message, evidence.map(toEvidence), this.brand))
   }
 
+  /** A request that gave nothing to judge: the endpoint is unreachable, or its body is past the checker's cap. */
+  addFailure(failure: ProbeFailure): void {
+    if (failure.kind === 'too-large')
+      this.add('body.too-large', `The answer to "${failure.evidence.label}": ${failure.message}.`, failure.evidence)
+    else this.add('setup.unreachable', `A request failed: ${failure.message}.`, failure.evidence)
+  }
+
   has(id: FindingId): boolean {
     return this.findings.some((finding) => finding.id === id)
   }
 
   skip(reason: string): void {
     this.skipped = reason
+  }
+
+  /** The check could not finish (it threw): no verdict, and it counts as failed. */
+  fail(reason: string): void {
+    this.failed = reason
   }
 
   note(text: string): void {

@@ -62,7 +62,7 @@ export function expectMessages(outcome: Outcome, probe: Probe): Message[] | null
  * reference's and ours). An etag naming another requested offset is a cache's answer to a different query string.
  */
 export function expectAnswerFor(outcome: Outcome, probe: Probe, offset: string, ...earlier: Probe[]): boolean {
-  const requested = /^(?:W\/)?"[^":]+:([^":]+):/.exec(probe.headers.get('etag') ?? '')?.[1]
+  const requested = answeredOffset(probe)
   if (requested === undefined || requested === offset) return true
   outcome.add(
     'cache.query-ignored',
@@ -72,6 +72,10 @@ export function expectAnswerFor(outcome: Outcome, probe: Probe, offset: string, 
   )
   return false
 }
+
+/** The requested offset the answer's etag names (undefined without such an etag). */
+export const answeredOffset = (probe: Probe): string | undefined =>
+  /^(?:W\/)?"[^":]+:([^":]+):/.exec(probe.headers.get('etag') ?? '')?.[1]
 
 export const controlsOf = (messages: readonly Message[]): string[] =>
   messages.flatMap((message) => (isControlMessage(message) ? [message.headers.control] : []))

@@ -131,21 +131,39 @@ export async function followShape(ctx: CheckContext, params: Record<string, stri
         )
         return { synced: null, outcome }
       }
-      if (order === 0 && !endsUpToDate(expectMessages(outcome, probe) ?? [])) {
-        outcome.add(
-          'sync.no-progress',
-          `Asked for offset ${offset}, the answer gives the same offset back without up-to-date: a client would loop.`,
-          previous,
-          probe
-        )
-        return { synced: null, outcome }
-      }
+      if (order === 0 && sameOffsetWithoutEnd(outcome, probe, offset, previous)) return { synced: null, outcome }
     }
   } catch (error) {
     if (!(error instanceof ProbeFailure)) throw error
-    outcome.add('setup.unreachable', `The request failed: ${error.message}.`, error.evidence)
+    outcome.addFailure(error)
     return { synced: null, outcome }
   }
+}
+
+/**
+ * An answer that gives the requested offset back without up-to-date: with changes, it hands them out again and the
+ * client loops on them; with none, the server is at the end of the log and did not say so (it never sends up-to-date).
+ */
+function sameOffsetWithoutEnd(outcome: Outcome, probe: Probe, offset: string, previous: Probe): boolean {
+  const messages = expectMessages(outcome, probe)
+  if (!messages) return true
+  if (endsUpToDate(messages)) return false
+  const changes = messages.filter(isChangeMessage).length
+  if (changes > 0)
+    outcome.add(
+      'sync.no-progress',
+      `Asked for offset ${offset}, the answer gives the same offset back with ${changes} changes and no up-to-date: a client would apply them again and ask again, for ever.`,
+      previous,
+      probe
+    )
+  else
+    outcome.add(
+      'sync.up-to-date-missing',
+      `At offset ${offset} the server has nothing more to send (no changes, the same offset back), yet answers without up-to-date: a client never learns it is caught up and asks again, for ever.`,
+      previous,
+      probe
+    )
+  return true
 }
 
 function safeJson(text: string): unknown {

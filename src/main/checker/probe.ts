@@ -3,6 +3,12 @@ import { maskHeaders, maskUrl, type HeaderList } from '../../shared/shape-client
 import { SseParser, type SseFrame } from '../../shared/shape-client/sse'
 
 const MAX_BODY_CHARS = 4_000
+/**
+ * The most the checker reads of one body, after decompression: a chunk of the log is a few MB (the reference closes
+ * one at 10 MB); a gzip bomb or an endless body stops here instead of filling memory.
+ */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024
+const tooLarge = `more than ${MAX_BODY_BYTES / 1024 / 1024} MiB`
 
 /** One request the checker sends: its params join the target's own (table, credentials); `null` removes one. */
 export interface ProbeRequest {
@@ -72,18 +78,80 @@ function responseEvidence(
   }
 }
 
+/** Why a request gave no answer to judge: the network, no answer in time, or a body past MAX_BODY_BYTES. */
+export type FailureKind = 'network' | 'timeout' | 'too-large'
+
 export class ProbeFailure extends Error {
   constructor(
     readonly evidence: Evidence,
-    /** No answer in time, as opposed to a refused or broken connection. */
-    readonly timedOut = false
+    readonly kind: FailureKind = 'network'
   ) {
     super(evidence.error ?? 'request failed')
+  }
+
+  get timedOut(): boolean {
+    return this.kind === 'timeout'
+  }
+}
+
+class BodyTooLarge extends Error {}
+
+/** The body as text, read as it streams in; past MAX_BODY_BYTES (decompressed) it throws BodyTooLarge. */
+async function readBody(response: Response): Promise<string> {
+  if (!response.body) return ''
+  const reader = response.body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  let bytes = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return text + decoder.decode()
+    bytes += value.byteLength
+    if (bytes > MAX_BODY_BYTES) {
+      await reader.cancel()
+      throw new BodyTooLarge()
+    }
+    text += decoder.decode(value, { stream: true })
+  }
+}
+
+/** What a body past the cap came as: its encoding and its size on the wire, where the head says them. */
+function tooLargeError(response: Response): string {
+  const encoding = response.headers.get('content-encoding')
+  const length = response.headers.get('content-length')
+  const wire = [encoding && `content-encoding ${encoding}`, length && `${length} bytes on the wire`].filter(Boolean)
+  return `the body is ${tooLarge}${wire.length > 0 ? ` (${wire.join(', ')})` : ''}; the checker stopped reading it`
+}
+
+/**
+ * A connection closed under a request before any answer: what a keep-alive connection the server closed just as it
+ * was reused looks like. Browsers and clients send a safe request again then, once; so does the checker.
+ */
+function closedUnderUs(error: unknown, method: string): boolean {
+  return (
+    error instanceof ProbeFailure &&
+    error.kind === 'network' &&
+    ['GET', 'HEAD', 'OPTIONS'].includes(method) &&
+    /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed/.test(error.message)
+  )
+}
+
+/** Runs `attempt`, and once more when the connection was closed under a safe request. */
+async function withOneRetry<T>(request: ProbeRequest, attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt()
+  } catch (error) {
+    if (!closedUnderUs(error, request.method ?? 'GET')) throw error
+    return attempt()
   }
 }
 
 /** Sends one request and reads the whole answer; a network failure throws ProbeFailure with its evidence. */
-export async function send(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
+export function send(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
+  return withOneRetry(request, () => sendOnce(url, request, headers))
+}
+
+async function sendOnce(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<Probe> {
   const method = request.method ?? 'GET'
   const evidence = requestEvidence(request.label, url, method, headers, request.body)
   const started = performance.now()
@@ -96,13 +164,22 @@ export async function send(url: string, request: ProbeRequest, headers: Record<s
       signal: AbortSignal.timeout(request.timeoutMs ?? 30_000)
     })
     const headMs = performance.now() - started
-    const text = await response.text()
+    let text: string
+    try {
+      text = await readBody(response)
+    } catch (error) {
+      if (!(error instanceof BodyTooLarge)) throw error
+      evidence.response = responseEvidence(response, '', Math.round(headMs), null)
+      evidence.error = tooLargeError(response)
+      throw new ProbeFailure(evidence, 'too-large')
+    }
     const endMs = performance.now() - started
     evidence.response = responseEvidence(response, text, Math.round(headMs), Math.round(endMs))
     return { evidence, status: response.status, headers: response.headers, text, json: parseJson(text), headMs, endMs }
   } catch (error) {
+    if (error instanceof ProbeFailure) throw error
     evidence.error = describeFailure(error, performance.now() - started)
-    throw new ProbeFailure(evidence, (error as Error).name === 'TimeoutError')
+    throw new ProbeFailure(evidence, (error as Error).name === 'TimeoutError' ? 'timeout' : 'network')
   }
 }
 
@@ -127,6 +204,8 @@ export class OpenStream {
   raw = ''
   endMs: number | null = null
   failure: string | null = null
+  /** The stream sent more than MAX_BODY_BYTES: the checker stopped reading it there. */
+  tooLarge = false
   readonly ended: Promise<void>
   private readonly waiters = new Set<() => void>()
 
@@ -150,9 +229,17 @@ export class OpenStream {
     }
     try {
       const reader = (this.response.body as ReadableStream<Uint8Array>).getReader()
+      let bytes = 0
       for (;;) {
         const { done, value } = await reader.read()
         if (done) break
+        bytes += value.byteLength
+        if (bytes > MAX_BODY_BYTES) {
+          this.tooLarge = true
+          this.failure = `the stream sent ${tooLarge}; the checker stopped reading it`
+          await reader.cancel()
+          break
+        }
         const text = decoder.decode(value, { stream: true })
         this.raw += text
         push(parser.push(text))
@@ -213,7 +300,11 @@ export class OpenStream {
 }
 
 /** Sends a request and returns once its head has arrived, leaving the body to stream. */
-export async function open(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
+export function open(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
+  return withOneRetry(request, () => openOnce(url, request, headers))
+}
+
+async function openOnce(url: string, request: ProbeRequest, headers: Record<string, string>): Promise<OpenStream> {
   const method = request.method ?? 'GET'
   const evidence = requestEvidence(request.label, url, method, headers, request.body)
   const controller = new AbortController()
@@ -234,6 +325,6 @@ export async function open(url: string, request: ProbeRequest, headers: Record<s
     evidence.error = controller.signal.aborted
       ? `no response head within ${Math.round((performance.now() - started) / 1000)} s`
       : describeFailure(error, performance.now() - started)
-    throw new ProbeFailure(evidence, controller.signal.aborted)
+    throw new ProbeFailure(evidence, controller.signal.aborted ? 'timeout' : 'network')
   }
 }

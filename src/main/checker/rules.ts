@@ -49,6 +49,11 @@ export const RULES = {
     rule: 'A shape log response is a JSON array of change and control messages (`content-type: application/json`).',
     section: OFFSETS
   },
+  'body.too-large': {
+    severity: 'error',
+    rule: 'A response body stays within a few MB: the log comes in chunks (the reference closes one at 10 MB), and a compressed body inflates to one chunk, not more. The checker reads 64 MiB of a body at most.',
+    section: OFFSETS
+  },
   'sync.no-progress': {
     severity: 'error',
     rule: 'Each non-live response moves the offset past the requested one until the body ends with `up-to-date`.',
@@ -93,6 +98,11 @@ export const RULES = {
   'now.unsupported': {
     severity: 'error',
     rule: '`offset=now` answers at once: 200 with only an `up-to-date` message, the handle and the latest offset.',
+    section: OFFSETS
+  },
+  'now.ignored': {
+    severity: 'error',
+    rule: '`offset=now` skips the log: the answer holds only `up-to-date` and the latest offset, never the rows from the start (`offset=-1`).',
     section: OFFSETS
   },
   'etag.missing': {
@@ -255,7 +265,8 @@ export const RULES = {
   'sse.no-keep-alive': {
     severity: 'warning',
     rule: 'An idle SSE stream sends the comment `: keep-alive` every 21 s.',
-    section: LIVE
+    section: LIVE,
+    fix: 'If the origin sends them (`curl -N` on it shows `: keep-alive` every 21 s), something in front drops SSE comment lines: a proxy, CDN or gateway that parses or rewrites `text/event-stream` must pass `:` lines through, or idle streams hit its idle timeout.'
   },
   'sse.outlives-max-age': {
     severity: 'error',

@@ -2,14 +2,22 @@ import type { CheckResult, ConformanceReport } from '../../shared/contract/check
 import { maskUrl } from '../../shared/shape-client/recorder'
 import type { Check } from './checks/check'
 import { cachingChecks } from './checks/caching'
-import { liveChecks } from './checks/live'
+import { longPollCheck, mustRefetchCheck } from './checks/live'
+import { sseCheck, sseLifetimeCheck } from './checks/sse'
 import { syncChecks } from './checks/sync'
 import { CheckContext, type CheckerOptions, Outcome } from './context'
 import { ProbeFailure } from './probe'
 import { WriteTable } from './write-table'
 
 /** Every check, in report order. */
-export const CHECKS: readonly Check[] = [...syncChecks, ...cachingChecks, ...liveChecks]
+export const CHECKS: readonly Check[] = [
+  ...syncChecks,
+  ...cachingChecks,
+  longPollCheck,
+  sseCheck,
+  sseLifetimeCheck,
+  mustRefetchCheck
+]
 
 export class CheckerUsageError extends Error {}
 
@@ -31,10 +39,14 @@ function skipReason(check: Check, options: CheckerOptions): string | null {
 }
 
 function statusOf(outcome: Outcome): CheckResult['status'] {
+  if (outcome.failed) return 'error'
   if (outcome.findings.some((finding) => finding.severity === 'error')) return 'fail'
   if (outcome.findings.length > 0) return 'warn'
   return outcome.skipped ? 'skip' : 'pass'
 }
+
+const describeError = (error: unknown): string =>
+  error instanceof Error ? error.message.split('\n')[0] || error.name : String(error)
 
 async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   const started = performance.now()
@@ -45,14 +57,14 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
     try {
       await check.run(ctx, outcome)
     } catch (error) {
-      if (error instanceof ProbeFailure)
-        outcome.add('setup.unreachable', `A request failed: ${error.message}.`, error.evidence)
-      // e.g. the --write-sql database went away: the check did not run, which is not a verdict on the endpoint
-      else outcome.skip(`the check could not run: ${(error as Error).message}`)
+      if (error instanceof ProbeFailure) outcome.addFailure(error)
+      // e.g. the --write-sql database went away: no verdict on the endpoint, and no pass either
+      else outcome.fail(`the check could not finish: ${describeError(error)}`)
     }
   }
   const status = statusOf(outcome)
-  const reasonText = status === 'skip' ? outcome.skipped : outcome.notes.join('; ') || null
+  const reasonText =
+    status === 'skip' ? outcome.skipped : status === 'error' ? outcome.failed : outcome.notes.join('; ') || null
   return {
     id: check.id,
     title: check.title,
@@ -101,6 +113,12 @@ export async function runConformance(
     startedAt: startedAt.toISOString(),
     ms: Math.round(performance.now() - started),
     checks: results,
-    summary: { pass: count('pass'), fail: count('fail'), warn: count('warn'), skip: count('skip') }
+    summary: {
+      pass: count('pass'),
+      fail: count('fail'),
+      warn: count('warn'),
+      skip: count('skip'),
+      error: count('error')
+    }
   }
 }

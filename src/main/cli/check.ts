@@ -6,6 +6,7 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import type { CheckerOptions } from '../checker/context'
 import { formatJunit, formatReport } from '../checker/format'
 import { CHECKS, CheckerUsageError, runConformance } from '../checker/run'
+import { stdio, type Output } from './output'
 
 export const CHECK_USAGE = `syncscope check <url> [options]      protocol conformance of a shape endpoint (this app, a service, a proxy/CDN)
   --header-brand B   service (default) or electric: the protocol header names expected
@@ -18,7 +19,7 @@ export const CHECK_USAGE = `syncscope check <url> [options]      protocol confor
   --max-wait S       longest wait for a server timer (long-poll, keep-alive, SSE lifetime); default 65
   --json             print the report as JSON
   --junit FILE       also write the report as JUnit XML
-  exit code 0 when no check failed (warnings allowed), 1 when one did, 2 on a usage error`
+  exit code 0 when no check failed (warnings allowed), 1 when one failed or could not finish, 2 on a usage error`
 
 const pairSchema = (flag: string, separator: string) =>
   z
@@ -120,16 +121,8 @@ function parse(argv: string[]) {
   })
 }
 
-interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-
 /** `syncscope check <url>`: runs the battery, prints the report, exits 1 when a check failed. */
-export async function checkMain(
-  argv: string[],
-  io: Output = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }
-): Promise<number> {
+export async function checkMain(argv: string[], io: Output = stdio): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`usage:\n  ${CHECK_USAGE}\n`)
     return 0
@@ -149,7 +142,7 @@ export async function checkMain(
     )
     io.out(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report))
     if (options.junit) await writeFile(resolve(options.junit), formatJunit(report))
-    return report.summary.fail > 0 ? 1 : 0
+    return report.summary.fail + report.summary.error > 0 ? 1 : 0
   } catch (error) {
     if (error instanceof CheckerUsageError) {
       io.err(`syncscope check: ${error.message}\n`)

@@ -8,6 +8,8 @@ import { RecordingInputError } from '../doctor/input'
 import { redactRecording } from '../doctor/redact'
 import { startTap } from '../doctor/tap'
 import { writeAtomically } from '../fs/atomic-write'
+import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
+import { stdio, type Output } from './output'
 
 export const DOCTOR_USAGE = `syncscope doctor <file.har|recording.json> [options]   diagnose a recorded sync (a browser HAR, a tap's HAR, a Syncscope recording)
   --json             print the report as JSON
@@ -18,13 +20,8 @@ export const TAP_USAGE = `syncscope tap --upstream URL [options]   a recording p
   --upstream URL     the shape service (or proxy) to forward to, e.g. http://127.0.0.1:3000
   --port N           port to listen on; default 3100, 0 picks a free one
   --host H           address to bind; default 127.0.0.1
-  --out FILE         the HAR file written after every exchange; default syncscope-tap.har`
-
-interface Output {
-  out: (text: string) => void
-  err: (text: string) => void
-}
-const stdio: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }
+  --out FILE         the HAR file written after every exchange; default syncscope-tap.har
+  --max-connections N  open connections served at once, more are answered 503; default ${DEFAULT_MAX_CONNECTIONS}`
 
 /** `syncscope doctor <file>`: the timeline and the diagnoses of a recorded sync. */
 export async function doctorMain(argv: string[], io: Output = stdio): Promise<number> {
@@ -90,7 +87,12 @@ const TapOptionsSchema = z.object({
     .max(65535, '--port must be 0…65535')
     .default(3100),
   host: z.string().min(1).default('127.0.0.1'),
-  out: z.string().min(1).default('syncscope-tap.har')
+  out: z.string().min(1).default('syncscope-tap.har'),
+  maxConnections: z.coerce
+    .number({ error: '--max-connections must be a number' })
+    .int('--max-connections must be a whole number')
+    .min(1, '--max-connections must be at least 1')
+    .default(DEFAULT_MAX_CONNECTIONS)
 })
 
 /** `syncscope tap`: records every exchange between an app and its shape service into a HAR, until Ctrl+C. */
@@ -109,6 +111,7 @@ export async function tapMain(argv: string[], io: Output = stdio): Promise<numbe
         port: { type: 'string' },
         host: { type: 'string' },
         out: { type: 'string' },
+        'max-connections': { type: 'string' },
         help: { type: 'boolean', short: 'h' }
       }
     }).values
@@ -119,7 +122,7 @@ export async function tapMain(argv: string[], io: Output = stdio): Promise<numbe
     io.out(`usage:\n  ${TAP_USAGE}\n`)
     return 0
   }
-  const options = TapOptionsSchema.safeParse(values)
+  const options = TapOptionsSchema.safeParse({ ...values, maxConnections: values['max-connections'] })
   if (!options.success) return usage(options.error.issues.map((issue) => issue.message).join('\n'))
   const out = resolve(options.data.out)
   const tap = await startTap({ ...options.data, out, log: (line) => io.err(`${line}\n`) })

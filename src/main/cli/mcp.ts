@@ -7,18 +7,29 @@ import { McpFailure, toToolError } from '../mcp/errors'
 import { McpHost } from '../mcp/host'
 import { runServer } from '../mcp/launcher'
 import { detectSecretStore } from '../mcp/persistence/secret-store'
+import { answerInCli } from './mcp-elicit'
 import { exportCommand } from './mcp-export'
+import { TOOLS_USAGE, toolsCommand } from './mcp-tools'
+import { trustCommand, untrustedNote } from './mcp-trust'
 import { UsageError, type Output } from './output'
 
 export const MCP_USAGE = `syncscope mcp list [--json]                         the servers with their state
-  syncscope mcp tools <server> [--json]              the tools of a server (mcp__<server>__<tool>)
-  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json]
-  syncscope mcp login <server> [--no-open]           run the OAuth login in the browser; tokens are stored
+  ${TOOLS_USAGE}
+  syncscope mcp call <server> <tool> [--args JSON] [--timeout MS] [--json] [--no-open] [--accept-defaults]
+                                                     a server asking for a wider scope (403 insufficient_scope) gets
+                                                     a login in the browser first (--no-open: the call fails, naming
+                                                     the scope and the login command); a form the server asks the
+                                                     person (elicitation) is cancelled, or with --accept-defaults
+                                                     accepted with the defaults it gives
+  syncscope mcp login <server> [--scope SCOPES] [--no-open]
+                                                     run the OAuth login in the browser; tokens are stored
   syncscope mcp run <server>                         run a server on stdin/stdout for another host (Claude, VS Code…):
                                                      stdio servers with their secrets, remote ones bridged with tokens
   syncscope mcp export --to claude-desktop|claude-code|vscode|cursor [--server NAME]… [--yes] [--file PATH]
                                                      write entries calling \`mcp run\` into that host's config file;
                                                      shows the diff, --yes writes it
+  syncscope mcp trust [--yes | --revoke] [--json]    review the workspace mcp.json (its servers, what they ask for);
+                                                     --yes approves that content: until then nothing in it runs
 options for all:
   --config FILE      read only this file (mcp.json, or a Claude/Cursor/VS Code config)
   --workspace DIR    workspace holding mcp.json (default: the current folder), layered over
@@ -28,6 +39,8 @@ options for all:
                      servers that accept one (default: settings.json's mcp.clientMetadataUrl)`
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000
+/** How long `mcp list` waits for servers to answer before it lists those still connecting as such. */
+const LIST_WAIT_MS = 3_000
 
 function parse(argv: string[]) {
   return parseArgs({
@@ -43,10 +56,20 @@ function parse(argv: string[]) {
       args: { type: 'string' },
       timeout: { type: 'string' },
       'no-open': { type: 'boolean' },
+      scope: { type: 'string' },
+      'accept-defaults': { type: 'boolean' },
       to: { type: 'string' },
       server: { type: 'string', multiple: true },
       file: { type: 'string' },
       yes: { type: 'boolean' },
+      revoke: { type: 'boolean' },
+      budget: { type: 'boolean' },
+      format: { type: 'string' },
+      'context-window': { type: 'string' },
+      allow: { type: 'string', multiple: true },
+      deny: { type: 'string', multiple: true },
+      unset: { type: 'string', multiple: true },
+      'expose-all': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -58,6 +81,15 @@ function openInBrowser(url: string): void {
   const child = spawn(command, [url], { stdio: 'ignore', detached: true })
   child.on('error', () => {})
   child.unref()
+}
+
+/** The login URL on stderr, then the browser (unless `--no-open`): for `mcp login` and a step-up alike. */
+function offerLogin(io: Output, server: string, url: string, open: boolean): void {
+  const scope = new URL(url).searchParams.get('scope')
+  io.err(
+    `Open this URL to log in to ${server}${scope ? ` (scope "${scope}")` : ''}:\n  ${url}\nWaiting for the browser to come back…\n`
+  )
+  if (open) openInBrowser(url)
 }
 
 function describeEntry(entry: McpEntry): string {
@@ -105,12 +137,18 @@ async function run(
 ): Promise<number> {
   const { registry } = host
   if (command === 'list') {
+    // the servers connect in the background: the list waits a few seconds for their answers, not for their timeouts
+    await registry.settled(LIST_WAIT_MS)
     const entries = registry.list()
     if (values.json) io.out(`${JSON.stringify(entries.map(listItem), null, 2)}\n`)
     else io.out(entries.length ? `${entries.map(describeEntry).join('\n')}\n` : 'no MCP servers configured\n')
     if (!values.json) io.err(`secrets: ${host.secretStore.description}\n`)
+    for (const entry of entries.filter((candidate) => candidate.state === 'connecting'))
+      io.err(`${entry.name}: no answer yet (still connecting after ${LIST_WAIT_MS / 1000} s)\n`)
     const badFiles = host.sources().filter((source) => source.error)
     for (const source of badFiles) io.err(`${source.path}: ${source.error}\n`)
+    const note = untrustedNote(host.workspaceReview())
+    if (note) io.err(note)
     // an invalid config is a failure for scripts too, as --json shows it: each bad entry is listed with its error
     const invalid = entries.filter((entry) => entry.error?.code === 'invalid_config')
     if (invalid.length > 0)
@@ -120,6 +158,7 @@ async function run(
     return badFiles.length > 0 || invalid.length > 0 ? 1 : 0
   }
   if (command === 'export') return exportCommand(registry, { ...values, ...dirs, configFile: host.configFile }, io)
+  if (command === 'trust') return trustCommand(host, values, io)
   const server = required(positionals[0], 'the server name')
   if (command === 'run')
     return runServer(registry, server, {
@@ -127,12 +166,7 @@ async function run(
       stdout: process.stdout,
       log: (line) => io.err(`syncscope mcp run: ${line}\n`)
     })
-  if (command === 'tools') {
-    const tools = await registry.tools(server)
-    if (values.json) io.out(`${JSON.stringify(tools, null, 2)}\n`)
-    else io.out(`${tools.map((tool) => `${tool.name}${tool.description ? `  ${tool.description}` : ''}`).join('\n')}\n`)
-    return 0
-  }
+  if (command === 'tools') return toolsCommand(host, server, values, io)
   if (command === 'call') {
     const tool = required(positionals[1], 'the tool name')
     const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout)
@@ -147,13 +181,12 @@ async function run(
   }
   if (command === 'login') {
     const finished = registry.waitForLogin(server)
-    const { authorizeUrl } = await registry.login(server)
+    const { authorizeUrl } = await registry.login(server, values.scope ? { scope: values.scope } : {})
     if (!authorizeUrl) {
       io.out(`${server} is connected (the stored tokens still work)\n`)
       return 0
     }
-    io.err(`Open this URL to log in to ${server}:\n  ${authorizeUrl}\nWaiting for the browser to come back…\n`)
-    if (!values['no-open']) openInBrowser(authorizeUrl)
+    offerLogin(io, server, authorizeUrl, !values['no-open'])
     const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), LOGIN_TIMEOUT_MS).unref())
     const outcome = await Promise.race([finished, timeout])
     if (outcome === 'timeout')
@@ -183,6 +216,8 @@ export async function mcpMain(
     return parsed.values.help ? 0 : 2
   }
   const { values } = parsed
+  // what this process writes (secrets file, approvals, lock files) is for this user only
+  process.umask(0o077)
   const clientMetadataUrl = values['client-metadata-url']
   const checkedUrl = clientMetadataUrl === undefined ? null : ClientMetadataUrlSchema.safeParse(clientMetadataUrl)
   if (checkedUrl && !checkedUrl.success) {
@@ -191,7 +226,7 @@ export async function mcpMain(
   }
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir())
   const workspace = resolve(values.workspace ?? process.cwd())
-  const host = new McpHost({
+  const host: McpHost = new McpHost({
     workspace,
     settingsFile: join(dataDir, 'settings.json'),
     ...(values.config ? { configFile: resolve(values.config) } : {}),
@@ -199,6 +234,14 @@ export async function mcpMain(
     secretStore: await detectSecretStore(join(dataDir, 'mcp-secrets.json')),
     // only \`list\` reports every server; the others use one and must not wait on the rest (a hung one takes its timeout)
     connectOnDemand: command !== 'list',
+    connectInBackground: command === 'list',
+    // nobody can fill in a form here: see answerInCli
+    onElicitation: (elicitation) =>
+      answerInCli(elicitation, host.registry.elicitations, Boolean(values['accept-defaults']), io),
+    // a step-up (403 insufficient_scope) logs in as `mcp login` does; with --no-open it fails at once instead
+    ...(command !== 'login' && !values['no-open']
+      ? { openAuthorizeUrl: (url: string, server: string) => offerLogin(io, server, url, true) }
+      : {}),
     log: (line) => io.err(`${line}\n`)
   })
   try {
@@ -210,7 +253,11 @@ export async function mcpMain(
       return 2
     }
     const failure = toToolError(error)
-    io.err(`syncscope mcp: ${failure.code}: ${failure.message}\n`)
+    const stepUp =
+      failure.code === 'insufficient_scope' && failure.scope
+        ? `; run \`syncscope mcp login ${positionals[0]} --scope "${failure.scope}"\`, then try again`
+        : ''
+    io.err(`syncscope mcp: ${failure.code}: ${failure.message}${stepUp}\n`)
     return 1
   } finally {
     await host.close()

@@ -5,6 +5,11 @@ import { defaultDataDir } from '../data-dir'
 import { readSecretFile } from '../fs/secret-file'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
 import { DEFAULT_MAX_SUBQUERY_ROWS } from '../shapes/subquery/limits'
+import { DEFAULT_MAX_SHAPES } from '../shapes/storage/shape-limits'
+import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
+import { UsageError } from './output'
+import { referenceEnv, referenceSecret, type ReferenceEnv } from './reference-env'
+import { chunkBytesSchema, countSchema, portSchema, secondsSchema, sizeSchema } from './value-schemas'
 
 const LOOPBACK = ['127.0.0.1', 'localhost', '::1']
 
@@ -41,23 +46,9 @@ const allowedHostSchema = z
     '--allowed-host must be a host name or address without scheme or port, e.g. devbox.local or 192.168.1.10'
   )
 
-const portSchema = (name: string) =>
-  z.coerce
-    .number({ error: `--${name} must be a number` })
-    .int(`--${name} must be a whole number`)
-    .min(0, `--${name} must be 0–65535`)
-    .max(65535, `--${name} must be 0–65535`)
-
-const secondsSchema = (name: string) =>
-  z.coerce
-    .number({ error: `--${name} must be a number of seconds` })
-    .int(`--${name} must be a whole number of seconds`)
-    .min(0, `--${name} must be 0 or more seconds`)
-    .max(31_536_000, `--${name} must be at most a year (31536000 seconds)`)
-
 export const ServeOptionsSchema = z
   .object({
-    port: portSchema('port').default(3000),
+    port: portSchema('--port').default(3000),
     host: z.string().min(1).default('127.0.0.1'),
     database: z
       .string()
@@ -93,20 +84,16 @@ export const ServeOptionsSchema = z
       .int()
       .positive('--sse-keep-alive must be a positive number of milliseconds')
       .default(21_000),
-    chunkBytes: z.coerce
-      .number()
-      .int()
-      .min(1_000, '--chunk-bytes must be at least 1000')
-      .default(10 * 1024 * 1024),
-    cacheMaxAge: secondsSchema('cache-max-age').default(DEFAULT_CACHE.maxAge),
-    cacheStaleAge: secondsSchema('cache-stale-age').default(DEFAULT_CACHE.staleAge),
-    maxSubqueryRows: z.coerce
-      .number({ error: '--max-subquery-rows must be a number of rows' })
-      .int('--max-subquery-rows must be a whole number of rows')
-      .min(1, '--max-subquery-rows must be at least 1')
-      .default(DEFAULT_MAX_SUBQUERY_ROWS),
+    chunkBytes: chunkBytesSchema('--chunk-bytes').default(10 * 1024 * 1024),
+    cacheMaxAge: secondsSchema('--cache-max-age').default(DEFAULT_CACHE.maxAge),
+    cacheStaleAge: secondsSchema('--cache-stale-age').default(DEFAULT_CACHE.staleAge),
+    maxSubqueryRows: countSchema('--max-subquery-rows').default(DEFAULT_MAX_SUBQUERY_ROWS),
     proxyConfig: z.string().min(1).optional(),
-    proxyPort: portSchema('proxy-port').default(3001)
+    proxyPort: portSchema('--proxy-port').default(3001),
+    maxShapes: countSchema('--max-shapes').default(DEFAULT_MAX_SHAPES),
+    /** Bytes; absent: half of what is free on the data folder's disk when the shape engine starts. */
+    maxDisk: sizeSchema('--max-disk').optional(),
+    maxConnections: countSchema('--max-connections').default(DEFAULT_MAX_CONNECTIONS)
   })
   .refine((options) => !options.ui || LOOPBACK.includes(options.host), {
     message: '--ui serves the app contract, which only listens on loopback: use --host 127.0.0.1',
@@ -136,64 +123,105 @@ export const SERVE_USAGE = `syncscope serve [options]
   --cache-stale-age S    their stale-while-revalidate; default 300
   --max-subquery-rows N  rows one shape's subquery results may hold in memory (beyond: 400); default 1000000
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
-  --proxy-port N         port of the proxy; default 3001`
+  --proxy-port N         port of the proxy; default 3001
+  --max-shapes N         shapes kept; past it the least recently used are dropped (their clients refetch);
+                         default ${DEFAULT_MAX_SHAPES}
+  --max-disk SIZE        disk the shape logs may take, e.g. 20GB; past it the least recently used shapes are
+                         dropped; default half of what is free on the data folder's disk at start
+  --max-connections N    open connections per server (shape API and UI, proxy); more are answered 503;
+                         default ${DEFAULT_MAX_CONNECTIONS}
+  the reference's DATABASE_URL, ELECTRIC_SECRET, ELECTRIC_INSECURE, ELECTRIC_PORT, ELECTRIC_CACHE_MAX_AGE,
+  ELECTRIC_CACHE_STALE_AGE, ELECTRIC_SHAPE_CHUNK_BYTES_THRESHOLD and ELECTRIC_MAX_SHAPES are read too (flags win);
+  as root, SYNCSCOPE_CLUSTERS_DIR chooses where embedded clusters live`
 
-/** The shape API secret: `--secret`, `--secret-file` or `SYNCSCOPE_SECRET`, in that order; at most one option. */
-function shapeSecret(values: { secret?: string; 'secret-file'?: string }, env: NodeJS.ProcessEnv): string | undefined {
+/**
+ * The shape API secret: `--secret`, `--secret-file`, `SYNCSCOPE_SECRET` or (standing in for the reference)
+ * `ELECTRIC_SECRET`, in that order; at most one option.
+ */
+function shapeSecret(
+  values: { secret?: string; 'secret-file'?: string },
+  env: NodeJS.ProcessEnv,
+  reference: ReferenceEnv
+): string | undefined {
   if (values.secret !== undefined && values['secret-file'] !== undefined)
-    throw new Error('give --secret or --secret-file, not both')
-  if (values['secret-file'] !== undefined) return readSecretFile(values['secret-file'], '--secret-file')
-  return values.secret ?? (env.SYNCSCOPE_SECRET === '' ? undefined : env.SYNCSCOPE_SECRET)
+    throw new UsageError('give --secret or --secret-file, not both')
+  const flag =
+    values['secret-file'] !== undefined ? readSecretFile(values['secret-file'], '--secret-file') : values.secret
+  return referenceSecret(reference, {
+    flag,
+    env: env.SYNCSCOPE_SECRET === '' ? undefined : env.SYNCSCOPE_SECRET
+  })
 }
 
-/** Parses `serve` arguments; throws an Error whose message names the bad option. */
+const SERVE_FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  database: { type: 'string' },
+  'data-dir': { type: 'string' },
+  workspace: { type: 'string' },
+  ui: { type: 'boolean' },
+  'header-brand': { type: 'string' },
+  secret: { type: 'string' },
+  'secret-file': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
+  'allowed-host': { type: 'string', multiple: true },
+  'long-poll-timeout': { type: 'string' },
+  'sse-keep-alive': { type: 'string' },
+  'chunk-bytes': { type: 'string' },
+  'cache-max-age': { type: 'string' },
+  'cache-stale-age': { type: 'string' },
+  'max-subquery-rows': { type: 'string' },
+  'proxy-config': { type: 'string' },
+  'proxy-port': { type: 'string' },
+  'max-shapes': { type: 'string' },
+  'max-disk': { type: 'string' },
+  'max-connections': { type: 'string' }
+} as const
+
+function parseServeArgs(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: SERVE_FLAGS
+    }).values
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+}
+
+/**
+ * Parses `serve` arguments over the environment (SYNCSCOPE_SECRET, the reference's variables: reference-env.ts);
+ * flags win. Throws a UsageError whose message names the bad option or variable.
+ */
 export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      database: { type: 'string' },
-      'data-dir': { type: 'string' },
-      workspace: { type: 'string' },
-      ui: { type: 'boolean' },
-      'header-brand': { type: 'string' },
-      secret: { type: 'string' },
-      'secret-file': { type: 'string' },
-      'cors-origin': { type: 'string', multiple: true },
-      'allowed-host': { type: 'string', multiple: true },
-      'long-poll-timeout': { type: 'string' },
-      'sse-keep-alive': { type: 'string' },
-      'chunk-bytes': { type: 'string' },
-      'cache-max-age': { type: 'string' },
-      'cache-stale-age': { type: 'string' },
-      'max-subquery-rows': { type: 'string' },
-      'proxy-config': { type: 'string' },
-      'proxy-port': { type: 'string' }
-    }
-  })
+  const values = parseServeArgs(argv)
+  const reference = referenceEnv(env)
   const parsed = ServeOptionsSchema.safeParse({
-    port: values.port,
+    port: values.port ?? reference.port(),
     host: values.host,
-    database: values.database,
+    database: values.database ?? reference.database(),
     dataDir: values['data-dir'],
     workspace: values.workspace,
     ui: values.ui,
-    headerBrand: values['header-brand'],
-    secret: shapeSecret(values, env),
+    // what @electric-sql/client reads: a stand-in for the reference answers as it does
+    headerBrand: values['header-brand'] ?? (reference.standsIn ? 'electric' : undefined),
+    secret: shapeSecret(values, env, reference),
     corsOrigins: values['cors-origin'],
     allowedHosts: values['allowed-host'],
     longPollTimeout: values['long-poll-timeout'],
     sseKeepAlive: values['sse-keep-alive'],
-    chunkBytes: values['chunk-bytes'],
-    cacheMaxAge: values['cache-max-age'],
-    cacheStaleAge: values['cache-stale-age'],
+    chunkBytes: values['chunk-bytes'] ?? reference.chunkBytes(),
+    cacheMaxAge: values['cache-max-age'] ?? reference.cacheMaxAge(),
+    cacheStaleAge: values['cache-stale-age'] ?? reference.cacheStaleAge(),
     maxSubqueryRows: values['max-subquery-rows'],
     proxyConfig: values['proxy-config'],
-    proxyPort: values['proxy-port']
+    proxyPort: values['proxy-port'],
+    maxShapes: values['max-shapes'] ?? reference.maxShapes(),
+    maxDisk: values['max-disk'],
+    maxConnections: values['max-connections']
   })
-  if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('\n'))
+  if (!parsed.success) throw new UsageError(parsed.error.issues.map((issue) => issue.message).join('\n'))
   return parsed.data
 }

@@ -1,13 +1,37 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, chown, cp, lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises'
+import {
+  chmod,
+  chown,
+  cp,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile
+} from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { z } from 'zod'
 import { writeAtomically } from '../fs/atomic-write'
+import {
+  clustersRoot,
+  pairCluster,
+  readBackReference,
+  readRecord,
+  recordId,
+  writeBackReference,
+  writeRecord,
+  type ClusterRecord
+} from './cluster-pairing'
+import { replaceFileIn } from './owned-files'
 import { ensureSystemHome, SYSTEM_HOME, type PostgresBinaries } from './postgres-binaries'
 import { postgresEnv } from './postmaster'
-import { firstLine, type PostgresUser } from './run-as'
+import { canReach, firstLine, type PostgresUser } from './run-as'
 
 /** Where a cluster's data directory is and the password of its `postgres` superuser. */
 export interface ClusterLocation {
@@ -22,32 +46,38 @@ export const SUPERUSER = 'postgres'
 export const LEGACY_PASSWORD = 'syncscope'
 
 const PASSWORD_FILE = 'syncscope-password'
-const RECORD_FILE = 'syncscope-cluster.json'
-const CLUSTERS = join(SYSTEM_HOME, 'clusters')
-const RecordSchema = z.object({ pgdata: z.string().min(1) })
 
 const newPassword = () => randomBytes(24).toString('base64url')
+const newClusterId = () => randomBytes(8).toString('hex')
 
 /**
  * Finds or makes the cluster of `dataDir` (the app's `postgres` folder). As a normal user that folder is the data
  * directory. As root, Postgres runs as `postgres`, who cannot enter the app's 0700 data folder: the cluster lives in
- * /var/lib/syncscope/clusters/<id> (postgres-owned, 0700) and `dataDir` only records where, with the password.
+ * the clusters folder (`clusters`, else SYNCSCOPE_CLUSTERS_DIR or /var/lib/syncscope/clusters) as <id>/
+ * (postgres-owned, 0700), `dataDir` records where, with the password, and the cluster names `dataDir` back
+ * (cluster-pairing.ts), so one whose data folder is gone can be removed.
  */
 export async function prepareCluster(
   dataDir: string,
   binaries: PostgresBinaries,
   user: PostgresUser,
-  log: (line: string) => void
+  log: (line: string) => void,
+  clusters?: string
 ): Promise<ClusterLocation> {
   if (user.uid === undefined) return prepareOwnCluster(dataDir, binaries, user)
+  const root = clusters ?? clustersRoot()
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
-  if (existsSync(join(dataDir, 'PG_VERSION'))) await moveOutOfDataFolder(dataDir, user, log)
+  if (existsSync(join(dataDir, 'PG_VERSION'))) await moveOutOfDataFolder(dataDir, root, user, log)
   await chmod(dataDir, 0o700)
-  const pgdata = await recordedPgdata(dataDir)
+  const record = await pairedRecord(dataDir, root)
   const passwordFile = join(dataDir, PASSWORD_FILE)
   const password = await readOrCreatePassword(passwordFile)
-  if (!existsSync(join(pgdata, 'PG_VERSION'))) await initCluster(pgdata, password, binaries, user)
-  return { pgdata, password, passwordFile }
+  if (existsSync(join(record.pgdata, 'PG_VERSION'))) await pairCluster(dataDir, record, log)
+  else
+    await initCluster(record.pgdata, password, binaries, user, (building) =>
+      writeBackReference(building, dataDir, record.id)
+    )
+  return { pgdata: record.pgdata, password, passwordFile }
 }
 
 async function prepareOwnCluster(
@@ -76,41 +106,52 @@ async function readOrCreatePassword(file: string): Promise<string> {
   return password
 }
 
-async function recordedPgdata(dataDir: string): Promise<string> {
-  const file = join(dataDir, RECORD_FILE)
-  const text = await readFile(file, 'utf8').catch(() => null)
-  if (text !== null) {
-    const record = RecordSchema.safeParse(safeJson(text))
-    if (!record.success)
-      throw new Error(
-        `${file} is damaged: it should name the cluster's folder as {"pgdata": "…"}; fix it or delete it to start a new cluster`
-      )
-    return record.data.pgdata
+/**
+ * The data folder's record, with an id: written before the cluster is made (so the data folder names it before it
+ * exists), or given one when an older version wrote it without.
+ */
+async function pairedRecord(dataDir: string, root: string): Promise<Required<ClusterRecord>> {
+  const existing = await readRecord(dataDir)
+  if (existing?.id !== undefined) return { pgdata: existing.pgdata, id: existing.id }
+  let record: Required<ClusterRecord>
+  if (existing) record = { pgdata: existing.pgdata, id: recordId(existing) }
+  else {
+    const id = newClusterId()
+    record = { pgdata: join(root, id), id }
   }
-  const pgdata = join(CLUSTERS, randomBytes(8).toString('hex'))
-  await writeAtomically(file, JSON.stringify(RecordSchema.parse({ pgdata })), 0o600)
-  return pgdata
+  await writeRecord(dataDir, record)
+  return record
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return null
-  }
+/**
+ * The folder clusters live in: postgres may pass through, not list. It decides what `syncscope clusters prune`
+ * deletes, so it must be root's and writable by nobody else.
+ */
+export async function ensureClustersFolder(root: string, user: PostgresUser): Promise<void> {
+  if (root.startsWith(`${SYSTEM_HOME}/`)) await ensureSystemHome()
+  await mkdir(root, { recursive: true })
+  const info = await stat(root)
+  if (info.uid !== 0 || (info.mode & 0o022) !== 0)
+    throw new Error(
+      `${root} must be owned by root and writable only by root (it is mode ${(info.mode & 0o777).toString(8)}, uid ${info.uid}): fix it with chown root ${root} && chmod 711 ${root}`
+    )
+  await chmod(root, 0o711)
+  if (!(await canReach(root, user, 0o1)))
+    throw new Error(
+      `the \`postgres\` user cannot reach ${root}: make it and the folders above it enterable by others (chmod o+x)`
+    )
 }
 
-async function ensureClustersFolder(): Promise<void> {
-  await ensureSystemHome()
-  await mkdir(CLUSTERS, { recursive: true })
-  // postgres may pass through, not list.
-  await chmod(CLUSTERS, 0o711)
-}
-
-/** A cluster an older version made in the data folder as root moves to /var/lib/syncscope/clusters (recorded). */
-async function moveOutOfDataFolder(dataDir: string, user: PostgresUser, log: (line: string) => void): Promise<void> {
-  await ensureClustersFolder()
-  const pgdata = join(CLUSTERS, randomBytes(8).toString('hex'))
+/** A cluster an older version made in the data folder as root moves to the clusters folder (recorded). */
+async function moveOutOfDataFolder(
+  dataDir: string,
+  root: string,
+  user: PostgresUser,
+  log: (line: string) => void
+): Promise<void> {
+  await ensureClustersFolder(root, user)
+  const id = newClusterId()
+  const pgdata = join(root, id)
   log(`embedded Postgres: moving the cluster out of the data folder to ${pgdata}, where the postgres user can reach it`)
   try {
     await rename(dataDir, pgdata)
@@ -121,7 +162,7 @@ async function moveOutOfDataFolder(dataDir: string, user: PostgresUser, log: (li
     await rm(dataDir, { recursive: true, force: true })
   }
   await mkdir(dataDir, { mode: 0o700 })
-  await writeAtomically(join(dataDir, RECORD_FILE), JSON.stringify({ pgdata }), 0o600)
+  await writeRecord(dataDir, { pgdata, id })
 }
 
 async function chownTree(path: string, user: PostgresUser): Promise<void> {
@@ -143,7 +184,7 @@ async function initCluster(
   addFiles?: (building: string) => Promise<void>
 ): Promise<void> {
   const parent = dirname(pgdata)
-  if (user.uid !== undefined) await ensureClustersFolder()
+  if (user.uid !== undefined) await ensureClustersFolder(parent, user)
   else await mkdir(parent, { recursive: true })
   const building = join(parent, `.${basename(pgdata)}.initdb-${process.pid}`)
   const pwfile = `${building}.pwfile`
@@ -204,27 +245,31 @@ function runInitdb(binaries: PostgresBinaries, user: PostgresUser, pgdata: strin
 
 /** Loopback TCP with the password (SCRAM) is the only way in: no Unix socket, no trust. Rewritten at each start. */
 export async function writeAccessRules(pgdata: string, user: PostgresUser): Promise<void> {
-  const file = join(pgdata, 'pg_hba.conf')
   const rules = [
     '# Written by Syncscope at every start: loopback TCP with the password only.',
     'host all all 127.0.0.1/32 scram-sha-256',
     'host replication all 127.0.0.1/32 scram-sha-256',
     ''
   ].join('\n')
-  await writeFile(file, rules, { mode: 0o600 })
-  if (user.uid !== undefined && user.gid !== undefined) await chown(file, user.uid, user.gid)
+  await replaceFileIn(pgdata, 'pg_hba.conf', rules, user)
 }
 
 /** The data directory of the cluster of `dataDir`: the folder itself, or the one its record names (root). */
 export async function clusterDirOf(dataDir: string): Promise<string> {
-  const text = await readFile(join(dataDir, RECORD_FILE), 'utf8').catch(() => null)
-  const record = text === null ? null : RecordSchema.safeParse(safeJson(text))
-  return record?.success ? record.data.pgdata : dataDir
+  return (await readRecord(dataDir).catch(() => null))?.pgdata ?? dataDir
 }
 
-/** Deletes the cluster of `dataDir` and its record (tests; a data folder that is being thrown away). */
+/**
+ * Deletes the cluster of `dataDir` and its record (tests; a data folder that is being thrown away): the cluster only
+ * when it names this data folder back, or (made before back-references) lives in the clusters folder.
+ */
 export async function removeCluster(dataDir: string): Promise<void> {
   const pgdata = await clusterDirOf(dataDir)
-  if (dirname(pgdata) === CLUSTERS) await rm(pgdata, { recursive: true, force: true })
+  if (pgdata !== dataDir) {
+    const reference = await readBackReference(pgdata)
+    const here = await realpath(dataDir).catch(() => dataDir)
+    const ours = reference.kind === 'ok' ? reference.value.dataDir === here : dirname(pgdata) === clustersRoot()
+    if (ours) await rm(pgdata, { recursive: true, force: true })
+  }
   await rm(dataDir, { recursive: true, force: true })
 }

@@ -3,10 +3,13 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { writeAtomically } from '../fs/atomic-write'
 import { findFreePort } from '../net/free-port'
+import { formatBytes } from '../../shared/format-bytes'
 import { LEGACY_PASSWORD, prepareCluster, SUPERUSER, writeAccessRules, type ClusterLocation } from './cluster'
+import { pruneClusters } from './cluster-inventory'
+import { clustersRoot } from './cluster-pairing'
 import { reachableBinaries } from './postgres-binaries'
 import { isRunning, startPostmaster, stopLeftovers, stopPostmaster, type Postmaster } from './postmaster'
-import { firstLine, postgresUser } from './run-as'
+import { firstLine, postgresUser, type PostgresUser } from './run-as'
 import { scramVerifier } from './scram'
 
 export interface EmbeddedPostgresHandle {
@@ -34,6 +37,8 @@ export interface EmbeddedPostgresOptions {
   log?: (line: string) => void
   /** Start the server again when it dies (default); off for a test that decides itself when Postgres comes back. */
   restartOnCrash?: boolean
+  /** As root, where clusters live (default: `SYNCSCOPE_CLUSTERS_DIR`, else /var/lib/syncscope/clusters). */
+  clustersRoot?: string
 }
 
 const MAX_RESTART_DELAY_MS = 10_000
@@ -50,10 +55,26 @@ process.on('exit', () => {
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const log = options.log ?? (() => undefined)
-  const onLog = options.onLog ?? (() => undefined)
   const user = await postgresUser()
+  // As root, clusters whose data folder is gone are removed while this one starts.
+  const root = user.uid === undefined ? undefined : (options.clustersRoot ?? clustersRoot())
+  const pruning = root === undefined ? Promise.resolve() : pruneAtStart(root, log)
+  try {
+    return await startCluster(options, user, root, log)
+  } finally {
+    await pruning
+  }
+}
+
+async function startCluster(
+  options: EmbeddedPostgresOptions,
+  user: PostgresUser,
+  root: string | undefined,
+  log: (line: string) => void
+): Promise<EmbeddedPostgresHandle> {
+  const onLog = options.onLog ?? (() => undefined)
   const binaries = await reachableBinaries(user)
-  const cluster = await prepareCluster(options.dataDir, binaries, user, log)
+  const cluster = await prepareCluster(options.dataDir, binaries, user, log, root)
   const owner = await claimCluster(options.dataDir)
   const port = options.port ?? (await findFreePort())
 
@@ -137,6 +158,21 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       current = null
       await rm(owner, { force: true })
     }
+  }
+}
+
+async function pruneAtStart(root: string, log: (line: string) => void): Promise<void> {
+  try {
+    const { removed } = await pruneClusters(root)
+    if (removed.length === 0) return
+    const freed = removed.reduce((sum, cluster) => sum + cluster.sizeBytes, 0)
+    const named = removed.slice(0, 5).map((cluster) => cluster.id)
+    const more = removed.length > named.length ? ` and ${removed.length - named.length} more` : ''
+    log(
+      `embedded Postgres: removed ${removed.length} cluster(s) of ${root} whose data folder is gone (${formatBytes(freed)}): ${named.join(', ')}${more}`
+    )
+  } catch (error) {
+    log(`embedded Postgres: could not remove the orphaned clusters of ${root} (${firstLine(error)})`)
   }
 }
 

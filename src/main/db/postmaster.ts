@@ -79,10 +79,25 @@ async function processesOf(pgdata: string): Promise<number[]> {
     if (!Number.isInteger(pid) || pid === process.pid) continue
     const cwd = await readlink(`/proc/${pid}/cwd`).catch(() => null)
     if (cwd !== target) continue
-    const exe = await readlink(`/proc/${pid}/exe`).catch(() => '')
-    if (basename(exe) === 'postgres' && (await isRunning(pid))) found.push(pid)
+    if ((await isPostgresProcess(pid)) && (await isRunning(pid))) found.push(pid)
   }
   return found
+}
+
+/** A postgres program, by its executable (Linux) or its command line. */
+async function isPostgresProcess(pid: number): Promise<boolean> {
+  if (process.platform === 'linux') return basename(await readlink(`/proc/${pid}/exe`).catch(() => '')) === 'postgres'
+  return /\bpostgres\b/.test(await commandOf(pid))
+}
+
+/**
+ * Whether a Postgres runs on this data directory: its lock file names a live postgres process, or a postgres process
+ * works in it (backends a killed postmaster left behind).
+ */
+export async function postgresRunsOn(pgdata: string): Promise<boolean> {
+  const lock = await readLockFile(pgdata)
+  if (lock && (await isRunning(lock.pid)) && (await isPostgresProcess(lock.pid))) return true
+  return (await processesOf(pgdata)).length > 0
 }
 
 async function commandOf(pid: number): Promise<string> {

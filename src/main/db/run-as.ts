@@ -61,22 +61,23 @@ export async function postgresUser(): Promise<PostgresUser> {
 }
 
 /**
- * Whether `user` may enter every folder on the way to `path` and read and run it, by the mode bits (owner, primary
- * group, others). Conservative: where only ACLs or supplementary groups would let it in, the answer is no.
+ * Whether `user` may enter every folder on the way to `path` and read and run it (or only enter it, `bits` 0o1), by
+ * the mode bits (owner, primary group, others). Conservative: where only ACLs or supplementary groups would let it in,
+ * the answer is no.
  */
-export async function canReach(path: string, user: PostgresUser): Promise<boolean> {
+export async function canReach(path: string, user: PostgresUser, bits = 0o5): Promise<boolean> {
   if (user.uid === undefined) return true
-  const allowed = async (target: string, bits: number) => {
+  const allowed = async (target: string, wanted: number) => {
     const info = await stat(target).catch(() => null)
     if (!info) return false
     const shift = info.uid === user.uid ? 6 : info.gid === user.gid ? 3 : 0
-    return ((info.mode >> shift) & bits) === bits
+    return ((info.mode >> shift) & wanted) === wanted
   }
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     if (!(await allowed(dir, 0o1))) return false
     if (dir === dirname(dir)) break
   }
-  return allowed(path, 0o5)
+  return allowed(path, bits)
 }
 
 export function firstLine(error: unknown): string {

@@ -52,7 +52,14 @@ const HarEntrySchema = z.looseObject({
     status: z.number().int(),
     statusText: z.string().optional(),
     headers: z.array(HarHeaderSchema).default([]),
-    content: z.looseObject({ text: z.string().optional(), encoding: z.string().optional() }).optional(),
+    content: z
+      .looseObject({
+        text: z.string().optional(),
+        encoding: z.string().optional(),
+        /** Syncscope's tap: the text stops at its limit. */
+        _truncated: z.boolean().optional()
+      })
+      .optional(),
     _error: z.string().nullish(),
     _failureText: z.string().nullish()
   }),
@@ -116,7 +123,7 @@ function fromHar(har: z.infer<typeof HarSchema>): RecordingInput {
       status: failed ? null : entry.response.status,
       responseHeaders: entry.response.headers.map((header) => [header.name, header.value]),
       body: text,
-      truncated: false,
+      truncated: content?._truncated === true,
       headMs: failed ? null : Math.round(beforeHead),
       endMs: failed ? null : Math.round(total),
       frames: entry._frames ?? [],

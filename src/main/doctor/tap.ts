@@ -8,14 +8,11 @@ import {
 } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
-import type { Transform } from 'node:stream'
-import { SseParser } from '../../shared/shape-client/sse'
 import { writeAtomically } from '../fs/atomic-write'
 import { hostAllowed } from '../headless/guard'
+import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
+import { BodyRecorder, type HarEntry, MAX_BODY_CHARS, TapRecording, headerList, newEntry } from './tap-recording'
 
-/** Longest body text kept per exchange; the bytes themselves always pass through whole. */
-const MAX_BODY_CHARS = 2_000_000
 /** Hop-by-hop headers (RFC 9110 §7.6.1) are the tap's own business on each side. */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -35,56 +32,18 @@ export interface TapOptions {
   port: number
   /** The HAR file the tap (re)writes after every exchange. */
   out: string
+  /** Open connections served at once; more are answered 503. */
+  maxConnections?: number
   log?: (line: string) => void
-}
-
-interface HarHeader {
-  name: string
-  value: string
-}
-
-export interface HarEntry {
-  startedDateTime: string
-  time: number
-  request: {
-    method: string
-    url: string
-    httpVersion: string
-    headers: HarHeader[]
-    queryString: HarHeader[]
-    cookies: []
-    headersSize: -1
-    bodySize: number
-    postData?: { mimeType: string; text: string }
-  }
-  response: {
-    status: number
-    statusText: string
-    httpVersion: string
-    headers: HarHeader[]
-    cookies: []
-    content: { size: number; mimeType: string; text: string }
-    redirectURL: ''
-    headersSize: -1
-    bodySize: number
-    _error?: string
-  }
-  cache: Record<string, never>
-  timings: { send: number; wait: number; receive: number }
-  _frames: Array<{ atMs: number; raw: string }>
 }
 
 export interface RunningTap {
   url: string
+  /** The latest exchanges recorded, within the recording's bounds. */
   entries: HarEntry[]
   /** Writes the HAR once more and stops; open streams are cut. */
   close(): Promise<void>
 }
-
-const headerList = (headers: IncomingHttpHeaders): HarHeader[] =>
-  Object.entries(headers).flatMap(([name, value]) =>
-    value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((item) => ({ name, value: item }))
-  )
 
 /** The end-to-end headers of a message: hop-by-hop ones and those its `Connection` names are left out. */
 const endToEnd = (headers: IncomingHttpHeaders): Record<string, string | string[]> => {
@@ -102,11 +61,23 @@ const endToEnd = (headers: IncomingHttpHeaders): Record<string, string | string[
   )
 }
 
-function decoderFor(encoding: string | undefined): Transform | null {
-  if (encoding === 'gzip' || encoding === 'x-gzip') return createGunzip()
-  if (encoding === 'deflate') return createInflate()
-  if (encoding === 'br') return createBrotliDecompress()
-  return null
+/**
+ * Where a request goes upstream: its origin-form path under the upstream's path, on the upstream's origin. Anything
+ * else (`//host/…`, `http://host/…`, `*`, a path climbing out of the upstream's path) would make the tap a forward
+ * proxy to whatever the caller names: a string saying why it is refused.
+ */
+function upstreamTarget(upstream: URL, basePath: string, requestTarget: string): URL | string {
+  if (!requestTarget.startsWith('/') || requestTarget.startsWith('//') || requestTarget.includes('\\'))
+    return `the tap forwards only to ${upstream.origin}: the request target must be a path starting with a single /, not ${JSON.stringify(requestTarget.slice(0, 200))}`
+  const query = requestTarget.indexOf('?')
+  const target = new URL(upstream.href)
+  target.pathname = `${basePath}${query < 0 ? requestTarget : requestTarget.slice(0, query)}`
+  target.search = query < 0 ? '' : requestTarget.slice(query)
+  target.hash = ''
+  const underBase = basePath === '' || target.pathname === basePath || target.pathname.startsWith(`${basePath}/`)
+  if (target.origin !== upstream.origin || !underBase)
+    return `the request path leaves ${upstream.origin}${basePath}: the tap forwards only paths under it`
+  return target
 }
 
 /**
@@ -117,8 +88,8 @@ function decoderFor(encoding: string | undefined): Transform | null {
 export async function startTap(options: TapOptions): Promise<RunningTap> {
   const upstream = new URL(options.upstream)
   const basePath = upstream.pathname.replace(/\/$/, '')
-  const entries: HarEntry[] = []
   const log = options.log ?? (() => {})
+  const recording = new TapRecording(log)
   let writing = Promise.resolve()
   let pending = false
   const save = () => {
@@ -126,11 +97,9 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
     pending = true
     writing = writing.then(async () => {
       pending = false
-      await writeAtomically(
-        options.out,
-        JSON.stringify({ log: { version: '1.2', creator: { name: 'syncscope tap', version: '1' }, entries } }, null, 1),
-        0o600
-      ).catch((error: Error) => log(`tap: cannot write ${options.out}: ${error.message}`))
+      await writeAtomically(options.out, recording.toJson(), 0o600).catch((error: Error) =>
+        log(`tap: cannot write ${options.out}: ${error.message}`)
+      )
     })
   }
   const open = new Set<ServerResponse>()
@@ -145,39 +114,20 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
       )
       return
     }
-    const started = Date.now()
-    const target = new URL(`${basePath}${req.url ?? '/'}`, upstream)
-    const requestBody: Buffer[] = []
-    const entry: HarEntry = {
-      startedDateTime: new Date(started).toISOString(),
-      time: 0,
-      request: {
-        method: req.method ?? 'GET',
-        url: target.toString(),
-        httpVersion: `HTTP/${req.httpVersion}`,
-        headers: headerList(req.headers),
-        queryString: [...target.searchParams].map(([name, value]) => ({ name, value })),
-        cookies: [],
-        headersSize: -1,
-        bodySize: 0
-      },
-      response: {
-        status: 0,
-        statusText: '',
-        httpVersion: 'HTTP/1.1',
-        headers: [],
-        cookies: [],
-        content: { size: 0, mimeType: '', text: '' },
-        redirectURL: '',
-        headersSize: -1,
-        bodySize: 0
-      },
-      cache: {},
-      timings: { send: 0, wait: -1, receive: -1 },
-      _frames: []
+    const target = upstreamTarget(upstream, basePath, req.url ?? '')
+    if (typeof target === 'string') {
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: target, code: 'invalid_request_target' }))
+      return
     }
+    const started = Date.now()
+    const requestBody: Buffer[] = []
+    const entry: HarEntry = newEntry(req, target, started)
+    let finished = false
     const finish = (error?: string) => {
-      if (entries.includes(entry)) return
+      if (finished) return
+      finished = true
       const ended = Date.now() - started
       entry.time = ended
       if (entry.timings.wait >= 0) entry.timings.receive = ended - entry.timings.wait
@@ -187,7 +137,7 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
           mimeType: String(req.headers['content-type'] ?? ''),
           text: Buffer.concat(requestBody).toString('utf8').slice(0, MAX_BODY_CHARS)
         }
-      entries.push(entry)
+      recording.add(entry)
       save()
     }
     open.add(res)
@@ -204,27 +154,16 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
         const sse = entry.response.content.mimeType.startsWith('text/event-stream')
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers))
         res.flushHeaders()
-        const decoder = decoderFor(String(answer.headers['content-encoding'] ?? '').toLowerCase())
-        const parser = new SseParser()
-        const record = (chunk: Buffer) => {
-          const text = chunk.toString('utf8')
-          if (entry.response.content.text.length < MAX_BODY_CHARS)
-            entry.response.content.text += text.slice(0, MAX_BODY_CHARS - entry.response.content.text.length)
-          if (sse)
-            for (const frame of parser.push(text)) entry._frames.push({ atMs: Date.now() - started, raw: frame.raw })
-        }
-        decoder?.on('data', record).on('error', () => {})
+        const body = new BodyRecorder(entry, started, String(answer.headers['content-encoding'] ?? ''), sse)
         answer.on('data', (chunk: Buffer) => {
           res.write(chunk)
           entry.response.content.size += chunk.length
           entry.response.bodySize += chunk.length
-          if (decoder) decoder.write(chunk)
-          else record(chunk)
+          body.write(chunk)
         })
         answer.on('end', () => {
-          decoder?.end()
           res.end()
-          finish()
+          void body.end().then(() => finish())
         })
         answer.on('error', (error) => {
           res.destroy()
@@ -256,7 +195,13 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
     req.pipe(outgoing)
   }
 
-  const server: Server = createServer(handle)
+  const server: Server = createServer((req, res) => {
+    if (!refusedOverLimit(req, res)) handle(req, res)
+  })
+  const refusedOverLimit = limitConnections(server, {
+    max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    name: 'the tap'
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port, options.host, () => resolve())
@@ -266,7 +211,9 @@ export async function startTap(options: TapOptions): Promise<RunningTap> {
   save()
   return {
     url: `http://${host}:${port}`,
-    entries,
+    get entries() {
+      return recording.entries
+    },
     async close() {
       // Each cut stream is recorded by its own 'close' handler: wait for those before the last write.
       await Promise.all([...open].map((res) => new Promise((resolve) => res.once('close', resolve).destroy())))

@@ -7,6 +7,7 @@ import { checkHostAndOrigin, checkToken, sameOriginRule, sameSecret, TOKEN_COOKI
 import { serveStatic } from './static-files'
 import { parseJsonBody, readRequestBytes, RequestBodyError } from '../net/request-body'
 import { routingPath } from '../net/request-path'
+import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
 
 /** A route anyone on loopback may call without the app token (the shape API, OAuth callbacks). */
 export interface PublicRoute {
@@ -25,6 +26,8 @@ export interface HeadlessServerOptions {
   /** The built renderer; null serves no UI and no contract. */
   rendererDir: string | null
   publicRoutes: PublicRoute[]
+  /** Open connections served at once (`--max-connections`); health is answered past it too. */
+  maxConnections?: number
   log: (line: string) => void
 }
 
@@ -39,6 +42,8 @@ export interface HeadlessServer {
 // Large enough for a HAR file the sync doctor reads (`doctor.analyze`, at most 40 MB of text).
 const MAX_BODY_BYTES = 64 * 1024 * 1024
 const RPC_PREFIX = '/rpc/'
+/** The shape server's health check, answered even past the connection limit. */
+const HEALTH = '/v1/health'
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
@@ -137,11 +142,18 @@ export async function startHeadlessServer(options: HeadlessServerOptions): Promi
 
   // Room for long shape URLs, so the shape API can answer an over-long one with its own 414 rather than Node's bare 431.
   const server: Server = createServer({ maxHeaderSize: 64 * 1024 }, (req, res) => {
+    if (refusedOverLimit(req, res)) return
     route(req, res).catch((error: unknown) => {
       options.log(`headless server: ${(error as Error).message}`)
       if (!res.headersSent) sendJson(res, 500, errorBody('internal_error', 'internal error'))
       else res.end()
     })
+  })
+  const refusedOverLimit = limitConnections(server, {
+    max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    name: 'the Syncscope server',
+    exempt: (req) =>
+      routingPath(new URL(`http://localhost${req.url ?? '/'}`).pathname, { trailingSlash: 'drop' }) === HEALTH
   })
   // Clients reuse connections between chained shape requests; a short idle timeout races them into ECONNRESET.
   server.keepAliveTimeout = 65_000

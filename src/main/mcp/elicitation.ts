@@ -3,6 +3,7 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/type
 import type { McpElicitation, McpElicitationAnswer } from '../../shared/contract/mcp'
 import { McpFailure } from './errors'
 import { schemaViolations } from './json-schema'
+import { formDefaults } from '../../shared/mcp-elicitation'
 
 interface Pending {
   elicitation: McpElicitation
@@ -47,7 +48,10 @@ export class Elicitations {
       .filter((elicitation) => !server || elicitation.server === server)
   }
 
-  /** The person's answer; accepted content must match the requested schema. */
+  /**
+   * The person's answer. Accepted content gets the requested schema's defaults for the fields it leaves out
+   * (SEP-1034: accepting without content accepts every default), and must then match the schema.
+   */
   async answer(answer: McpElicitationAnswer): Promise<void> {
     const pending = this.pending.get(answer.id)
     if (!pending)
@@ -56,8 +60,9 @@ export class Elicitations {
         `no elicitation ${answer.id} is waiting (answered already, or the server gave up)`
       )
     const schema = pending.elicitation.requestedSchema
+    const content = { ...formDefaults(schema), ...answer.content }
     if (answer.action === 'accept' && schema) {
-      const faults = await schemaViolations(schema, answer.content ?? {})
+      const faults = await schemaViolations(schema, content)
       if (faults.length > 0)
         throw new McpFailure(
           'invalid_answer',
@@ -66,7 +71,7 @@ export class Elicitations {
     }
     pending.resolve(
       answer.action === 'accept'
-        ? { action: 'accept', content: (answer.content ?? {}) as ElicitResult['content'] }
+        ? { action: 'accept', content: content as ElicitResult['content'] }
         : { action: answer.action }
     )
   }

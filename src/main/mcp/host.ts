@@ -7,24 +7,21 @@ import type {
   McpEntry,
   McpServerConfig,
   McpSource,
-  OAuthExchange
+  OAuthExchange,
+  WorkspaceReview
 } from '../../shared/contract/mcp'
-import type { ExpandContext } from './config/expand'
+import { clientMetadataDocument } from './auth/client-metadata'
+import { extractSecrets, keychainFields, restoreMasked } from './config/entry-secrets'
 import { jsonSyntaxProblem, objectAt, putEntry, updateJsonFile } from './config/json-file'
-import {
-  importForeignEntry,
-  parseConfigText,
-  parseEntry,
-  type ParsedEntry,
-  type ParsedFile,
-  type SourceKind
-} from './config/parse'
+import { ConfigLayers, type Layer } from './config/layers'
+import { importForeignEntry, parseEntry, type FileContext, type SourceKind } from './config/parse'
+import { TRUST_FILE, TrustStore } from './config/trust'
 import type { TokenRecord } from './auth/refresh-coordinator'
 import type { RestartPolicy } from './connection'
 import { McpFailure } from './errors'
-import { isLiteralSecret, MASK } from './mask'
+import { bindingTarget, boundName, describeBinding, entryBinding, type SecretOwner } from './persistence/binding'
+import { BoundSecrets } from './persistence/bound-secrets'
 import { withLockFile } from './persistence/lock-file'
-import { forgetPersisted, readStoredTokens, storePersistence } from './persistence/oauth-persistence'
 import type { SecretStore } from './persistence/secret-store'
 import { Registry, type InvalidEntry, type Origin, type RegistryOptions } from './registry'
 
@@ -54,21 +51,12 @@ export interface McpHostOptions {
   clientMetadataUrl?: string
   /** Where the lock files that coordinate token refreshes with other processes go (default: beside settings.json). */
   lockDir?: string
+  /** The approvals of workspace files (default: `mcp-trust.json` beside settings.json; none: never approved). */
+  trustFile?: string | null
   log?: (line: string) => void
 }
 
-interface Layer {
-  kind: SourceKind
-  path: string
-  /** The last readable contents: a broken file keeps serving these. */
-  parsed: ParsedFile | null
-  source: McpSource
-}
-
 export type SaveTarget = 'settings' | 'workspace'
-
-const secretAccount = (server: string, field: string) => `secret:${server}:${field}`
-const KEYCHAIN_PLACEHOLDER = /\$\{keychain:([^}]+)\}/g
 
 /**
  * The MCP room: config files layered (settings.json below the workspace mcp.json), watched, and applied to one
@@ -76,19 +64,29 @@ const KEYCHAIN_PLACEHOLDER = /\$\{keychain:([^}]+)\}/g
  */
 export class McpHost {
   readonly registry: Registry
-  private readonly layers: Layer[]
+  private readonly files: ConfigLayers
   private readonly watchers: FSWatcher[] = []
   private reloading: Promise<void> | null = null
   private reloadAgain = false
   private debounce: NodeJS.Timeout | null = null
+  private readonly trustFile: string | null
+  private readonly secrets: BoundSecrets
+  /** The entries in service by name, as their stored secrets and tokens know them. */
+  private owners = new Map<string, SecretOwner>()
 
   constructor(private readonly options: McpHostOptions) {
-    this.layers = this.layerFiles().map(({ kind, path }) => ({
-      kind,
-      path,
-      parsed: null,
-      source: { kind, path, format: null, state: 'missing', error: null }
-    }))
+    this.trustFile =
+      options.trustFile !== undefined
+        ? options.trustFile
+        : options.settingsFile
+          ? join(dirname(options.settingsFile), TRUST_FILE)
+          : null
+    this.files = new ConfigLayers(this.layerFiles(), this.trustFile ? new TrustStore(this.trustFile) : null)
+    // what an earlier version stored by name alone belongs to the person's own entry of that name
+    this.secrets = new BoundSecrets(
+      options.secretStore,
+      (owner) => owner.source !== 'workspace' || !this.files.own(owner.name)
+    )
     this.registry = new Registry({
       workspaceRoot: options.workspace ?? process.cwd(),
       ...(options.openAuthorizeUrl ? { openAuthorizeUrl: options.openAuthorizeUrl } : {}),
@@ -102,21 +100,24 @@ export class McpHost {
       ...(options.onRpcMessage ? { onRpcMessage: options.onRpcMessage } : {}),
       ...(options.onElicitation ? { onElicitation: options.onElicitation } : {}),
       tokenRecord: (server) => this.tokenRecord(server),
-      onLogout: (server) =>
-        forgetPersisted(options.secretStore, server, { client: false }).catch((error: unknown) =>
-          this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`)
-        )
+      onLogout: async (server) => {
+        const owner = this.owners.get(server)
+        if (!owner) return
+        await this.secrets
+          .logout(owner)
+          .catch((error: unknown) => this.warn(`could not delete the tokens of ${server}: ${(error as Error).message}`))
+      }
     })
   }
 
   /** The persisted tokens of a server and the lock file every Syncscope process takes before refreshing them. */
   private tokenRecord(server: string): TokenRecord | null {
     const lockDir = this.options.lockDir ?? (this.options.settingsFile ? dirname(this.options.settingsFile) : null)
-    if (!lockDir) return null
-    const store = this.options.secretStore
+    const owner = this.owners.get(server)
+    if (!lockDir || !owner) return null
     return {
-      read: () => readStoredTokens(store, server),
-      locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${server}.lock`), work)
+      read: () => this.secrets.tokens(owner),
+      locked: (work) => withLockFile(join(lockDir, `mcp-tokens-${boundName(owner)}.lock`), work)
     }
   }
 
@@ -133,9 +134,14 @@ export class McpHost {
     await this.reload()
     if (!this.options.watch) return
     // The data folder may not exist yet on a first start; watching it from now on catches a settings.json written later.
-    for (const layer of this.layers)
-      if (layer.kind === 'settings') await mkdir(dirname(layer.path), { recursive: true })
-    for (const layer of this.layers) this.watchLayer(layer)
+    const settings = this.files.find('settings')
+    if (settings) await mkdir(dirname(settings.path), { recursive: true })
+    for (const layer of this.files.layers) this.watchFile(layer.path)
+    // an approval given elsewhere (`syncscope mcp trust`) applies here too
+    if (this.trustFile && this.files.find('workspace')) {
+      await mkdir(dirname(this.trustFile), { recursive: true, mode: 0o700 })
+      this.watchFile(this.trustFile)
+    }
   }
 
   /** The one file read instead of the layers (`--config`), if any. */
@@ -144,7 +150,7 @@ export class McpHost {
   }
 
   sources(): McpSource[] {
-    return this.layers.map((layer) => layer.source)
+    return this.files.sources()
   }
 
   get secretStore(): SecretStore {
@@ -166,81 +172,60 @@ export class McpHost {
     return this.reloading
   }
 
-  private expandContext(): ExpandContext {
-    const store = this.options.secretStore
+  private fileContext(): FileContext {
     return {
       env: this.options.env ?? process.env,
-      secret: (kind, id) => {
-        if (kind === 'input') return store.get(`input:${id}`)
-        const [server, ...field] = id.split(':')
-        return store.get(secretAccount(server ?? '', field.join(':')))
+      secret: (kind, id, owner) =>
+        kind === 'input' ? this.options.secretStore.get(`input:${id}`) : this.secrets.secret(owner, id),
+      missingSecret: async (field, owner) => {
+        const own = owner.source === 'workspace' ? this.files.own(owner.name) : undefined
+        const elsewhere =
+          own?.binding && own.binding !== owner.binding
+            ? ` (secrets stay with the URL or command line they were entered for: the one stored for ${owner.name} is for ${bindingTarget(own.binding)})`
+            : ''
+        return `the secret ${field} is not stored for ${describeBinding(owner)}: enter it again${elsewhere}`
       }
-    }
-  }
-
-  private async readLayer(layer: Layer): Promise<void> {
-    let text: string
-    try {
-      text = await readFile(layer.path, 'utf8')
-    } catch (error) {
-      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
-      layer.parsed = missing ? null : layer.parsed
-      layer.source = {
-        ...layer.source,
-        format: null,
-        state: missing ? 'missing' : 'error',
-        error: missing ? null : (error as Error).message
-      }
-      return
-    }
-    const parsed = await parseConfigText(text, layer.kind, layer.path, this.expandContext())
-    const unreadable = parsed.format === null && parsed.error !== null
-    if (!unreadable) layer.parsed = parsed
-    layer.source = {
-      kind: layer.kind,
-      path: layer.path,
-      format: parsed.format ?? layer.parsed?.format ?? null,
-      state: parsed.error ? 'error' : 'ok',
-      error: parsed.error
     }
   }
 
   private async readAndApply(): Promise<void> {
-    for (const layer of this.layers) await this.readLayer(layer)
-    const winners = new Map<string, { entry: ParsedEntry; origin: Origin }>()
-    for (const layer of this.layers) {
-      for (const entry of layer.parsed?.entries ?? []) {
-        const below = winners.get(entry.name)
-        const shadows = below
-          ? [...below.origin.shadows, { source: below.origin.source, path: below.origin.sourcePath }]
-          : []
-        winners.set(entry.name, {
-          entry,
-          origin: { source: layer.kind, sourcePath: layer.path, shadows, raw: entry.raw }
-        })
-      }
-    }
+    await this.files.read(this.fileContext())
     const servers: McpServerConfig[] = []
     const invalid: InvalidEntry[] = []
     const origins = new Map<string, Origin>()
-    for (const [name, { entry, origin }] of winners) {
+    const owners = new Map<string, SecretOwner>()
+    for (const [name, { entry, origin }] of this.files.winners()) {
       origins.set(name, origin)
-      if (entry.ok) servers.push(await this.withPersistence(entry.config))
-      else invalid.push({ name, error: entry.error, origin })
+      if (!entry.ok) {
+        invalid.push({ name, error: entry.error, origin })
+        continue
+      }
+      const owner = { name, binding: entry.binding, source: origin.source }
+      owners.set(name, owner)
+      servers.push(await this.withPersistence(entry.config, owner))
     }
+    this.owners = owners
     await this.registry.applyConfig({ servers, invalid, origins, clientMetadataUrl: this.clientMetadata().url })
   }
 
-  /** The app's client ID metadata document URL in force: the host's option (the CLI flag), else settings.json's. */
+  /**
+   * The app's client ID metadata document URL in force (the host's option, the CLI flag, wins over settings.json's),
+   * and the document to publish there: one loopback callback per server that logs in with the grant.
+   */
   clientMetadata(): ClientMetadataSetting {
-    if (this.options.clientMetadataUrl) return { url: this.options.clientMetadataUrl, source: 'flag' }
-    const url = this.layers.find((layer) => layer.kind === 'settings')?.parsed?.clientMetadataUrl ?? null
-    return { url, source: url ? 'settings' : null }
+    const flag = this.options.clientMetadataUrl
+    const url = flag ?? this.files.find('settings')?.parsed?.clientMetadataUrl ?? null
+    if (!url) return { url: null, source: null, document: null }
+    const servers = this.registry
+      .list()
+      .filter((entry) => entry.authMode === 'authorizationCode')
+      .map((entry) => entry.name)
+    return { url, source: flag ? 'flag' : 'settings', document: clientMetadataDocument(url, servers) }
   }
 
   /** Writes `mcp.clientMetadataUrl` into settings.json (null removes it); authorization-code servers reconnect with it. */
   async setClientMetadataUrl(url: string | null): Promise<ClientMetadataSetting> {
-    const layer = this.layers.find((candidate) => candidate.kind === 'settings')
+    const layer = this.files.find('settings')
     if (!layer)
       throw new McpFailure('invalid_config', 'there is no settings file to write to (--config reads one file only)')
     await updateJsonFile(layer.path, (root) => {
@@ -252,12 +237,12 @@ export class McpHost {
     return this.clientMetadata()
   }
 
-  /** authorizationCode servers get their stored tokens and client, and save new ones as they come. */
-  private async withPersistence(config: McpServerConfig): Promise<McpServerConfig> {
+  /** authorizationCode servers get their stored tokens and client (of their name and URL), and save new ones. */
+  private async withPersistence(config: McpServerConfig, owner: SecretOwner): Promise<McpServerConfig> {
     if (config.transport !== 'http' || config.auth.mode !== 'authorizationCode' || config.auth.oauthProviderRef)
       return config
     try {
-      const persisted = await storePersistence(this.options.secretStore, config.name)
+      const persisted = await this.secrets.persistence(owner)
       const { auth } = config
       return {
         ...config,
@@ -296,8 +281,7 @@ export class McpHost {
   }
 
   private layerFor(target: SaveTarget): Layer {
-    const kind: SourceKind = this.options.configFile ? 'file' : target
-    const layer = this.layers.find((candidate) => candidate.kind === kind)
+    const layer = this.files.find(this.options.configFile ? 'file' : target)
     if (!layer) throw new McpFailure('invalid_config', `there is no ${target} file to write to`)
     if (layer.kind !== 'settings' && layer.parsed && layer.parsed.format !== 'servers') {
       throw new McpFailure(
@@ -314,28 +298,50 @@ export class McpHost {
 
   /**
    * Saves one server from the UI: masked secrets keep their stored values, secrets typed in go to the secret store
-   * (the file gets `${keychain:<field>}`), and an entry that does not validate is refused with the path at fault.
+   * (the file gets `${keychain:<field>}`), and an entry that does not validate is refused with the path at fault. The
+   * person's own edit: a renamed entry, or one given another URL or command, keeps the secrets typed in for it.
    */
   async save(name: string, entry: unknown, target: SaveTarget = 'settings', previousName?: string): Promise<McpEntry> {
     const layer = this.layerFor(target)
     if (!entry || typeof entry !== 'object' || Array.isArray(entry))
       throw new McpFailure('invalid_config', 'the server entry must be a JSON object', { path: [name] })
-    const existing = layer.parsed?.entries.find((candidate) => candidate.name === (previousName ?? name))?.raw ?? null
-    const restored = restoreMasked(entry as Record<string, unknown>, existing, [])
-    if (previousName && previousName !== name) await this.copySecrets(restored, previousName, name)
-    const context = this.expandContext()
-    const checked = await parseEntry(name, restored, this.mapKeys(layer), layer.path, 'servers', context)
+    const before = layer.parsed?.entries.find((candidate) => candidate.name === (previousName ?? name))
+    const { entry: written, secrets: typed } = extractSecrets(
+      restoreMasked(entry as Record<string, unknown>, before?.raw ?? null)
+    )
+    const owner: SecretOwner = { name, binding: entryBinding(written), source: layer.kind }
+    const previous = before?.binding ? { name: before.name, binding: before.binding, source: layer.kind } : null
+    const moved = previous && (previous.name !== name || previous.binding !== owner.binding) ? previous : null
+    // checked as it will be read: the secrets typed in now, the ones kept from where they are stored so far
+    const context = this.fileContext()
+    const place = { kind: layer.kind, source: layer.path, format: 'servers' as const, basePath: this.mapKeys(layer) }
+    const checked = await parseEntry(name, written, place, {
+      ...context,
+      secret: async (kind, id, reader) =>
+        kind === 'keychain' && typed.has(id)
+          ? typed.get(id)
+          : ((await context.secret(kind, id, reader)) ??
+            (kind === 'keychain' && moved ? this.secrets.secret(moved, id) : undefined))
+    })
     if (!checked.ok)
       throw new McpFailure('invalid_config', checked.error.message, {
         ...(checked.error.path ? { path: checked.error.path } : {})
       })
-    const stored = await this.storeSecrets(name, restored, [])
-    await updateJsonFile(layer.path, (root) => {
-      const map = objectAt(root, this.mapKeys(layer))
-      putEntry(map, name, stored, previousName)
-    })
+    if (moved) await this.secrets.copySecrets(moved, owner, keychainFields(written))
+    for (const [field, value] of typed) await this.secrets.setSecret(owner, field, value)
+    await this.write(layer, (map) => putEntry(map, name, written, previousName))
     await this.reload()
     return this.registry.describe(name)
+  }
+
+  /**
+   * A change the person made in the app to one of the files's servers map. An approved workspace file stays approved
+   * for what the app wrote into it (its other entries are as approved); an unapproved one stays unapproved.
+   */
+  private async write(layer: Layer, change: (map: Record<string, unknown>) => void): Promise<void> {
+    const approved = layer.verdict?.state === 'trusted'
+    const text = await updateJsonFile(layer.path, (root) => change(objectAt(root, this.mapKeys(layer))))
+    await this.files.wrote(layer, text, approved)
   }
 
   /**
@@ -374,10 +380,14 @@ export class McpHost {
     for (const [name, raw] of Object.entries(map)) {
       if (existing.has(name)) skipped.push({ name, reason: 'settings.json already has a server of this name' })
       else if (!raw || typeof raw !== 'object' || Array.isArray(raw)) skipped.push({ name, reason: 'not an object' })
-      else entries.push([name, await this.storeSecrets(name, importForeignEntry(raw as Record<string, unknown>), [])])
+      else {
+        const { entry, secrets } = extractSecrets(importForeignEntry(raw as Record<string, unknown>))
+        const owner = { name, binding: entryBinding(entry), source: layer.kind }
+        for (const [field, value] of secrets) await this.secrets.setSecret(owner, field, value)
+        entries.push([name, entry])
+      }
     }
-    await updateJsonFile(layer.path, (rootObject) => {
-      const servers = objectAt(rootObject, this.mapKeys(layer))
+    await this.write(layer, (servers) => {
       for (const [name, entry] of entries) {
         servers[name] = entry
         imported.push(name)
@@ -396,56 +406,47 @@ export class McpHost {
   /** Removes a server from a file and deletes its tokens, client and stored secrets. */
   async remove(name: string, target: SaveTarget = 'settings'): Promise<boolean> {
     const layer = this.layerFor(target)
-    const raw = layer.parsed?.entries.find((candidate) => candidate.name === name)?.raw
-    if (!raw) return false
-    await updateJsonFile(layer.path, (root) => {
-      delete objectAt(root, this.mapKeys(layer))[name]
+    const entry = layer.parsed?.entries.find((candidate) => candidate.name === name)
+    if (!entry?.raw) return false
+    await this.write(layer, (map) => {
+      delete map[name]
     })
-    const store = this.options.secretStore
-    await forgetPersisted(store, name, { client: true }).catch(() => {})
-    for (const field of keychainFields(raw)) await store.delete(secretAccount(name, field)).catch(() => {})
+    if (entry.binding)
+      await this.secrets.forget({ name, binding: entry.binding, source: layer.kind }, keychainFields(entry.raw))
     await this.reload()
     return true
   }
 
-  private async storeSecrets(
-    name: string,
-    value: Record<string, unknown>,
-    path: string[]
-  ): Promise<Record<string, unknown>> {
-    const out: Record<string, unknown> = {}
-    for (const [key, child] of Object.entries(value)) {
-      const at = [...path, key]
-      if (isLiteralSecret(key, child) && at[0] !== 'transport') {
-        await this.options.secretStore.set(secretAccount(name, at.join('.')), child)
-        out[key] = `\${keychain:${at.join('.')}}`
-      } else if (child && typeof child === 'object' && !Array.isArray(child)) {
-        out[key] = await this.storeSecrets(name, child as Record<string, unknown>, at)
-      } else {
-        out[key] = child
-      }
-    }
-    return out
+  /** The workspace mcp.json as read now, for the person to review (null: there is none). */
+  workspaceReview(): WorkspaceReview | null {
+    return this.files.review()
   }
 
-  private async copySecrets(entry: Record<string, unknown>, from: string, to: string): Promise<void> {
-    const store = this.options.secretStore
-    for (const field of keychainFields(entry)) {
-      const value = await store.get(secretAccount(from, field))
-      if (value !== undefined) await store.set(secretAccount(to, field), value)
-    }
+  /** Approves the workspace mcp.json with the content reviewed (`sha256`); refused when the file changed since. */
+  async approveWorkspace(sha256: string): Promise<WorkspaceReview> {
+    await this.files.approve(sha256)
+    await this.reload()
+    return this.files.review()!
   }
 
-  private watchLayer(layer: Layer): void {
-    const file = basename(layer.path)
+  /** Takes the approval of the workspace mcp.json away: its servers stop. */
+  async revokeWorkspace(): Promise<WorkspaceReview | null> {
+    await this.files.revoke()
+    await this.reload()
+    return this.files.review()
+  }
+
+  /** Reloads when `path` changes: its folder is watched (the file may not exist yet, and editors replace files). */
+  private watchFile(path: string): void {
+    const file = basename(path)
     try {
-      const watcher = watch(dirname(layer.path), (_event, changed) => {
+      const watcher = watch(dirname(path), (_event, changed) => {
         if (changed === null || changed === file) this.scheduleReload()
       })
-      watcher.on('error', (error) => this.warn(`watching ${layer.path}: ${error.message}`))
+      watcher.on('error', (error) => this.warn(`watching ${path}: ${error.message}`))
       this.watchers.push(watcher)
     } catch (error) {
-      this.warn(`cannot watch ${layer.path}: ${(error as Error).message}`)
+      this.warn(`cannot watch ${path}: ${(error as Error).message}`)
     }
   }
 
@@ -463,38 +464,4 @@ export class McpHost {
     await this.reloading
     await this.registry.close()
   }
-}
-
-/** The UI shows MASK for secrets; saving MASK back means "keep what is stored". */
-function restoreMasked(
-  value: Record<string, unknown>,
-  existing: Record<string, unknown> | null,
-  path: string[]
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const [key, child] of Object.entries(value)) {
-    const before = existing?.[key]
-    if (child === MASK) {
-      if (before === undefined)
-        throw new McpFailure(
-          'invalid_config',
-          `${[...path, key].join('.')}: enter the secret (nothing is stored for it yet)`,
-          { path: [...path, key] }
-        )
-      out[key] = before
-    } else if (child && typeof child === 'object' && !Array.isArray(child)) {
-      out[key] = restoreMasked(
-        child as Record<string, unknown>,
-        before && typeof before === 'object' ? (before as Record<string, unknown>) : null,
-        [...path, key]
-      )
-    } else {
-      out[key] = child
-    }
-  }
-  return out
-}
-
-function keychainFields(entry: unknown): string[] {
-  return [...JSON.stringify(entry).matchAll(KEYCHAIN_PLACEHOLDER)].map((match) => match[1] ?? '')
 }

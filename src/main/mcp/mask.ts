@@ -3,7 +3,7 @@ import type { OAuthTokens, TokenStatus } from '../../shared/contract/mcp'
 /** What the UI shows for a secret it must not see; saving it back keeps the stored value. */
 export const MASK = '••••••••'
 
-const SECRET_KEY = /(^key$|secret|token|password|passwd|credential|^authorization$|api[-_]?key|cookie)/i
+const SECRET_KEY = /(^key$|secret|token|password|passwd|credential|^authorization$|api[-_]?key|private[-_]?key|cookie)/i
 /** A value with a placeholder names where its secret comes from (`Bearer ${input:token}`) rather than holding it. */
 const HAS_PLACEHOLDER = /\$\{[^}]+\}/
 

@@ -12,6 +12,7 @@ import {
 import type {
   McpElicitation,
   McpEntry,
+  McpHttpServerConfig,
   McpRpcMessage,
   McpServerConfig,
   McpToolError,
@@ -20,9 +21,11 @@ import type {
   OAuthExchange,
   OAuthTokens
 } from '../../shared/contract/mcp'
+import type { ToolFilter } from '../../shared/contract/mcp-tool-filter'
 import {
   AuthorizationCodeProvider,
   guardResource,
+  sameIssuer,
   seedOAuthState,
   statesMatch,
   type AuthorizationCodeConfig,
@@ -31,11 +34,13 @@ import {
 import { CallbackListeners, type CallbackParams } from './auth/callback-server'
 import { ClientCredentials } from './auth/client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './auth/headers'
+import { resourceChallenge } from './auth/resource-challenge'
 import { OAuthLog, type FetchLike } from './auth/oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './auth/refresh-coordinator'
-import { importForeignEntry, type SourceKind } from './config/parse'
+import { transportOf, type SourceKind } from './config/parse'
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import {
+  CLIENT_INFO,
   DEFAULT_RESTART,
   HttpConnection,
   StdioConnection,
@@ -139,8 +144,8 @@ interface Entry {
   tools: Tool[] | null
 }
 
-/** A stable fingerprint of everything that needs a new connection; callbacks and seed tokens are not part of it. */
-function configHash(config: McpServerConfig): string {
+/** A stable fingerprint of everything that needs a new connection; callbacks, seed tokens and the tool filter are not. */
+function configHash({ tools: _filter, ...config }: McpServerConfig): string {
   return JSON.stringify(config, (key, value: unknown) => {
     if (typeof value === 'function' || key === 'tokens' || key === 'client') return undefined
     if (value && typeof value === 'object' && !Array.isArray(value)) {
@@ -162,6 +167,8 @@ export class Registry {
   private readonly fetchFn: FetchLike
   private clientMetadataUrl: string | null
   private closed = false
+  /** The connects of the last applyConfig (in the background, with connectInBackground). */
+  private connecting: Promise<unknown> = Promise.resolve()
 
   constructor(private readonly options: RegistryOptions = {}) {
     this.fetchFn = options.fetch ?? ((input, init) => fetch(input, init))
@@ -195,8 +202,16 @@ export class Registry {
       await this.upsert(server, config.origins?.get(server.name) ?? (extras.includes(server) ? extraOrigin : null))
     this.reorder([...(config.origins?.keys() ?? []), ...servers.map((server) => server.name)])
     const connecting = Promise.all(servers.map((server) => this.warm(server.name)))
+    this.connecting = connecting
     if (!this.options.connectInBackground) await connecting
     return this.list()
+  }
+
+  /** Resolves once the connects the last apply started have ended, or after `withinMs`, whichever comes first. */
+  async settled(withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))
+    await Promise.race([this.connecting, waited]).finally(() => clearTimeout(timer))
   }
 
   /** Entries in the order their files list them (extras last). */
@@ -216,7 +231,13 @@ export class Registry {
     const entry = this.entry(name)
     const connection = entry.connection
     const oauth = this.oauthStates.get(name)
-    const state = entry.invalid ? 'error' : entry.config?.disabled ? 'disabled' : (connection?.state ?? 'idle')
+    const state = entry.invalid
+      ? entry.invalid.code === 'untrusted'
+        ? 'untrusted'
+        : 'error'
+      : entry.config?.disabled
+        ? 'disabled'
+        : (connection?.state ?? 'idle')
     return {
       name,
       transport: entry.config?.transport ?? transportOf(entry.origin?.raw ?? null),
@@ -256,14 +277,17 @@ export class Registry {
     const entry = this.entry(name)
     entry.tools = tools
     this.changed([name])
-    return tools.map((tool) => ({
-      name: prefixedToolName(name, tool.name),
-      tool: tool.name,
-      title: tool.title ?? tool.annotations?.title ?? null,
-      description: tool.description ?? null,
-      inputSchema: tool.inputSchema as Record<string, unknown>,
-      outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
-    }))
+    return tools.map((tool) => toolInfo(name, tool))
+  }
+
+  /** The tools as last listed, without asking the server (null: not listed since it connected). */
+  knownTools(name: string): McpToolInfo[] | null {
+    return this.entry(name).tools?.map((tool) => toolInfo(name, tool)) ?? null
+  }
+
+  /** Which tools other hosts get through `syncscope mcp run` (none: all). */
+  toolFilter(name: string): ToolFilter | undefined {
+    return this.entry(name).config?.tools
   }
 
   /** Calls one tool; `timeoutMs` (else the server's, else 30 s) aborts the request and cancels it on the server. */
@@ -423,9 +447,13 @@ export class Registry {
       403,
       `insufficient_scope: re-authorising with "${scope}"`
     )
-    // A dynamically registered client is limited to the scope it registered with: register anew for the wider one.
-    const registered = state.client?.origin === 'fresh' ? (state.client.value as { scope?: unknown }).scope : undefined
-    if (typeof registered === 'string' && !covers(registered, scope)) delete state.client
+    // a host that cannot open a browser (the CLI with --no-open, a launcher) says so at once rather than wait
+    if (!this.options.openAuthorizeUrl)
+      throw new McpFailure(
+        'insufficient_scope',
+        `${name} needs the scope "${scope}" for this request, and no browser is opened here to log in`,
+        { scope }
+      )
     const done = this.waitForLogin(name)
     try {
       await this.login(name, { scope })
@@ -471,6 +499,8 @@ export class Registry {
     try {
       return await request(await this.client(name))
     } catch (error) {
+      // sent with the old token while another call refreshed it: the tokens are new now
+      if (refusedDuringRefresh(error)) return request(await this.client(name))
       if (!isExpiredSession(error)) throw error
     }
     await this.entry(name).connection?.reset()
@@ -542,28 +572,44 @@ export class Registry {
     return this.describe(name)
   }
 
-  /** Starts the authorization-code flow: discovery, registration when needed, and the authorisation URL (opened). */
+  /**
+   * Starts the authorization-code flow: discovery (where the resource's 401 names its metadata, else the well-known
+   * paths), registration when needed, and the authorisation URL (opened). The scope: the one asked for (a step-up),
+   * else the configured scopes, else the 401's, else what the metadata lists.
+   */
   async login(name: string, options: { scope?: string } = {}): Promise<{ authorizeUrl: string }> {
     const { entry, state } = this.oauthEntry(name)
     const log = this.oauthLog(name)
     delete state.tokens
     delete state.authorizeUrl
+    delete state.discovery
     const config = entry.oauth?.config
-    const scope = options.scope ?? config?.scopes?.join(' ')
+    const { url, headers } = entry.config as McpHttpServerConfig
+    // A registered client is limited to the scope it registered with (it records it): register anew for a wider one.
+    const registered = (state.client?.value as { scope?: unknown } | undefined)?.scope
+    if (options.scope && typeof registered === 'string' && !covers(registered, options.scope)) delete state.client
+    const challenge = await resourceChallenge(
+      url,
+      fetchWithHeaders(log.recording(this.fetchFn), headers ?? {}),
+      CLIENT_INFO
+    )
+    const scope = options.scope ?? (config?.scopes?.length ? config.scopes.join(' ') : challenge.scope)
     const result = await auth(entry.oauth!.provider, {
-      serverUrl: (entry.config as { url: string }).url,
+      serverUrl: url,
       ...(scope ? { scope } : {}),
+      ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
       fetchFn: log.recording(this.fetchFn)
     })
     if (result === 'AUTHORIZED') {
       await this.reconnect(name)
       return { authorizeUrl: '' }
     }
-    const url = state.authorizeUrl
-    if (!url) throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
-    log.add('authorization', 'GET', url, null, 'opened in the browser')
-    await Promise.resolve(this.options.openAuthorizeUrl?.(url, name)).catch(() => {})
-    return { authorizeUrl: url }
+    const authorizeUrl = state.authorizeUrl
+    if (!authorizeUrl)
+      throw new McpFailure('auth_unavailable', `${name}: the authorisation server gave no authorisation URL`)
+    log.add('authorization', 'GET', authorizeUrl, null, 'opened in the browser')
+    await Promise.resolve(this.options.openAuthorizeUrl?.(authorizeUrl, name)).catch(() => {})
+    return { authorizeUrl }
   }
 
   /** Resolves when the login in flight finishes: null when connected, else its error. */
@@ -571,10 +617,12 @@ export class Registry {
     return new Promise((resolve) => this.loginWaiters.set(name, [...(this.loginWaiters.get(name) ?? []), resolve]))
   }
 
-  /** The redirect back from the browser: `state` must match the request in flight and `iss` the authorisation server. */
-  async completeLogin(server: string | null, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
-    const name = server ?? this.serverAwaiting(params.state)
-    if (name === null) return { ok: false, message: 'no login in flight has this state; start the login again' }
+  /**
+   * The redirect back from the browser to the callback path of `name`: `state` must match that server's request in
+   * flight, and `iss` (RFC 9207) the authorisation server it went to; where that server says it sends `iss`, a callback
+   * without one is refused (an answer from another authorisation server: a mix-up).
+   */
+  async completeLogin(name: string, params: CallbackParams): Promise<{ ok: boolean; message: string }> {
     const log = this.oauthLog(name)
     const state = this.oauthStates.get(name)
     const finish = (error: McpToolError | null, message: string) => {
@@ -582,7 +630,8 @@ export class Registry {
       this.loginWaiters.delete(name)
       return { ok: error === null, message }
     }
-    if (!state || !this.entries.has(name)) return { ok: false, message: `no login is in flight for ${name}` }
+    if (!state?.pendingState || !this.entries.has(name))
+      return { ok: false, message: `no login is in flight for ${name}: start the login again` }
     if (!statesMatch(state.pendingState, params.state)) {
       log.add(
         'callback',
@@ -594,6 +643,11 @@ export class Registry {
       return { ok: false, message: 'the state parameter does not match the login in flight; start the login again' }
     }
     delete state.pendingState
+    const issuerProblem = issProblem(state, params.iss)
+    if (issuerProblem) {
+      log.add('callback', 'GET', `oauth callback for ${name}`, 400, `${issuerProblem.note}: refused (RFC 9207)`)
+      return finish({ code: 'needs_login', message: issuerProblem.message }, issuerProblem.message)
+    }
     if (params.error) {
       log.add(
         'callback',
@@ -605,20 +659,6 @@ export class Registry {
       return finish(
         { code: 'needs_login', message: `the authorisation server refused: ${params.error}` },
         `login refused: ${params.error}`
-      )
-    }
-    const issuer = state.discovery?.authorizationServerMetadata?.issuer
-    if (params.iss && issuer && params.iss !== issuer) {
-      log.add(
-        'callback',
-        'GET',
-        `oauth callback for ${name}`,
-        400,
-        `iss ${params.iss} is not ${issuer}: refused (RFC 9207)`
-      )
-      return finish(
-        { code: 'needs_login', message: 'the callback came from another authorisation server' },
-        'the callback names another authorisation server'
       )
     }
     if (!params.code)
@@ -643,12 +683,6 @@ export class Registry {
         ? `${name} is connected.`
         : `${name}: ${described.error?.message ?? described.state}`
     )
-  }
-
-  /** The server whose authorisation request in flight carries `state` (the shared redirect URI names none). */
-  private serverAwaiting(received: string | null): string | null {
-    for (const [name, state] of this.oauthStates) if (statesMatch(state.pendingState, received)) return name
-    return null
   }
 
   /** Forgets the tokens (the host deletes persisted ones); the entry goes back to needs-login. */
@@ -819,7 +853,7 @@ export class Registry {
         return { fetch: fetchWithHeaders(base, apiKeyHeader(authConfig)), canConnect: () => true }
       case 'clientCredentials':
         return {
-          fetch: new ClientCredentials(authConfig, log.recording(this.fetchFn)).fetch(base),
+          fetch: new ClientCredentials(authConfig, config.url, log.recording(this.fetchFn)).fetch(base),
           canConnect: () => true
         }
       case 'authorizationCode': {
@@ -852,9 +886,8 @@ export class Registry {
       return provider
     }
     const state = this.oauthState(name)
-    const shared = this.clientMetadataUrl ? null : name
     const redirectUri =
-      config.redirectUri ?? (await this.callbacks.redirectUri(shared, registeredPort(state.client?.value)))
+      config.redirectUri ?? (await this.callbacks.redirectUri(name, registeredPort(state.client?.value)))
     if (config.redirectUri) await this.callbacks.ensureFor(config.redirectUri)
     const entryConfig = () => this.entries.get(name)?.oauth?.config ?? config
     return new AuthorizationCodeProvider(
@@ -885,6 +918,31 @@ export class Registry {
   }
 }
 
+/**
+ * Why a callback's `iss` shows it is not the answer of the authorisation server the login went to, or null: it must
+ * equal that server's issuer whenever present, and be present where its metadata advertises
+ * `authorization_response_iss_parameter_supported`.
+ */
+function issProblem(state: OAuthState, iss: string | null): { message: string; note: string } | null {
+  const metadata = state.discovery?.authorizationServerMetadata as
+    { issuer?: string; authorization_response_iss_parameter_supported?: unknown } | undefined
+  if (iss === null)
+    return metadata?.authorization_response_iss_parameter_supported === true
+      ? {
+          message: 'the authorisation server sends iss (RFC 9207) and this callback has none',
+          note: 'no iss although the authorisation server advertises it'
+        }
+      : null
+  const expected = metadata?.issuer ?? state.discovery?.authorizationServerUrl
+  const same = metadata?.issuer ? iss === expected : expected !== undefined && sameIssuer(iss, expected)
+  return same
+    ? null
+    : {
+        message: 'the callback came from another authorisation server',
+        note: `iss ${iss} is not ${expected ?? 'the issuer of this login (unknown)'}`
+      }
+}
+
 function covers(granted: string, wanted: string): boolean {
   const held = new Set(granted.split(' '))
   return wanted.split(' ').every((scope) => !scope || held.has(scope))
@@ -895,10 +953,27 @@ function isExpiredSession(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code === 404
 }
 
-/** The transport an invalid entry was meant to have, in any of the file formats. */
-function transportOf(raw: Record<string, unknown> | null): 'http' | 'stdio' | null {
-  const transport = raw ? importForeignEntry(raw).transport : null
-  return transport === 'http' || transport === 'stdio' ? transport : null
+/**
+ * The SDK's transport marks "authorised" for all its requests at once: a request sent with the old access token
+ * that is refused (401) just after a concurrent one refreshed it fails with this, though the new token would do.
+ */
+function refusedDuringRefresh(error: unknown): boolean {
+  return (
+    error instanceof StreamableHTTPError &&
+    error.code === 401 &&
+    error.message.includes('after successful authentication')
+  )
+}
+
+function toolInfo(server: string, tool: Tool): McpToolInfo {
+  return {
+    name: prefixedToolName(server, tool.name),
+    tool: tool.name,
+    title: tool.title ?? tool.annotations?.title ?? null,
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    outputSchema: (tool.outputSchema as Record<string, unknown> | undefined) ?? null
+  }
 }
 
 function withoutCallbacks(config: McpServerConfig): Record<string, unknown> {

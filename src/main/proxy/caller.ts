@@ -1,5 +1,6 @@
 /** Who may do what: the caller's token, roles and the claims a row filter binds. */
-import { Refusal, type Exchange, type ProxyRuntime } from './runtime'
+import { Refusal } from './refusal'
+import type { Exchange, ProxyRuntime } from './runtime'
 import { AuthError, bearerToken, type Caller } from './tokens'
 
 export async function authenticate(runtime: ProxyRuntime, request: Request, exchange: Exchange): Promise<Caller> {

@@ -1,78 +1,66 @@
-import type { Node } from 'libpg-query'
 import { subsetParam } from '../../shared/protocol'
-import { WhereError, parseSelect } from '../sql'
+import { InputCapError, WhereError, checkInputCaps, checkParamsLength, deparseSortClause, parseSelect } from '../sql'
 import { BodyError } from './request-body'
 import { Refusal } from './refusal'
 import type { CanonicalShape } from './shape-definition'
-import { parseWhere } from './where-tree'
+import { authoriseTree, notAllowed, queryableColumnsOf, type Scope, type TableGrants } from './subquery-grants'
+import { parseWhere, rebuildWhere, type WhereTree } from './where-tree'
+
+/** A where, parameter or LIKE pattern over the evaluator's caps: a 400 naming the cap. */
+function capRefusal(error: unknown, what: string): unknown {
+  return error instanceof InputCapError ? new Refusal(400, 'input_too_long', `${what}: ${error.message}`) : error
+}
+
+function checkCaps(tree: unknown, params: Readonly<Record<string, string>>, what: string): void {
+  try {
+    checkInputCaps(tree, params)
+    checkParamsLength(params)
+  } catch (error) {
+    throw capRefusal(error, what)
+  }
+}
 
 /**
- * What a caller's own conditions (a requested where, a subset's where and order_by) may name: the columns the policy
- * shows or lets them query. Anything else would be an oracle: `secret LIKE 'a%'` reads a hidden column one character
- * at a time through which rows come back. Null: the policy hides no column.
+ * A where the caller wrote (gatekeeper request, subset), as the proxy lets it through: every column it names allowed
+ * (however quoted or nested), every subquery on a table granted to the caller with its row filter inside (`rebuilt`),
+ * every parameter and pattern within the caps. Throws WhereError when the parser cannot read it.
  */
-export function queryableColumnsOf(
-  shape: Pick<CanonicalShape, 'columns' | 'queryableColumns'>
-): ReadonlySet<string> | null {
-  const columns = shape.queryableColumns ?? shape.columns
-  return columns ? new Set(columns) : null
-}
-
-function notAllowed(column: string, what: string, allowed: ReadonlySet<string>): Refusal {
-  return new Refusal(
-    403,
-    'columns_not_allowed',
-    `${what} names ${column}, which this caller may not query; it may name ${[...allowed].sort().join(', ')}`
-  )
-}
-
-/** Every column a parse tree refers to (`a.b` as written), and whether it holds a subquery. */
-function referencesOf(tree: unknown): { columns: string[]; subquery: boolean } {
-  const found = { columns: [] as string[], subquery: false }
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit)
-    if (value === null || typeof value !== 'object') return
-    const node = value as Record<string, unknown>
-    if ('SubLink' in node || 'RangeSubselect' in node) found.subquery = true
-    const ref = node.ColumnRef as { fields?: Node[] } | undefined
-    if (ref) {
-      found.columns.push(
-        (ref.fields ?? []).map((field) => ('String' in field ? (field.String.sval ?? '') : '*')).join('.')
-      )
-      return
-    }
-    Object.values(node).forEach(visit)
-  }
-  visit(tree)
-  return found
-}
-
-function checkTree(tree: unknown, allowed: ReadonlySet<string>, what: string, param: 'where' | 'order_by'): void {
-  const { columns, subquery } = referencesOf(tree)
-  if (subquery) throw new WhereError('subqueries are not allowed', param)
-  const hidden = columns.find((column) => !allowed.has(column))
-  if (hidden !== undefined) throw notAllowed(hidden, what, allowed)
-}
-
-/** A where the caller wrote (gatekeeper request, subset): every column it names, however quoted or nested, must be allowed. */
-export function checkWhereColumns(where: string, allowed: ReadonlySet<string>, what: string): void {
-  checkTree(parseWhere(where).node, allowed, what, 'where')
+export function authorisedWhere(
+  text: string,
+  params: Readonly<Record<string, string>>,
+  scope: Scope,
+  grants: TableGrants,
+  what: string
+): { tree: WhereTree; rebuilt: boolean } {
+  const tree = parseWhere(text)
+  checkCaps(tree.node, params, what)
+  const rebuilt = authoriseTree(tree.node, scope, grants, what)
+  return { tree: rebuilt ? rebuildWhere(tree.node) : tree, rebuilt }
 }
 
 const ORDER_BY_PREFIX = 'SELECT 1 FROM t ORDER BY '
 
-function checkOrderByColumns(orderBy: string, allowed: ReadonlySet<string>, what: string): void {
-  checkTree(parseSelect(ORDER_BY_PREFIX, orderBy, 'order_by').sortClause ?? [], allowed, what, 'order_by')
+/** An order_by the caller wrote: the same rules; its text, rebuilt when a subquery got a row filter. */
+function authorisedOrderBy(text: string, scope: Scope, grants: TableGrants, what: string): string {
+  const sortClause = parseSelect(ORDER_BY_PREFIX, text, 'order_by').sortClause ?? []
+  checkCaps(sortClause, {}, what)
+  if (!authoriseTree(sortClause, scope, grants, what)) return text
+  const rebuilt = deparseSortClause(sortClause)
+  if (rebuilt === undefined)
+    throw new WhereError('order_by could not be rebuilt as equivalent SQL; add parentheses', 'order_by')
+  return rebuilt
 }
 
 /** The structured forms (`where_expr`, `order_by_expr`) name columns as `{column: …}`. */
-function checkExpressionColumns(expression: unknown, allowed: ReadonlySet<string>, what: string): void {
+function checkExpressionColumns(expression: unknown, scope: Scope, what: string): void {
+  const allowed = scope.allowed
+  if (!allowed) return
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit)
     if (value === null || typeof value !== 'object') return
     const column = (value as Record<string, unknown>).column
     if (column !== undefined && (typeof column !== 'string' || !allowed.has(column)))
-      throw notAllowed(String(column), what, allowed)
+      throw notAllowed(String(column), what, scope)
     Object.values(value).forEach(visit)
   }
   visit(expression)
@@ -90,17 +78,37 @@ function parsedJson(text: string, what: string): unknown {
 interface SubsetParts {
   where?: unknown
   orderBy?: unknown
+  params?: unknown
   whereExpr?: unknown
   orderByExpr?: unknown
 }
 
-function checkSubsetParts(parts: SubsetParts, allowed: ReadonlySet<string>, source: string): void {
+/** Subset params as the shape service reads them: an object of `n: value`, values not strings as their JSON. */
+function subsetParams(params: unknown): Record<string, string> {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return {}
+  return Object.fromEntries(
+    Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])
+  )
+}
+
+/** The subset's where and order_by where they were rebuilt (a subquery got its row filter). */
+function authoriseSubsetParts(
+  parts: SubsetParts,
+  scope: Scope,
+  grants: TableGrants,
+  source: string
+): { where?: string; orderBy?: string } {
+  const result: { where?: string; orderBy?: string } = {}
   try {
-    if (typeof parts.where === 'string') checkWhereColumns(parts.where, allowed, `the subset where (${source})`)
+    const params = subsetParams(parts.params)
+    if (typeof parts.where === 'string') {
+      const { tree, rebuilt } = authorisedWhere(parts.where, params, scope, grants, `the subset where (${source})`)
+      if (rebuilt) result.where = tree.canonical
+    } else checkCaps([], params, `the subset params (${source})`)
     if (typeof parts.orderBy === 'string')
-      checkOrderByColumns(parts.orderBy, allowed, `the subset order_by (${source})`)
+      result.orderBy = authorisedOrderBy(parts.orderBy, scope, grants, `the subset order_by (${source})`)
   } catch (error) {
-    // a subset the parser cannot read (or with a subquery) cannot be checked; the shape service would refuse it too
+    // a subset the parser cannot read cannot be checked; the shape service would refuse it too
     if (error instanceof WhereError)
       throw new BodyError(
         400,
@@ -109,37 +117,59 @@ function checkSubsetParts(parts: SubsetParts, allowed: ReadonlySet<string>, sour
       )
     throw error
   }
-  if (parts.whereExpr !== undefined)
-    checkExpressionColumns(parts.whereExpr, allowed, `the subset where_expr (${source})`)
+  if (parts.whereExpr !== undefined) checkExpressionColumns(parts.whereExpr, scope, `the subset where_expr (${source})`)
   if (parts.orderByExpr !== undefined)
-    checkExpressionColumns(parts.orderByExpr, allowed, `the subset order_by_expr (${source})`)
+    checkExpressionColumns(parts.orderByExpr, scope, `the subset order_by_expr (${source})`)
+  return result
 }
 
-/** Refuses a subset (query or POST body) that names a column the shape does not let the caller query. */
-export function checkSubsetColumns(
+/**
+ * A subset (query or POST body) as it may go upstream: refused when it names a column the shape does not let the
+ * caller query, reads a table not granted to them, or is over a cap; its where and order_by rebuilt where a subquery
+ * got its row filter (else passed on as the client wrote them).
+ */
+export function authoriseSubset(
   shape: CanonicalShape,
+  grants: TableGrants,
   protocol: Array<[string, string]>,
   body: Uint8Array | undefined
-): void {
-  const allowed = queryableColumnsOf(shape)
-  if (!allowed) return
+): { protocol: Array<[string, string]>; body: Uint8Array | undefined } {
+  const scope: Scope = { table: shape.name, allowed: queryableColumnsOf(shape) }
   const query = new Map(protocol)
   const exprOf = (key: string) => (query.has(key) ? parsedJson(query.get(key) as string, key) : undefined)
-  checkSubsetParts(
+  const params = query.get(subsetParam('params'))
+  const fromQuery = authoriseSubsetParts(
     {
       where: query.get(subsetParam('where')),
       orderBy: query.get(subsetParam('order_by')),
+      params: params === undefined ? undefined : parsedJson(params, subsetParam('params')),
       whereExpr: exprOf(subsetParam('where_expr')),
       orderByExpr: exprOf(subsetParam('order_by_expr'))
     },
-    allowed,
+    scope,
+    grants,
     'query'
   )
-  if (!body || body.length === 0) return
+  const rebuilt = new Map([
+    [subsetParam('where'), fromQuery.where],
+    [subsetParam('order_by'), fromQuery.orderBy]
+  ])
+  const forwarded = protocol.map(([key, value]): [string, string] => [key, rebuilt.get(key) ?? value])
+  if (!body || body.length === 0) return { protocol: forwarded, body }
   const fields = JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>
-  checkSubsetParts(
-    { where: fields.where, orderBy: fields.order_by, whereExpr: fields.where_expr, orderByExpr: fields.order_by_expr },
-    allowed,
+  const fromBody = authoriseSubsetParts(
+    {
+      where: fields.where,
+      orderBy: fields.order_by,
+      params: fields.params,
+      whereExpr: fields.where_expr,
+      orderByExpr: fields.order_by_expr
+    },
+    scope,
+    grants,
     'body'
   )
+  if (fromBody.where === undefined && fromBody.orderBy === undefined) return { protocol: forwarded, body }
+  const next = { ...fields, where: fromBody.where ?? fields.where, order_by: fromBody.orderBy ?? fields.order_by }
+  return { protocol: forwarded, body: new TextEncoder().encode(JSON.stringify(next)) }
 }

@@ -2,10 +2,11 @@ import { z } from 'zod'
 import { IdentifierError, WhereError, parseTableName } from '../sql'
 import { tableKey, type TablePolicy } from './config'
 import { authenticate, bindClaims, checkRoles, isPrivileged } from './caller'
-import { checkWhereColumns, queryableColumnsOf } from './column-policy'
+import { authorisedWhere } from './column-policy'
 import { parseJsonObject, readBodyBytes } from './request-body'
 import { allowedOrigin, checkMethod, Refusal, varyOf, type Exchange, type ProxyRuntime } from './runtime'
 import {
+  canonicalParams,
   canonicaliseShape,
   identifierText,
   readColumnList,
@@ -14,6 +15,7 @@ import {
   tableText,
   type CanonicalShape
 } from './shape-definition'
+import { grantsFor, queryableColumnsOf, type TableGrants } from './subquery-grants'
 import type { Caller } from './tokens'
 import { conjoin, parseWhere } from './where-tree'
 
@@ -63,19 +65,21 @@ function grantedShape(
   table: string,
   policy: TablePolicy,
   caller: Caller,
+  grants: TableGrants,
   asked: z.output<typeof GatekeeperRequestSchema>
 ): CanonicalShape {
   const askedParams = Array.isArray(asked.params)
     ? Object.fromEntries(asked.params.map((value, index) => [String(index + 1), value]))
     : (asked.params ?? {})
   const askedColumns = typeof asked.columns === 'string' ? readColumnList(asked.columns) : asked.columns
-  const requested = canonicaliseShape({
-    table,
-    columns: askedColumns,
-    where: asked.where,
-    params: askedParams,
-    replica: asked.replica
-  })
+  const queryable = queryableColumnsOf(
+    canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
+  )
+  const scope = { table, allowed: queryable }
+  // parsed once and rebuilt once: checked, joined to the row filter, then canonicalised as the whole
+  let where = asked.where ? authorisedWhere(asked.where, askedParams, scope, grants, 'the requested where').tree : null
+  const requested = canonicaliseShape({ table, columns: askedColumns, replica: asked.replica })
+  const requestedParams = canonicalParams(askedParams, where?.placeholders ?? new Set())
   const allowed = policy.columns ? canonicaliseShape({ table, columns: policy.columns }).columns : null
   if (requested.columns && allowed) {
     const extra = requested.columns.filter((column) => !allowed.includes(column))
@@ -86,13 +90,8 @@ function grantedShape(
         `columns ${extra.join(', ')} of ${table} are not allowed; allowed: ${allowed.join(', ')}`
       )
   }
-  const queryable = queryableColumnsOf(
-    canonicaliseShape({ table, columns: policy.columns, queryableColumns: policy.queryableColumns })
-  )
-  if (asked.where && queryable) checkWhereColumns(asked.where, queryable, 'the requested where')
   const filter = policy.rowFilter && !isPrivileged(caller, policy) ? policy.rowFilter : null
-  let where = asked.where ? parseWhere(asked.where) : null
-  let params = requested.params
+  let params = requestedParams
   if (filter) {
     const filterTree = parseWhere(filter.where)
     where = where ? conjoin(filterTree, where, filter.params.length) : filterTree
@@ -100,14 +99,14 @@ function grantedShape(
     params = {
       ...bound,
       ...Object.fromEntries(
-        Object.entries(requested.params).map(([key, value]) => [String(Number(key) + filter.params.length), value])
+        Object.entries(requestedParams).map(([key, value]) => [String(Number(key) + filter.params.length), value])
       )
     }
   }
   return canonicaliseShape({
     table,
     columns: requested.columns?.map(identifierText) ?? policy.columns,
-    where: where?.canonical,
+    where,
     params,
     replica: requested.replica,
     queryableColumns: policy.queryableColumns
@@ -134,7 +133,7 @@ export async function gatekeeper(
   const asked = readGatekeeperRequest(parseJsonObject(await readBodyBytes(request)))
   let shape: CanonicalShape
   try {
-    shape = grantedShape(table, policy, caller, asked)
+    shape = grantedShape(table, policy, caller, grantsFor(runtime.loaded.tables, caller), asked)
   } catch (error) {
     if (error instanceof WhereError) throw new ShapeDefinitionError(error.param, error.message)
     throw error

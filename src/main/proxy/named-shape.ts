@@ -18,7 +18,7 @@ export async function namedShape(
   const caller = await authenticate(runtime, request, exchange)
   checkRoles(caller, entry.config.roles, `shape ${name}`)
   const { protocol } = readClientParams(new URL(request.url).searchParams, 'forbidden')
-  return forwardShape(runtime, request, exchange, scopedShape(entry.shape, entry.config, caller), protocol)
+  return forwardShape(runtime, request, exchange, scopedShape(entry.shape, entry.config, caller), caller, protocol)
 }
 
 /** A named shape for this caller: the row filter bound to their claims, or none for a privileged role. */

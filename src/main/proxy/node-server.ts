@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { hostAllowed } from '../headless/guard'
 import { readRequestBytes, RequestBodyError } from '../net/request-body'
+import { DEFAULT_MAX_CONNECTIONS, limitConnections } from '../net/connection-limit'
 import { MAX_BODY_BYTES } from './request-body'
 
 export type FetchHandler = (request: Request) => Promise<Response>
@@ -57,10 +58,18 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
  */
 export async function serveFetchHandler(
   handler: FetchHandler,
-  options: { host: string; allowedHosts?: readonly string[]; port: number; log: (line: string) => void }
+  options: {
+    host: string
+    allowedHosts?: readonly string[]
+    port: number
+    /** Open connections served at once (`--max-connections`). */
+    maxConnections?: number
+    log: (line: string) => void
+  }
 ): Promise<NodeFetchServer> {
   const hosts = { bindHost: options.host, allowedHosts: options.allowedHosts ?? [] }
   const server: Server = createServer((req, res) => {
+    if (refusedOverLimit(req, res)) return
     if (!hostAllowed(hosts, req.headers.host)) {
       return sendError(
         res,
@@ -99,6 +108,10 @@ export async function serveFetchHandler(
       if (!res.headersSent) sendError(res, 500, 'internal_error', 'internal error')
       else res.destroy()
     })
+  })
+  const refusedOverLimit = limitConnections(server, {
+    max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    name: 'the proxy'
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

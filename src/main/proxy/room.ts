@@ -1,4 +1,4 @@
-import { copyFile, mkdir, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import type { ProxyStatus } from '../../shared/contract/proxy'
 import { resourcePath } from '../resources'
@@ -56,14 +56,18 @@ function appOrigins(context: RoomContext): string[] {
   return process.versions.electron ? ['null'] : []
 }
 
+/** proxy.json from the sample, private like every file of the data folder (a copy would take the sample's 0644). */
 async function ensureConfigFile(path: string): Promise<void> {
   const exists = await stat(path).then(
     () => true,
     () => false
   )
   if (exists) return
-  await mkdir(dirname(path), { recursive: true })
-  await copyFile(resourcePath(SAMPLE_CONFIG), path)
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+  const sample = await readFile(resourcePath(SAMPLE_CONFIG))
+  await writeFile(path, sample, { mode: 0o600, flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error
+  })
 }
 
 /** The authorising proxy on its own port: started with the app when given --proxy-config, else on request. */
@@ -81,6 +85,7 @@ export async function startProxyRoom(context: RoomContext): Promise<ProxyRoom> {
       host: serve.host,
       allowedHosts: serve.allowedHosts,
       port: serve.proxyPort,
+      maxConnections: serve.maxConnections,
       localShapeUrl: () => context.serverUrl,
       localHeaderBrand: serve.headerBrand,
       appOrigins: () => appOrigins(context),

@@ -1,9 +1,10 @@
-import { checkSubsetColumns } from './column-policy'
+import { authoriseSubset } from './column-policy'
 import type { LoadedConfig } from './config'
 import { upstreamShapeParams, type CanonicalShape } from './shape-definition'
 import { Refusal } from './refusal'
 import { readSubsetBody } from './request-body'
-import type { TokenService } from './tokens'
+import { grantsFor } from './subquery-grants'
+import type { Caller, TokenService } from './tokens'
 import { forward, upstreamUrl, type UpstreamRequestRecord, type UpstreamTarget } from './upstream'
 
 /** What the handler works with; swapped whole when the config reloads. */
@@ -46,17 +47,22 @@ export function allowedOrigin(runtime: ProxyRuntime, request: Request): string |
   return allowed.includes('*') || allowed.includes(origin) ? origin : null
 }
 
-/** Builds the upstream request from the shape the proxy decided and the client's protocol parameters, and streams the answer back. */
+/**
+ * Builds the upstream request from the shape the proxy decided and the client's protocol parameters (a subset checked
+ * for `caller`), and streams the answer back.
+ */
 export async function forwardShape(
   runtime: ProxyRuntime,
   request: Request,
   exchange: Exchange,
   shape: CanonicalShape,
-  protocol: Array<[string, string]>
+  caller: Caller,
+  clientProtocol: Array<[string, string]>
 ): Promise<Response> {
   const method = request.method === 'POST' ? 'POST' : 'GET'
-  const body = method === 'POST' ? await readSubsetBody(request) : undefined
-  checkSubsetColumns(shape, protocol, body)
+  const clientBody = method === 'POST' ? await readSubsetBody(request) : undefined
+  const grants = grantsFor(runtime.loaded.tables, caller)
+  const { protocol, body } = authoriseSubset(shape, grants, clientProtocol, clientBody)
   const { baseUrl } = runtime.target
   if (baseUrl === null)
     throw new Refusal(

@@ -17,6 +17,8 @@ export interface ProxyServiceOptions {
   /** Host names accepted besides loopback and `host` (`--allowed-host`). */
   allowedHosts?: readonly string[]
   port: number
+  /** Open connections served at once (`--max-connections`). */
+  maxConnections?: number
   /** Base URL of this app's shape server, for `"upstream": {"url": "local"}`; null when it is not known. */
   /** The local shape server's URL, null until it listens. */
   localShapeUrl: () => string | null
@@ -90,6 +92,7 @@ export async function startProxyService(options: ProxyServiceOptions): Promise<P
       host: options.host,
       allowedHosts: options.allowedHosts,
       port: options.port,
+      maxConnections: options.maxConnections,
       log: options.log
     })
   } catch (error) {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { IdentifierError, WhereError, parseTableName } from '../sql'
-import { parseWhere } from './where-tree'
+import { parseWhere, type WhereTree } from './where-tree'
 
 /** The shape a token or a named shape pins: what the proxy, not the client, puts in the upstream URL. */
 export const PinnedShapeSchema = z
@@ -89,7 +89,11 @@ function canonicalColumns(field: string, columns: readonly string[] | null): str
   return unique
 }
 
-function canonicalParams(params: Readonly<Record<string, string>>, placeholders: Set<number>): Record<string, string> {
+/** The params in order, each used by a placeholder and each placeholder given; throws ShapeDefinitionError naming `params`. */
+export function canonicalParams(
+  params: Readonly<Record<string, string>>,
+  placeholders: ReadonlySet<number>
+): Record<string, string> {
   const keys = Object.keys(params)
     .map(Number)
     .sort((a, b) => a - b)
@@ -119,17 +123,24 @@ function readField<T>(field: string, read: () => T): T {
 
 const columnNames = (columns: readonly string[] | null | undefined) => (columns ? columns.map(parseColumnName) : null)
 
-/** Reads a definition whose table and columns are written as a person or a client writes them (any identifier spelling). */
+/**
+ * Reads a definition whose table and columns are written as a person or a client writes them (any identifier
+ * spelling); its where as text, or already parsed.
+ */
 export function canonicaliseShape(definition: {
   table: string
   columns?: readonly string[] | null
-  where?: string | null
+  where?: string | WhereTree | null
   params?: Readonly<Record<string, string>>
   replica?: 'default' | 'full'
   queryableColumns?: readonly string[] | null
 }): CanonicalShape {
   const { schema, name } = readField('table', () => parseTableName(definition.table))
-  const where = readField('where', () => (definition.where ? parseWhere(definition.where) : null))
+  const given = definition.where
+  const where = readField('where', () => {
+    const tree = typeof given === 'string' && given !== '' ? parseWhere(given) : given || null
+    return tree && { canonical: tree.canonical, placeholders: tree.placeholders }
+  })
   return {
     schema,
     name,

@@ -51,5 +51,5 @@ export async function tokenProxy(runtime: ProxyRuntime, request: Request, exchan
       'shape_mismatch',
       `the request's ${differences.join(', ')} differ from the shape the token grants`
     )
-  return forwardShape(runtime, request, exchange, granted, protocol)
+  return forwardShape(runtime, request, exchange, granted, caller, protocol)
 }

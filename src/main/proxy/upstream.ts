@@ -31,6 +31,12 @@ const HOP_BY_HOP = [
 ]
 /** The fetch layer has decompressed the body, so these would describe bytes the client never gets. */
 const STALE_AFTER_DECOMPRESSION = ['content-encoding', 'content-length']
+/**
+ * A compressed upstream answer is cut past this many bytes once decompressed: a small gzip or brotli body must not make
+ * the proxy inflate and send gigabytes. Ten times the reference's 10 MiB chunk (shape answers are one chunk at most);
+ * uncompressed answers pass whole, byte for byte.
+ */
+export const MAX_DECOMPRESSED_BYTES = 100 * 1024 * 1024
 /** Client request headers that mean something to the shape service; credentials, cookies and Host never go upstream. */
 const FORWARDED_REQUEST_HEADERS = ['accept', 'if-none-match', 'content-type', 'traceparent']
 
@@ -128,9 +134,30 @@ export async function forward(url: URL, request: Request, options: ForwardOption
       `the shape service at ${url.origin} did not answer: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`
     )
   }
-  return new Response(upstream.body, {
+  return new Response(capDecompressed(upstream, url.origin), {
     status: upstream.status,
     statusText: upstream.statusText,
     headers: responseHeaders(upstream.headers, options)
   })
+}
+
+/** The upstream body, erroring (which cuts the response) once a compressed one passes MAX_DECOMPRESSED_BYTES. */
+function capDecompressed(upstream: Response, origin: string): ReadableStream<Uint8Array> | null {
+  const encoding = (upstream.headers.get('content-encoding') ?? '').trim().toLowerCase()
+  if (!upstream.body || encoding === '' || encoding === 'identity') return upstream.body
+  let bytes = 0
+  return upstream.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.byteLength
+        if (bytes <= MAX_DECOMPRESSED_BYTES) controller.enqueue(chunk)
+        else
+          controller.error(
+            new Error(
+              `the ${encoding} answer of ${origin} passed ${MAX_DECOMPRESSED_BYTES / 1024 / 1024} MiB once decompressed: cut there`
+            )
+          )
+      }
+    })
+  )
 }

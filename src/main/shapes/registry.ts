@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { formatBytes } from '../../shared/format-bytes'
 import { type ShapeRouter, createShapeRouter, isCallersQueryError } from '../sql'
 import { tableKey } from './definition/catalog'
 import { type ResolvedShape, identityHash, invalid } from './definition/definition'
@@ -10,6 +11,7 @@ import type { SnapshotBuilder } from './snapshot/builder'
 import { parseJson } from './storage/json-file'
 import { Shape, ShapeMetaSchema } from './storage/shape'
 import { ShapeLog } from './storage/shape-log'
+import { type ShapeLimitSettings, ShapeLimits, ShapeTooLargeError, defaultDiskBudget } from './storage/shape-limits'
 import { type SubqueryRegistry, definitionTables } from './subquery/registry'
 
 /** The service is stopping (the server shuts down or the database is switched): the request may be retried. */
@@ -29,7 +31,11 @@ export interface ShapeRegistryOptions {
   /** The replication stream, which adds a shape's tables to the publication; null once stopped. */
   replication(): ReplicationStream | null
   resolve(input: ResolvedShape['input']): Promise<ResolvedShape>
+  limits: ShapeLimitSettings
 }
+
+/** How often the disk budget is checked against the logs' growth (snapshots are checked at every chunk). */
+const DISK_CHECK_MS = 1_000
 
 /**
  * The shapes of one database by identity and handle (the reference's ShapeCache): creates them (their snapshot
@@ -51,8 +57,15 @@ export class ShapeRegistry {
   private stopping = false
   /** While the replication slot is replaced: a snapshot taken before the new slot exists would miss what commits between. */
   private slotReplaced: Promise<void> = Promise.resolve()
+  /** The shapes by last use, and the bounds on their number and disk; the disk budget is known once restored. */
+  private readonly limits: ShapeLimits
+  private readonly diskCheck: NodeJS.Timeout
 
-  constructor(private readonly options: ShapeRegistryOptions) {}
+  constructor(private readonly options: ShapeRegistryOptions) {
+    this.limits = new ShapeLimits(options.limits.maxShapes, Infinity)
+    this.diskCheck = setInterval(() => this.keepToDiskBudget(null), DISK_CHECK_MS)
+    this.diskCheck.unref()
+  }
 
   get size(): number {
     return this.shapes.size
@@ -80,11 +93,21 @@ export class ShapeRegistry {
     return this.retiring.has(handle)
   }
 
+  /** A request used the shape: the last to be dropped for the limits. */
+  used(shape: Shape): void {
+    this.limits.used(shape)
+  }
+
   /** The active shape for a definition, created (with its snapshot started) when there is none. */
   async shapeFor(definition: ResolvedShape): Promise<Shape> {
     if (this.stopping) throw new ServiceStoppingError()
     const existing = this.shapes.get(definition.identity)
-    if (existing) return existing
+    if (existing) {
+      this.limits.used(existing)
+      return existing
+    }
+    const refused = this.limits.refusal(definition.identity)
+    if (refused) throw refused
     let creating = this.creating.get(definition.identity)
     if (!creating) {
       creating = this.create(definition).finally(() => this.creating.delete(definition.identity))
@@ -136,14 +159,52 @@ export class ShapeRegistry {
       new Date().toISOString()
     )
     this.register(shape)
+    // the request that creates a shape uses it
+    this.limits.used(shape)
+    this.keepToShapeLimit(shape)
     this.options.snapshots.start(shape, this.options.subqueries.runtime(shape.handle))
     return shape
+  }
+
+  /** A shape's snapshot grew (one function for every shape, so an idle shape costs no closure of its own). */
+  private readonly diskGrowth = (grown: Shape): void => {
+    try {
+      this.keepToDiskBudget(grown)
+    } catch (error) {
+      if (error instanceof ShapeTooLargeError) this.limits.refuse(grown.definition.identity, error)
+      throw error
+    }
+  }
+
+  /** Past --max-shapes, the least recently used shapes (never `keep`, the one just made) are dropped: they refetch. */
+  private keepToShapeLimit(keep: Shape | null): void {
+    const victims = this.limits.overCount(keep)
+    if (victims.length === 0) return
+    this.options.log(
+      `${victims.length} least recently used shape(s) dropped: more than --max-shapes ${this.limits.maxShapes}; their clients refetch`
+    )
+    for (const victim of victims) void this.drop(victim)
+  }
+
+  /**
+   * Past the disk budget, the least recently used shapes (never `growing`, whose snapshot grows) are dropped; throws
+   * ShapeTooLargeError when `growing` alone does not fit, which fails its snapshot.
+   */
+  private keepToDiskBudget(growing: Shape | null): void {
+    const victims = this.limits.overDisk(growing)
+    if (victims.length === 0) return
+    this.options.log(
+      `${victims.length} least recently used shape(s) dropped: the shape logs passed --max-disk ${formatBytes(this.limits.maxDiskBytes)}; their clients refetch`
+    )
+    for (const victim of victims) void this.drop(victim)
   }
 
   private register(shape: Shape): void {
     const { definition } = shape
     this.shapes.set(definition.identity, shape)
     this.byHandle.set(shape.handle, shape)
+    this.limits.add(shape)
+    shape.onDiskGrowth = this.diskGrowth
     for (const key of tableKeys(definition)) {
       const shapes = this.byTable.get(key)
       if (shapes) shapes.add(shape)
@@ -161,6 +222,8 @@ export class ShapeRegistry {
   async drop(shape: Shape): Promise<void> {
     if (this.byHandle.get(shape.handle) !== shape) return this.retiring.get(shape.handle)
     this.byHandle.delete(shape.handle)
+    this.limits.remove(shape)
+    shape.onDiskGrowth = null
     if (this.shapes.get(shape.definition.identity) === shape) this.shapes.delete(shape.definition.identity)
     for (const key of tableKeys(shape.definition)) {
       const shapes = this.byTable.get(key)
@@ -189,10 +252,14 @@ export class ShapeRegistry {
     await Promise.all(this.onTable(schema, name).map((shape) => this.drop(shape)))
   }
 
+  /**
+   * Restores the shapes of an earlier run, oldest first (the first to be dropped for the limits), then settles the disk
+   * budget and keeps to both limits.
+   */
   async restore(durableLsn: bigint): Promise<void> {
     const { shapesDir } = this.options
     await mkdir(shapesDir, { recursive: true })
-    for (const handle of await readdir(shapesDir)) {
+    for (const handle of (await readdir(shapesDir)).sort((a, b) => createdAt(a) - createdAt(b))) {
       const dir = join(shapesDir, handle)
       const restored = await this.restoreShape(dir, durableLsn).catch((error: unknown) => {
         this.options.log(`shape ${handle} not restored: ${(error as Error).message}`)
@@ -201,6 +268,28 @@ export class ShapeRegistry {
       if (restored) this.register(restored)
       else await rm(dir, { recursive: true, force: true })
     }
+    const used = this.limits.diskUsed()
+    this.limits.maxDiskBytes = this.options.limits.maxDiskBytes ?? (await defaultDiskBudget(shapesDir, used))
+    this.options.log(
+      `shape logs: ${formatBytes(used)} of their ${formatBytes(this.limits.maxDiskBytes)} budget (--max-disk), ${this.limits.size} of at most ${this.limits.maxShapes} shapes (--max-shapes)`
+    )
+    this.keepToShapeLimit(null)
+    this.keepToDiskBudget(null)
+  }
+
+  /** Bytes the active shapes' snapshots and logs take. */
+  get diskUsed(): number {
+    return this.limits.diskUsed()
+  }
+
+  /** The active shapes, the next to be dropped for the limits first. */
+  byLastUse(): IterableIterator<Shape> {
+    return this.limits.byLastUse()
+  }
+
+  /** `--max-shapes` and the disk budget in bytes (`--max-disk`, or what was chosen on start; Infinity before). */
+  get bounds(): { maxShapes: number; maxDiskBytes: number } {
+    return { maxShapes: this.limits.maxShapes, maxDiskBytes: this.limits.maxDiskBytes }
   }
 
   private async restoreShape(dir: string, durableLsn: bigint): Promise<Shape | null> {
@@ -223,6 +312,7 @@ export class ShapeRegistry {
    * start); resolves once no file is written any more. Called after refuseNew.
    */
   async stop(): Promise<void> {
+    clearInterval(this.diskCheck)
     const unfinished = this.options.snapshots.building()
     for (const shape of this.shapes.values()) shape.invalidate()
     await Promise.all(unfinished.map((shape) => this.drop(shape)))
@@ -235,6 +325,9 @@ export class ShapeRegistry {
     this.stopping = true
   }
 }
+
+/** When a shape was made, from its handle (`<hash>-<microseconds>`); 0 for a folder of another name. */
+const createdAt = (handle: string): number => Number(/-(\d+)$/.exec(handle)?.[1] ?? 0)
 
 const tableKeys = (definition: ResolvedShape): Set<string> =>
   new Set(definitionTables(definition).map((table) => tableKey(table.schema, table.name)))

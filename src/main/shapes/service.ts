@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { shapeConnectionStream } from './snapshot/reused-read-socket'
 import { loadParser } from '../sql'
+import { CommitTimes } from './commit-times'
 import { Catalog } from './definition/catalog'
 import type { ResolvedShape } from './definition/definition'
 import type { TableInfo } from './definition/table-info'
@@ -14,6 +15,7 @@ import { SnapshotBuilder } from './snapshot/builder'
 import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
 import { DEFAULT_MAX_SUBQUERY_ROWS } from './subquery/limits'
+import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
 import type { SubqueryRuntime } from './subquery/runtime'
 
@@ -27,6 +29,8 @@ export interface ShapeServiceOptions {
   chunkBytes: number
   /** Rows one shape's subquery results may hold in memory (`--max-subquery-rows`). */
   maxSubqueryRows?: number
+  /** How many shapes are kept and how much disk their files may take (least recently used ones are dropped). */
+  limits: ShapeLimitSettings
   log(line: string): void
 }
 
@@ -44,6 +48,8 @@ export class ShapeService {
   private readonly catalog: Catalog
   private readonly registry: ShapeRegistry
   private readonly collector: Collector
+  /** Recent transactions' commit times (GET /v1/debug/commit-times). */
+  readonly commitTimes = new CommitTimes()
   private readonly snapshots: SnapshotBuilder
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null
@@ -87,7 +93,8 @@ export class ShapeService {
       subqueries: this.subqueries,
       snapshots,
       replication: () => this.replication,
-      resolve: (input) => this.catalog.resolve(input)
+      resolve: (input) => this.catalog.resolve(input),
+      limits: options.limits
     })
     this.collector = new Collector({
       dir: options.dir,
@@ -137,7 +144,10 @@ export class ShapeService {
       publicationName: this.state.slotName,
       appliedLsn: this.collector.appliedLsn,
       awaitDurable: true,
-      onTransaction: (tx) => this.collector.onTransaction(tx),
+      onTransaction: (tx) => {
+        this.commitTimes.committed(tx.commitLsn, tx.commitTime)
+        return this.collector.onTransaction(tx)
+      },
       onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
@@ -180,6 +190,31 @@ export class ShapeService {
     return this.registry.size
   }
 
+  /** Bytes the shapes' snapshots and logs take (what --max-disk bounds). */
+  get diskUsed(): number {
+    return this.registry.diskUsed
+  }
+
+  /** `--max-shapes` and the disk budget in bytes. */
+  get bounds(): { maxShapes: number; maxDiskBytes: number } {
+    return this.registry.bounds
+  }
+
+  /** The active shapes, least recently used (the next to be dropped for the limits) first. */
+  shapesByLastUse(): IterableIterator<Shape> {
+    return this.registry.byLastUse()
+  }
+
+  /** The connection URL of the database it follows (with its password: never shown). */
+  get databaseUrl(): string {
+    return this.options.databaseUrl
+  }
+
+  /** The replication slot (and publication) this server follows Postgres through. */
+  get slotName(): string {
+    return this.state.slotName
+  }
+
   active(identity: string): Shape | undefined {
     return this.registry.active(identity)
   }
@@ -205,6 +240,11 @@ export class ShapeService {
     return this.registry.shapeFor(definition)
   }
 
+  /** A request used the shape: the least recently used ones are dropped first when there are too many. */
+  used(shape: Shape): void {
+    this.registry.used(shape)
+  }
+
   /** A shape whose files turned out damaged when read: dropped, so its clients refetch it from Postgres. */
   async dropDamaged(error: ShapeDamagedError): Promise<void> {
     const shape = this.registry.byHandleOf(error.handle)
@@ -218,6 +258,13 @@ export class ShapeService {
 
   drop(shape: Shape): Promise<void> {
     return this.registry.drop(shape)
+  }
+
+  /** Drops every active shape (their clients refetch); resolves with how many once their files are removed. */
+  async dropAll(): Promise<number> {
+    const shapes = this.registry.all()
+    await Promise.all(shapes.map((shape) => this.drop(shape)))
+    return shapes.length
   }
 
   /**

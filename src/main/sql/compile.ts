@@ -1,7 +1,9 @@
 import type { Node } from 'libpg-query'
 import * as ast from './ast'
+import { arrayContainment } from './arrays'
 import { type ColumnTypes, lookupColumn } from './column-types'
 import { WhereError, WhereRuntimeError } from './errors'
+import { checkInputCaps } from './input-caps'
 import { like, likeMatcher } from './like'
 import {
   type Alternatives,
@@ -366,9 +368,13 @@ export function conditionProbes(node: Typed): Alternatives | undefined {
   return [{ kind: 'keys', value: probeValue(node), keys: ['t'] }]
 }
 
-/** Text order depends on the collation; the generated SQL pins C, the code-point order the evaluator uses. */
-function isOrderingText(operator: string, type: SqlType): boolean {
-  return type.kind === 'text' && operator !== '=' && operator !== '<>'
+/**
+ * Text comparisons (order, equality, LIKE, array membership) depend on the collation, and a nondeterministic one makes
+ * `'abc' = 'ABC'` true; the generated SQL pins C, the code-point order and byte equality the evaluator uses.
+ */
+function pinCollation(node: Node, type: SqlType): Node {
+  const text = type.kind === 'text' || (type.kind === 'array' && type.element.kind === 'text')
+  return text ? ast.collateC(node) : node
 }
 
 function compare(
@@ -391,7 +397,7 @@ function compare(
       if (b === null) return null
       return test(order(a, b))
     }),
-    ast: ast.op(operator, isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast, r.ast),
+    ast: ast.op(operator, pinCollation(l.ast, type), r.ast),
     location
   }
   const probes = comparisonProbes(operator, l, r)
@@ -437,9 +443,7 @@ function arithmetic(
   }
 }
 
-function divisionByZero(): never {
-  throw new WhereRuntimeError('division by zero')
-}
+const divisionByZero = v.divisionByZero
 
 function arithmeticOperation(
   ctx: CompileContext,
@@ -464,7 +468,7 @@ function arithmeticOperation(
     if (operator === '+') return (a, b) => v.addNumeric(a as v.Numeric, b as v.Numeric, 1n)
     if (operator === '-') return (a, b) => v.addNumeric(a as v.Numeric, b as v.Numeric, -1n)
     if (operator === '*') return (a, b) => v.multiplyNumeric(a as v.Numeric, b as v.Numeric)
-    if (operator === '%') return (a, b) => numericModulo(a as v.Numeric, b as v.Numeric)
+    if (operator === '%') return (a, b) => v.moduloNumeric(a as v.Numeric, b as v.Numeric)
     fail(
       ctx,
       `operator ${operator} on numeric is not supported in where (its result scale is not reproduced); cast to float8`,
@@ -489,17 +493,6 @@ function arithmeticOperation(
       throw new WhereRuntimeError('value out of range: underflow')
     return result
   }
-}
-
-function numericModulo(a: v.Numeric, b: v.Numeric): v.Numeric {
-  if (a === 'NaN' || b === 'NaN') return 'NaN'
-  if (typeof b === 'object' && b.digits === 0n) divisionByZero()
-  if (typeof a !== 'object') return 'NaN'
-  if (typeof b !== 'object') return a
-  const scale = Math.max(a.scale, b.scale)
-  const x = a.digits * 10n ** BigInt(scale - a.scale)
-  const y = b.digits * 10n ** BigInt(scale - b.scale)
-  return { digits: x % y, scale }
 }
 
 function concat(ctx: CompileContext, left: Typed, right: Typed, location: number | undefined): Typed {
@@ -588,7 +581,7 @@ function likeExpr(
           return like(value as string, pattern as string, insensitive) !== negated
         },
     ast: {
-      A_Expr: { kind, name: [ast.str(operator)], lexpr: insensitive ? ast.collateC(l.ast) : l.ast, rexpr: r.ast }
+      A_Expr: { kind, name: [ast.str(operator)], lexpr: ast.collateC(l.ast), rexpr: r.ast }
     },
     location
   }
@@ -690,7 +683,7 @@ function anyAll(
       A_Expr: {
         kind,
         name: [ast.str(operator)],
-        lexpr: isOrderingText(operator, type) ? ast.collateC(l.ast) : l.ast,
+        lexpr: pinCollation(l.ast, type),
         rexpr: r.ast
       }
     },
@@ -717,15 +710,8 @@ function arrayOperator(
   if (l.type.kind !== 'array' || r.type.kind !== 'array' || !sameType(l.type, r.type) || !isOrdered(l.type.element)) {
     fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(r.type)}`, location)
   }
-  const order = comparator(l.type.element)
-  const contains = (haystack: unknown[], needle: unknown): boolean =>
-    needle !== null && haystack.some((item) => item !== null && order(item, needle) === 0)
-  const tests: Record<string, (a: unknown[], b: unknown[]) => boolean> = {
-    '@>': (a, b) => b.every((item) => contains(a, item)),
-    '<@': (a, b) => a.every((item) => contains(b, item)),
-    '&&': (a, b) => a.some((item) => contains(b, item))
-  }
-  const test = tests[operator]
+  const element = l.type.element
+  const test = arrayContainment(operator, comparator(element), (item) => keyOf(element, item))
   if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
   const [lhs, rhs] = [l.evaluate, r.evaluate]
   return {
@@ -736,7 +722,7 @@ function arrayOperator(
       const b = rhs(row) as unknown[] | null
       return b === null ? null : test(a, b)
     }),
-    ast: ast.op(operator, l.ast, r.ast),
+    ast: ast.op(operator, pinCollation(l.ast, l.type), r.ast),
     location
   }
 }
@@ -769,6 +755,7 @@ function unifyAll(ctx: CompileContext, nodes: Typed[], what: string, location: n
 
 /** The whole where: a boolean, or an untyped literal or placeholder read as one. */
 export function compileCondition(ctx: CompileContext, node: Node): Typed {
+  checkInputCaps(node, ctx.params, ctx.offset)
   return toBool(ctx, compileNode(ctx, node), 'WHERE')
 }
 
@@ -1018,7 +1005,7 @@ function compileAExpr(
           const same = a === null || b === null ? a === b : order(a, b) === 0
           return same !== distinct
         }),
-        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: l.ast, rexpr: r.ast } },
+        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
         location
       }
     }
@@ -1034,7 +1021,7 @@ function compileAExpr(
           const b = rhs(row)
           return a !== null && b !== null && order(a, b) === 0 ? null : a
         }),
-        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: l.ast, rexpr: r.ast } },
+        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
         location
       }
     }
@@ -1063,15 +1050,21 @@ function compileIn(
   const l = left.type.kind === 'unknown' ? coerce(ctx, left, firstTyped?.type ?? TEXT) : left
   const tests = compiledItems.map((item) => compare(ctx, negated ? '<>' : '=', l, item, item.location))
   const evaluate = negated ? and(tests.map((test) => test.evaluate)) : or(tests.map((test) => test.evaluate))
-  const itemAsts = tests.map((test) => {
-    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr) throw new Error('comparison builds an A_Expr')
-    return test.ast.A_Expr.rexpr
+  const sides = tests.map((test) => {
+    if (!('A_Expr' in test.ast) || !test.ast.A_Expr.rexpr || !test.ast.A_Expr.lexpr)
+      throw new Error('comparison builds an A_Expr')
+    return { lexpr: test.ast.A_Expr.lexpr, rexpr: test.ast.A_Expr.rexpr }
   })
   const result: Typed = {
     type: BOOL,
     evaluate,
     ast: {
-      A_Expr: { kind: 'AEXPR_IN', name: [ast.str(operator)], lexpr: l.ast, rexpr: { List: { items: itemAsts } } }
+      A_Expr: {
+        kind: 'AEXPR_IN',
+        name: [ast.str(operator)],
+        lexpr: sides[0]?.lexpr ?? l.ast,
+        rexpr: { List: { items: sides.map((side) => side.rexpr) } }
+      }
     },
     location
   }

@@ -1,5 +1,5 @@
 // The SQL toolkit's public entry: code outside src/main/sql imports from here only (eslint enforces it).
-export { WHERE_PREFIX, deparseExpression, loadParser, parse } from './ast'
+export { WHERE_PREFIX, deparseExpression, deparseSortClause, loadParser, parse } from './ast'
 export {
   type CompiledWhere,
   type CompileWhereInput,
@@ -12,6 +12,13 @@ export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileConditi
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'
 export { type WhereParam, WhereError, WhereRuntimeError, isCallersQueryError } from './errors'
+export {
+  InputCapError,
+  MAX_LIKE_PATTERN_LENGTH,
+  MAX_PARAMS_LENGTH,
+  checkInputCaps,
+  checkParamsLength
+} from './input-caps'
 export { IdentifierError, parseTableName, quoteIdent } from './identifiers'
 export { compileOrderBy } from './order-by'
 export { type ShapeRouter, createShapeRouter } from './router'

@@ -30,9 +30,19 @@ export type Probe =
 /** Probes of which a matching row passes at least one; empty when no row can match. */
 export type Alternatives = readonly Probe[]
 
+type Probed = { type: SqlType; ast: Node; evaluate: (row: RowValues) => unknown }
+
+/** Probe values already named, by expression: an IN list of thousands tests one expression thousands of times. */
+const probeValues = new WeakMap<Probed, ProbeValue>()
+
 /** The probe value of an expression: its evaluator, named by its type and parse tree. */
-export function probeValue(node: { type: SqlType; ast: Node; evaluate: (row: RowValues) => unknown }): ProbeValue {
-  return { key: JSON.stringify([node.type, withoutPositions(node.ast)]), type: node.type, read: node.evaluate }
+export function probeValue(node: Probed): ProbeValue {
+  let value = probeValues.get(node)
+  if (!value) {
+    value = { key: JSON.stringify([node.type, withoutPositions(node.ast)]), type: node.type, read: node.evaluate }
+    probeValues.set(node, value)
+  }
+  return value
 }
 
 /** Types whose equality (in the evaluator) is equality of keyOf. */
@@ -40,6 +50,7 @@ export function isKeyable(type: SqlType): boolean {
   return ['int', 'numeric', 'text', 'enum', 'uuid', 'bool', 'date', 'timestamp', 'timestamptz'].includes(type.kind)
 }
 
+/** Equal exactly when the evaluator compares the two values equal (floats too: -0 is 0, NaN is NaN). */
 export function keyOf(type: SqlType, value: unknown): string {
   switch (type.kind) {
     case 'int':
@@ -48,6 +59,8 @@ export function keyOf(type: SqlType, value: unknown): string {
       return v.canonicalNumber(value as v.Numeric)
     case 'bool':
       return value ? 't' : 'f'
+    case 'float':
+      return value === 0 ? '0' : String(value)
     default:
       return String(value)
   }

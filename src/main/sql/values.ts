@@ -1,4 +1,7 @@
 import { WhereRuntimeError } from './errors'
+import { isDigit, skipDigits, skipSpaces, trimSpaces } from './text-scan'
+
+export * from './datetime'
 
 /**
  * Postgres values decoded from their text output, and the few operations the evaluator needs.
@@ -7,6 +10,10 @@ import { WhereRuntimeError } from './errors'
 
 function invalid(typeLabel: string, text: string): WhereRuntimeError {
   return new WhereRuntimeError(`invalid input syntax for type ${typeLabel}: "${text}"`)
+}
+
+export function divisionByZero(): never {
+  throw new WhereRuntimeError('division by zero')
 }
 
 // ---------- integers ----------
@@ -25,13 +32,19 @@ export function checkIntRange(value: bigint, name: IntName): bigint {
   return value
 }
 
+// Unambiguous (each character has one place to go), so matching is linear; [ \t\n\v\f\r] is Postgres's isspace()
 const INT_INPUT =
-  /^\s*([+-]?)(0[xX][0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO][0-7]+(?:_[0-7]+)*|0[bB][01]+(?:_[01]+)*|\d+(?:_\d+)*)\s*$/
+  /^[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+(?:_[0-9a-fA-F]+)*|0[oO][0-7]+(?:_[0-7]+)*|0[bB][01]+(?:_[01]+)*|\d+(?:_\d+)*)[ \t\n\v\f\r]*$/
 
 export function parseInt(text: string, name: IntName): bigint {
   const match = INT_INPUT.exec(text)
   if (!match) throw invalid(INT_BOUNDS[name][2], text)
   const digits = (match[2] ?? '').replaceAll('_', '').toLowerCase()
+  // past 64 significant digits no base fits in 64 bits: out of range before BigInt reads a long text
+  const prefix = /^0[xob]/.test(digits) ? 2 : 0
+  let zeros = prefix
+  while (zeros < digits.length - 1 && digits.charCodeAt(zeros) === 48) zeros++
+  if (digits.length - zeros > 64) throw new WhereRuntimeError(`${INT_BOUNDS[name][2]} out of range`)
   const magnitude = BigInt(digits)
   return checkIntRange(match[1] === '-' ? -magnitude : magnitude, name)
 }
@@ -45,10 +58,16 @@ export interface Decimal {
 }
 export type Numeric = Decimal | 'NaN' | 'Infinity' | '-Infinity'
 
-const NUMERIC_INPUT = /^\s*([+-]?)(\d+(?:_\d+)*)?(?:\.(\d+(?:_\d+)*)?)?(?:[eE]([+-]?\d+))?\s*$/
+const NUMERIC_INPUT = /^[ \t\n\v\f\r]*([+-]?)(\d+(?:_\d+)*)?(?:\.(\d+(?:_\d+)*)?)?(?:[eE]([+-]?\d+))?[ \t\n\v\f\r]*$/
+
+/** Postgres's numeric holds at most 131,072 digits before the point and 16,383 after it. */
+const NUMERIC_MAX_INTEGER_DIGITS = 131_072
+const NUMERIC_MAX_SCALE = 16_383
+
+const numericOverflow = (): WhereRuntimeError => new WhereRuntimeError('value overflows numeric format')
 
 export function parseNumeric(text: string): Numeric {
-  const special = text.trim().toLowerCase()
+  const special = trimSpaces(text).toLowerCase()
   if (special === 'nan') return 'NaN'
   if (special === 'infinity' || special === '+infinity' || special === 'inf' || special === '+inf') return 'Infinity'
   if (special === '-infinity' || special === '-inf') return '-Infinity'
@@ -56,14 +75,72 @@ export function parseNumeric(text: string): Numeric {
   const whole = match?.[2]?.replaceAll('_', '') ?? ''
   const fraction = match?.[3]?.replaceAll('_', '') ?? ''
   if (!match || (whole === '' && fraction === '')) throw invalid('numeric', text)
-  const exponent = Number(match[4] ?? '0')
-  let digits = BigInt(whole + fraction)
+  const exponentText = match[4] ?? '0'
+  // checked before any digit is multiplied out: `1e999999999` is refused, not computed
+  if (exponentText.replace(/^[+-]?0*/, '').length > 9) throw numericOverflow()
+  const exponent = Number(exponentText)
+  const all = whole + fraction
+  let zeros = 0
+  while (zeros < all.length && all.charCodeAt(zeros) === 48) zeros++
   let scale = fraction.length - exponent
+  if (scale > NUMERIC_MAX_SCALE || all.length - zeros - scale > NUMERIC_MAX_INTEGER_DIGITS) throw numericOverflow()
+  let digits = BigInt(all)
+  let shown = all
   if (scale < 0) {
     digits *= 10n ** BigInt(-scale)
+    shown += '0'.repeat(-scale)
     scale = 0
   }
-  return { digits: match[1] === '-' ? -digits : digits, scale }
+  const value = { digits: match[1] === '-' ? -digits : digits, scale }
+  numericTexts.set(value, decimalText(shown, scale, digits !== 0n && match[1] === '-'))
+  return value
+}
+
+/**
+ * The text of numerics read from text, built from that text: printing one (a constant in generated SQL, a probe's
+ * bound) never turns its digits back into decimal, which costs far more than linear time for long numbers.
+ */
+const numericTexts = new WeakMap<Decimal, string>()
+
+/** `digits` (leading zeros allowed) with the point `scale` digits from the right, as numeric output writes it. */
+function decimalText(digits: string, scale: number, negative: boolean): string {
+  let zeros = 0
+  while (zeros < digits.length - scale - 1 && digits.charCodeAt(zeros) === 48) zeros++
+  const text = digits.slice(zeros).padStart(scale + 1, '0')
+  const fraction = scale > 0 ? `.${text.slice(text.length - scale)}` : ''
+  return `${negative ? '-' : ''}${text.slice(0, text.length - scale)}${fraction}`
+}
+
+/** Postgres's limits on a computed numeric: past 131,072 integer digits an error; past 16,383 decimals rounded. */
+function checkNumeric(value: Decimal): Decimal {
+  let { digits, scale } = value
+  if (scale > NUMERIC_MAX_SCALE) {
+    const unit = 10n ** BigInt(scale - NUMERIC_MAX_SCALE)
+    const magnitude = digits < 0n ? -digits : digits
+    const rounded = (magnitude + unit / 2n) / unit
+    digits = digits < 0n ? -rounded : rounded
+    scale = NUMERIC_MAX_SCALE
+  }
+  // the hexadecimal length (linear to read) puts the decimal one within two digits; only near the limit is it compared
+  const magnitude = digits < 0n ? -digits : digits
+  const decimalDigits = magnitude.toString(16).length * Math.log10(16)
+  if (decimalDigits - scale > NUMERIC_MAX_INTEGER_DIGITS + 2) throw numericOverflow()
+  if (decimalDigits - scale > NUMERIC_MAX_INTEGER_DIGITS - 2 && magnitude >= overflowBound(scale))
+    throw numericOverflow()
+  return { digits, scale }
+}
+
+const overflowBounds = new Map<number, bigint>()
+
+/** 10^(131,072 + scale): the least magnitude that overflows at that scale. */
+function overflowBound(scale: number): bigint {
+  let bound = overflowBounds.get(scale)
+  if (bound === undefined) {
+    if (overflowBounds.size >= 16) overflowBounds.clear()
+    bound = 10n ** BigInt(NUMERIC_MAX_INTEGER_DIGITS + scale)
+    overflowBounds.set(scale, bound)
+  }
+  return bound
 }
 
 export function decimalFromInt(value: bigint): Decimal {
@@ -103,7 +180,7 @@ function infinity(sign: number): Numeric {
 export function addNumeric(a: Numeric, b: Numeric, sign: 1n | -1n): Numeric {
   if (typeof a === 'object' && typeof b === 'object') {
     const scale = Math.max(a.scale, b.scale)
-    return { digits: rescale(a, scale) + sign * rescale(b, scale), scale }
+    return checkNumeric({ digits: rescale(a, scale) + sign * rescale(b, scale), scale })
   }
   if (a === 'NaN' || b === 'NaN') return 'NaN'
   const left = typeof a === 'object' ? 0 : signOf(a)
@@ -113,8 +190,18 @@ export function addNumeric(a: Numeric, b: Numeric, sign: 1n | -1n): Numeric {
 }
 
 export function multiplyNumeric(a: Numeric, b: Numeric): Numeric {
-  if (typeof a === 'object' && typeof b === 'object') return { digits: a.digits * b.digits, scale: a.scale + b.scale }
+  if (typeof a === 'object' && typeof b === 'object')
+    return checkNumeric({ digits: a.digits * b.digits, scale: a.scale + b.scale })
   return infinity(signOf(a) * signOf(b))
+}
+
+export function moduloNumeric(a: Numeric, b: Numeric): Numeric {
+  if (a === 'NaN' || b === 'NaN') return 'NaN'
+  if (typeof b === 'object' && b.digits === 0n) divisionByZero()
+  if (typeof a !== 'object') return 'NaN'
+  if (typeof b !== 'object') return a
+  const scale = Math.max(a.scale, b.scale)
+  return { digits: rescale(a, scale) % rescale(b, scale), scale }
 }
 
 export function negateNumeric(a: Numeric): Numeric {
@@ -126,6 +213,8 @@ export function negateNumeric(a: Numeric): Numeric {
 
 export function numericToString(value: Numeric): string {
   if (typeof value !== 'object') return value
+  const known = numericTexts.get(value)
+  if (known !== undefined) return known
   const negative = value.digits < 0n
   const text = (negative ? -value.digits : value.digits).toString().padStart(value.scale + 1, '0')
   const whole = text.slice(0, text.length - value.scale)
@@ -149,27 +238,43 @@ export function numericToFloat(value: Numeric): number {
 
 /** The canonical text of a number for equality lookups: `1`, `1.0` and `01` all give `1`. */
 export function canonicalNumber(value: Numeric): string {
-  if (typeof value !== 'object') return value
-  let { digits, scale } = value
-  while (scale > 0 && digits % 10n === 0n) {
-    digits /= 10n
-    scale -= 1
-  }
-  return numericToString({ digits, scale })
+  if (typeof value !== 'object' || value.scale === 0) return numericToString(value)
+  const text = numericToString(value)
+  let end = text.length
+  while (text.charCodeAt(end - 1) === 48) end--
+  return text.slice(0, text.charCodeAt(end - 1) === 46 ? end - 1 : end)
 }
 
 // ---------- float ----------
 
-const FLOAT_INPUT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/
+/** Whether `text` is `[+-](digits[.digits]|.digits)[(e|E)[+-]digits]` between spaces: one pass, no backtracking. */
+function isFloatSyntax(text: string): boolean {
+  let position = skipSpaces(text, 0)
+  const sign = text.charCodeAt(position)
+  if (sign === 43 || sign === 45) position++
+  const wholeEnd = skipDigits(text, position)
+  let end = wholeEnd
+  if (text.charCodeAt(end) === 46 /* . */) end = skipDigits(text, end + 1)
+  if (wholeEnd === position && end - wholeEnd < 2) return false
+  if ((text.charCodeAt(end) | 0x20) === 0x65 /* e */) {
+    let exponent = end + 1
+    const exponentSign = text.charCodeAt(exponent)
+    if (exponentSign === 43 || exponentSign === 45) exponent++
+    if (!isDigit(text.charCodeAt(exponent))) return false
+    end = skipDigits(text, exponent)
+  }
+  return skipSpaces(text, end) === text.length
+}
 
 export function parseFloat8(text: string, label = 'double precision'): number {
-  const special = text.trim().toLowerCase()
+  const trimmed = trimSpaces(text)
+  const special = trimmed.toLowerCase()
   if (special === 'nan') return NaN
   if (special === 'infinity' || special === '+infinity' || special === 'inf' || special === '+inf') return Infinity
   if (special === '-infinity' || special === '-inf') return -Infinity
-  if (!FLOAT_INPUT.test(text)) throw invalid(label, text)
-  const value = Number(text.trim())
-  if (!Number.isFinite(value)) throw new WhereRuntimeError(`"${text.trim()}" is out of range for type ${label}`)
+  if (!isFloatSyntax(text)) throw invalid(label, text)
+  const value = Number(trimmed)
+  if (!Number.isFinite(value)) throw new WhereRuntimeError(`"${trimmed}" is out of range for type ${label}`)
   return value
 }
 
@@ -202,7 +307,7 @@ export function floatToInt(value: number, name: IntName): bigint {
 
 /** Postgres boolin: case-insensitive unique prefixes of true/false/yes/no, on/off, 1/0. */
 export function parseBool(text: string): boolean {
-  const value = text.trim().toLowerCase()
+  const value = trimSpaces(text).toLowerCase()
   const prefixOf = (word: string, minimum = 1): boolean => value.length >= minimum && word.startsWith(value)
   if (value === '1' || prefixOf('true') || prefixOf('yes') || prefixOf('on', 2)) return true
   if (value === '0' || prefixOf('false') || prefixOf('no') || prefixOf('off', 2)) return false
@@ -216,147 +321,6 @@ export function parseUuid(text: string): string {
   if (!/^[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}$/.test(inner)) throw invalid('uuid', text)
   const hex = inner.replaceAll('-', '').toLowerCase()
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
-
-// ---------- date and time ----------
-
-/** Days since 1970-01-01 (proleptic Gregorian, astronomical years), after H. Hinnant's days_from_civil. */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year
-  const era = Math.floor(y / 400)
-  const yoe = y - era * 400
-  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
-  return era * 146097 + doe - 719468
-}
-
-function civilFromDays(days: number): [number, number, number] {
-  const z = days + 719468
-  const era = Math.floor(z / 146097)
-  const doe = z - era * 146097
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365)
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
-  const mp = Math.floor((5 * doy + 2) / 153)
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1
-  const month = mp < 10 ? mp + 3 : mp - 9
-  return [era * 400 + yoe + (month <= 2 ? 1 : 0), month, day]
-}
-
-function daysInMonth(year: number, month: number): number {
-  return daysFromCivil(month === 12 ? year + 1 : year, month === 12 ? 1 : month + 1, 1) - daysFromCivil(year, month, 1)
-}
-
-/** Dates are days since the epoch; ±Infinity stand for Postgres's infinity / -infinity. */
-export type DateValue = number
-/** Timestamps are microseconds since the epoch; the two sentinels stand for ±infinity. */
-export type TimestampValue = bigint
-export const TIMESTAMP_INFINITY = 2n ** 63n
-const TIMESTAMP_MINUS_INFINITY = -(2n ** 63n)
-const MICROS_PER_DAY = 86_400_000_000n
-
-const DATE_TIME_INPUT =
-  /^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:(?:[ T]|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(?:(Z)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?)?(\s+BC)?\s*$/i
-
-interface DateTimeParts {
-  days: number
-  micros: bigint
-  offsetSeconds: number | null
-}
-
-function parseDateTime(text: string, typeLabel: string): DateTimeParts {
-  const match = DATE_TIME_INPUT.exec(text)
-  if (!match) throw invalid(typeLabel, text)
-  const [, y, mo, d, h, mi, s, frac, zulu, offsetSign, oh, om, os, bc] = match
-  const calendarYear = Number(y)
-  const year = bc ? 1 - calendarYear : calendarYear
-  const month = Number(mo)
-  const day = Number(d)
-  const hour = Number(h ?? '0')
-  const minute = Number(mi ?? '0')
-  const second = Number(s ?? '0')
-  const outOfRange = new WhereRuntimeError(`date/time field value out of range: "${text}"`)
-  if (calendarYear === 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) throw outOfRange
-  if (hour > 24 || minute > 59 || second > 60 || (hour === 24 && (minute > 0 || second > 0 || frac))) throw outOfRange
-  const fractionMicros = Math.round(Number(`0.${frac ?? '0'}`) * 1_000_000)
-  const micros = BigInt(((hour * 60 + minute) * 60 + second) * 1_000_000 + fractionMicros)
-  const offsetSeconds = zulu
-    ? 0
-    : offsetSign
-      ? (offsetSign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? '0') * 60 + Number(os ?? '0'))
-      : null
-  return { days: daysFromCivil(year, month, day), micros, offsetSeconds }
-}
-
-function special(text: string): 1 | -1 | 0 {
-  const value = text.trim().toLowerCase()
-  return value === 'infinity' || value === '+infinity' ? 1 : value === '-infinity' ? -1 : 0
-}
-
-export function parseDate(text: string): DateValue {
-  const sign = special(text)
-  if (sign !== 0) return sign * Infinity
-  return parseDateTime(text, 'date').days
-}
-
-/** `timestamp` ignores any offset in its input, as Postgres does. */
-export function parseTimestamp(text: string): TimestampValue {
-  const sign = special(text)
-  if (sign !== 0) return sign > 0 ? TIMESTAMP_INFINITY : TIMESTAMP_MINUS_INFINITY
-  const parts = parseDateTime(text, 'timestamp without time zone')
-  return BigInt(parts.days) * MICROS_PER_DAY + parts.micros
-}
-
-/** A timestamptz without an offset is read as UTC: the shape server's sessions run with TimeZone=UTC. */
-export function parseTimestamptz(text: string): TimestampValue {
-  const sign = special(text)
-  if (sign !== 0) return sign > 0 ? TIMESTAMP_INFINITY : TIMESTAMP_MINUS_INFINITY
-  const parts = parseDateTime(text, 'timestamp with time zone')
-  return BigInt(parts.days) * MICROS_PER_DAY + parts.micros - BigInt((parts.offsetSeconds ?? 0) * 1_000_000)
-}
-
-export function dateToTimestamp(days: DateValue): TimestampValue {
-  if (days === Infinity) return TIMESTAMP_INFINITY
-  if (days === -Infinity) return TIMESTAMP_MINUS_INFINITY
-  return BigInt(days) * MICROS_PER_DAY
-}
-
-export function timestampToDate(value: TimestampValue): DateValue {
-  if (value === TIMESTAMP_INFINITY) return Infinity
-  if (value === TIMESTAMP_MINUS_INFINITY) return -Infinity
-  const days = value / MICROS_PER_DAY
-  return Number(value < 0n && days * MICROS_PER_DAY !== value ? days - 1n : days)
-}
-
-function pad(value: number, width: number): string {
-  return String(value).padStart(width, '0')
-}
-
-function formatDays(days: number): string {
-  const [year, month, day] = civilFromDays(days)
-  const bc = year <= 0
-  return `${pad(bc ? 1 - year : year, 4)}-${pad(month, 2)}-${pad(day, 2)}${bc ? ' BC' : ''}`
-}
-
-/** ISO output (DateStyle ISO), used for constants in generated SQL and for date::text. */
-export function formatDate(days: DateValue): string {
-  if (days === Infinity) return 'infinity'
-  if (days === -Infinity) return '-infinity'
-  return formatDays(days)
-}
-
-export function formatTimestamp(value: TimestampValue, withZone: boolean): string {
-  if (value === TIMESTAMP_INFINITY) return 'infinity'
-  if (value === TIMESTAMP_MINUS_INFINITY) return '-infinity'
-  const days = timestampToDate(value)
-  let micros = value - BigInt(days) * MICROS_PER_DAY
-  const fraction = micros % 1_000_000n
-  micros /= 1_000_000n
-  const seconds = Number(micros)
-  const date = formatDays(days)
-  const [datePart, era] = date.endsWith(' BC') ? [date.slice(0, -3), ' BC'] : [date, '']
-  const time = `${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}`
-  const frac = fraction > 0n ? `.${fraction.toString().padStart(6, '0').replace(/0+$/, '')}` : ''
-  return `${datePart} ${time}${frac}${withZone ? '+00' : ''}${era}`
 }
 
 // ---------- text ----------

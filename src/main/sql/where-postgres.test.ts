@@ -343,3 +343,126 @@ describe('matches() agrees with Postgres on random rows, for every operator the 
     }
   }, 120_000)
 })
+
+/** Pieces of LIKE patterns: wildcards, escapes, letters that ILIKE folds and that it does not, code points above U+FFFF. */
+const PATTERN_PIECES = ['a', 'A', '_', '%', '\\_', '\\%', '\\\\', '\\a', 'é', 'É', '😀', 'ß']
+const LIKE_VALUES = [
+  '',
+  'a',
+  'A',
+  'aa',
+  'ab',
+  '_',
+  '%',
+  '\\',
+  'a_',
+  'a%',
+  'é',
+  'É',
+  'éa',
+  '😀',
+  'a😀a',
+  '😀😀',
+  'ßa',
+  'aAa'
+]
+
+describe('LIKE and ILIKE agree with Postgres (COLLATE "C") for every pattern of up to three pieces', () => {
+  const patterns = [['']]
+  for (let length = 1; length <= 3; length++)
+    for (const prefix of patterns.filter((pattern) => pattern.length === length - 1))
+      for (const piece of PATTERN_PIECES) patterns.push([...prefix, piece])
+  const random = randomSource(4_242)
+  // long patterns: segments longer than the 32 atoms of one word of the bit-parallel scan
+  const long = Array.from({ length: 60 }, () => {
+    const segment = () => Array.from({ length: 20 + random.next(60) }, () => random.pick(['a', 'b', '_'])).join('')
+    return `${random.pick(['', '%'])}${segment()}%${segment()}${random.pick(['', '%', 'b'])}`
+  })
+  const longValues = Array.from({ length: 40 }, () =>
+    Array.from({ length: random.next(300) }, () => random.pick(['a', 'b', 'a', 'é'])).join('')
+  )
+
+  it.each([
+    { what: 'short patterns', patterns: patterns.map((pieces) => pieces.join('')), values: LIKE_VALUES },
+    { what: 'long patterns with _', patterns: long, values: longValues }
+  ])('$what, constant and read from the row', async ({ patterns: texts, values }) => {
+    const { rows: expected } = await client.query<{ i: string; j: string; like: boolean; ilike: boolean }>(
+      `SELECT p.i, v.j, v.t COLLATE "C" LIKE p.pat AS like, v.t COLLATE "C" ILIKE p.pat AS ilike
+       FROM unnest($1::text[]) WITH ORDINALITY p(pat, i), unnest($2::text[]) WITH ORDINALITY v(t, j) ORDER BY p.i, v.j`,
+      [texts, values]
+    )
+    const text = { t: { type: 'text', category: 'text' }, p: { type: 'text', category: 'text' } } as const
+    const perRow = {
+      like: compileWhere({ where: 't LIKE p', params: {}, columns: text }),
+      ilike: compileWhere({ where: 't ILIKE p', params: {}, columns: text })
+    }
+    const actual = texts.flatMap((pattern) => {
+      const constant = (operator: string) =>
+        compileWhere({ where: `t ${operator} $1`, params: { 1: pattern }, columns: text })
+      const [like, ilike] = [constant('LIKE'), constant('ILIKE')]
+      return values.map((t, j) => {
+        const row = { t, p: pattern }
+        expect(perRow.like.matches(row)).toBe(like.matches(row))
+        expect(perRow.ilike.matches(row)).toBe(ilike.matches(row))
+        return {
+          i: String(texts.indexOf(pattern) + 1),
+          j: String(j + 1),
+          like: like.matches(row),
+          ilike: ilike.matches(row)
+        }
+      })
+    })
+    expect(actual).toEqual(expected)
+  })
+})
+
+describe('generated SQL compares text as the evaluator does on columns with a nondeterministic collation', () => {
+  let ciColumns: ColumnTypes
+  let ciRows: Record<string, string | null>[]
+  beforeAll(async () => {
+    await client.query(`
+      CREATE COLLATION case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+      CREATE TABLE ci (id int4 PRIMARY KEY, t text COLLATE case_insensitive, u varchar(20) COLLATE case_insensitive,
+                       tags text[] COLLATE case_insensitive);
+      INSERT INTO ci VALUES (1, 'abc', 'ABC', '{abc,x}'), (2, 'ABC', 'abc', '{ABC}'), (3, 'Abc', NULL, '{}'),
+        (4, 'abd', 'abd', '{abd,ABC}'), (5, 'ß', 'SS', '{ß}'), (6, 'a%c', 'A%C', '{a%c}'), (7, NULL, 'x', NULL)`)
+    ciColumns = (await readTableInfo(client, 'public', 'ci')).columnTypes
+    ciRows = (
+      await client.query<Record<string, string | null>>('SELECT id::text, t, u, tags::text FROM ci ORDER BY id')
+    ).rows
+  })
+
+  it.each([
+    "t = 'abc'",
+    "t <> 'abc'",
+    "'ABC' = t",
+    "t IN ('abc', 'x')",
+    "t NOT IN ('abc')",
+    't = u',
+    't IS DISTINCT FROM u',
+    't IS NOT DISTINCT FROM u',
+    "nullif(t, 'abc') IS NULL",
+    "t = ANY(ARRAY['abc', 'abd'])",
+    "t <> ALL('{abc}')",
+    "'abc' = ANY(tags)",
+    "tags @> '{abc}'",
+    "tags <@ '{abc,x,ABC}'",
+    "tags && ARRAY['ABC']",
+    "t LIKE 'a%'",
+    "t LIKE 'AB_'",
+    "t NOT LIKE '%c'",
+    't LIKE u',
+    "t ILIKE 'abc'",
+    "t < 'b'",
+    "t BETWEEN 'a' AND 'b'",
+    "lower(t) = 'abc'",
+    "t || 'x' = 'abcx'",
+    "t = 'ss' OR u = 'ss'"
+  ])('%s', async (where) => {
+    const compiled = compileWhere({ where, params: {}, columns: ciColumns })
+    const expected = (
+      await client.query<{ id: number }>(`SELECT id FROM ci WHERE ${compiled.sql} ORDER BY id`)
+    ).rows.map((row) => row.id)
+    expect(ciRows.filter((row) => compiled.matches(row)).map((row) => Number(row.id))).toEqual(expected)
+  })
+})

@@ -3,14 +3,15 @@ import { HeaderBrandSchema } from '../protocol'
 import { FindingSchema } from '../findings'
 import { call, event } from './define'
 
-export const CheckStatusSchema = z.enum(['pass', 'fail', 'warn', 'skip'])
+/** `error`: the check could not finish (it threw): it gave no verdict, and counts as failed. */
+export const CheckStatusSchema = z.enum(['pass', 'fail', 'warn', 'skip', 'error'])
 export type CheckStatus = z.infer<typeof CheckStatusSchema>
 
 export const CheckResultSchema = z.object({
   id: z.string(),
   title: z.string(),
   status: CheckStatusSchema,
-  /** Why it was skipped, or a note on how it passed. */
+  /** Why it was skipped or could not finish, or a note on how it passed. */
   reason: z.string().nullable(),
   findings: z.array(FindingSchema),
   ms: z.number()
@@ -27,7 +28,7 @@ export const ConformanceReportSchema = z.object({
   startedAt: z.string(),
   ms: z.number(),
   checks: z.array(CheckResultSchema),
-  summary: z.object({ pass: z.number(), fail: z.number(), warn: z.number(), skip: z.number() })
+  summary: z.object({ pass: z.number(), fail: z.number(), warn: z.number(), skip: z.number(), error: z.number() })
 })
 export type ConformanceReport = z.infer<typeof ConformanceReportSchema>
 

@@ -61,6 +61,54 @@ export const HistoryEntrySchema = z.object({
   summary: z.string()
 })
 
+/** An embedded cluster kept apart from its data folder (as root, under the clusters folder). */
+export const ClusterSchema = z.object({
+  /** Its folder's name under the clusters folder: what `syncscope clusters remove` takes. */
+  id: z.string(),
+  path: z.string(),
+  /** The data folder it names back; null when unknown (made before back-references, or the reference is damaged). */
+  dataFolder: z.string().nullable(),
+  /** Disk it takes (allocated blocks). */
+  sizeBytes: z.number().int().nonnegative(),
+  /** A Postgres runs on it (its postmaster, or backends a killed one left). */
+  running: z.boolean(),
+  /** A data folder still names it (where it is, or moved elsewhere): never removed, not even by id. */
+  inUse: z.boolean(),
+  /** Its data folder is gone or names another cluster: `prune` removes it once it is not running. */
+  orphaned: z.boolean(),
+  /** Why it is kept or orphaned, in a sentence. */
+  reason: z.string(),
+  /** When a Postgres last started on it (ISO time); null when never. */
+  lastStarted: z.string().nullable(),
+  /** The cluster this app runs on. */
+  current: z.boolean()
+})
+export type ClusterInfo = z.infer<typeof ClusterSchema>
+
+/**
+ * A cluster's state in one word, as `syncscope clusters list` and the Server page show it. `kept`: a data folder is
+ * known but whether it still names the cluster is not (not mounted, unreadable).
+ */
+export function clusterState(cluster: ClusterInfo): 'running' | 'orphaned' | 'in use' | 'unknown' | 'kept' {
+  if (cluster.running) return 'running'
+  if (cluster.orphaned) return 'orphaned'
+  if (cluster.inUse) return 'in use'
+  return cluster.dataFolder === null ? 'unknown' : 'kept'
+}
+
+export const ClusterListSchema = z.object({
+  /** The clusters folder; null when not running as root (each data folder then holds its own cluster). */
+  root: z.string().nullable(),
+  clusters: z.array(ClusterSchema)
+})
+export type ClusterList = z.infer<typeof ClusterListSchema>
+
+export const ClusterPruneSchema = z.object({
+  removed: z.array(ClusterSchema),
+  /** Folders an initdb or a prune left half-made when its process died. */
+  leftovers: z.array(z.string())
+})
+
 export const dbCalls = {
   'db.status': call(z.object({}), DatabaseStatusSchema),
   'db.tables': call(z.object({}), z.array(TableInfoSchema)),
@@ -74,7 +122,11 @@ export const dbCalls = {
       ])
     }),
     DatabaseStatusSchema
-  )
+  ),
+  /** The embedded clusters on this machine (as root), with their sizes and whether their data folder still names them. */
+  'db.clusters': call(z.object({}), ClusterListSchema),
+  /** `syncscope clusters prune`: removes the orphaned clusters whose Postgres is not running (as root only). */
+  'db.pruneClusters': call(z.object({}), ClusterPruneSchema)
 }
 
 export const dbEvents = {

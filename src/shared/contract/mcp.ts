@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { call, event } from './define'
+import { ToolFilterSchema } from './mcp-tool-filter'
 
 /** Server names become keychain accounts and tool prefixes (`mcp__<name>__<tool>`), so they stay tool-name safe. */
 export const McpServerNameSchema = z
@@ -59,15 +60,56 @@ export const ApiKeyAuthSchema = strictAuthObject({
     .optional(),
   valuePrefix: z.string().optional()
 })
+/** JWS algorithms of a private_key_jwt assertion (RFC 7518), by the key they sign with: RSA, RSA-PSS, EC, Ed25519. */
+export const SIGNING_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA'
+] as const
+/** A PEM private key; as written in a file (what the MCP page checks), also a placeholder for one (`${keychain:…}`). */
+const pemPrivateKey = z
+  .string()
+  .refine(
+    (value) =>
+      /^\s*-----BEGIN ([A-Z]+ )?PRIVATE KEY-----[\s\S]+-----END ([A-Z]+ )?PRIVATE KEY-----\s*$/.test(value) ||
+      /^\$\{[^}]+\}$/.test(value),
+    'must be a PEM private key (-----BEGIN PRIVATE KEY-----…)'
+  )
+/**
+ * The client-credentials grant, the client authenticated with its secret (client_secret_basic) or with an assertion
+ * signed by its private key (private_key_jwt, RFC 7523). Without tokenUrl the token endpoint is discovered from the
+ * server (RFC 9728, then RFC 8414 / OpenID Connect metadata).
+ */
 export const ClientCredentialsAuthSchema = strictAuthObject({
   mode: z.literal('clientCredentials'),
-  tokenUrl: urlString,
+  tokenUrl: urlString.optional(),
   clientId: z.string().min(1, 'clientId is empty'),
-  clientSecret: z.string().min(1, 'clientSecret is empty'),
+  clientSecret: z.string().min(1, 'clientSecret is empty').optional(),
+  privateKey: pemPrivateKey.optional(),
+  signingAlgorithm: z.enum(SIGNING_ALGORITHMS).optional(),
   scopes,
   audience: z.string().optional(),
   resource: urlString.optional()
 })
+  .refine((auth) => auth.clientSecret !== undefined || auth.privateKey !== undefined, {
+    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt)',
+    path: ['clientSecret']
+  })
+  .refine((auth) => auth.clientSecret === undefined || auth.privateKey === undefined, {
+    message: 'give clientSecret (client_secret_basic) or privateKey (private_key_jwt), not both',
+    path: ['clientSecret']
+  })
+  .refine((auth) => auth.signingAlgorithm === undefined || auth.privateKey !== undefined, {
+    message: 'signs the privateKey assertion: give privateKey',
+    path: ['signingAlgorithm']
+  })
 export const AuthorizationCodeAuthSchema = strictAuthObject({
   mode: z.literal('authorizationCode'),
   scopes,
@@ -105,7 +147,9 @@ const httpFields = {
   /** Extra request headers (imported from `headers` of Claude Code, Cursor and VS Code configs). */
   headers: stringMap.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  /** Which tools other hosts get through `syncscope mcp run` (see mcp-tool-filter.ts). */
+  tools: ToolFilterSchema.optional()
 }
 const stdioFields = {
   transport: z.literal('stdio'),
@@ -115,7 +159,8 @@ const stdioFields = {
   cwd: z.string().min(1).optional(),
   auth: McpAuthConfigSchema.optional(),
   timeoutMs,
-  disabled: z.boolean().optional()
+  disabled: z.boolean().optional(),
+  tools: ToolFilterSchema.optional()
 }
 
 const transportError = { error: 'transport must be "http" or "stdio"' }
@@ -149,7 +194,9 @@ export const McpToolErrorCodeSchema = z.enum([
   'insufficient_scope',
   'invalid_answer',
   'crash_loop',
-  'unknown_server'
+  'unknown_server',
+  /** The entry comes from a workspace file the person has not approved (or that changed since): never run. */
+  'untrusted'
 ])
 export const McpToolErrorSchema = z.object({
   code: McpToolErrorCodeSchema,
@@ -165,7 +212,15 @@ export const McpToolErrorSchema = z.object({
 })
 export type McpToolError = z.infer<typeof McpToolErrorSchema>
 
-export const McpStateSchema = z.enum(['idle', 'connecting', 'connected', 'needs-login', 'error', 'disabled'])
+export const McpStateSchema = z.enum([
+  'idle',
+  'connecting',
+  'connected',
+  'needs-login',
+  'error',
+  'disabled',
+  'untrusted'
+])
 export type McpState = z.infer<typeof McpStateSchema>
 
 /** Where an entry comes from: a config file, the host's `extraMcpServers`, or `Registry.addServer` (programmatic). */
@@ -304,11 +359,52 @@ export const ClientMetadataUrlSchema = z.string().refine((value) => {
 /** The client ID metadata document URL in force, and where it is set (the CLI flag wins over settings.json). */
 export const ClientMetadataSettingSchema = z.object({
   url: z.string().nullable(),
-  source: z.enum(['settings', 'flag']).nullable()
+  source: z.enum(['settings', 'flag']).nullable(),
+  /** The document to publish at `url`: it lists the callback of every server that logs in with the grant. */
+  document: z.record(z.string(), z.unknown()).nullable()
 })
 export type ClientMetadataSetting = z.infer<typeof ClientMetadataSettingSchema>
 
 const named = z.object({ name: McpServerNameSchema })
+
+/** A placeholder a file's entry asks to have filled in: an environment variable, the home folder, a secret, an input. */
+export const PlaceholderSchema = z.object({
+  kind: z.enum(['env', 'userHome', 'keychain', 'input']),
+  /** The variable, the secret's field (`auth.key`) or the input's id; empty for userHome. */
+  name: z.string()
+})
+export type Placeholder = z.infer<typeof PlaceholderSchema>
+
+/** A workspace mcp.json as the person reviews it before approving: each server, where it goes, what it asks for. */
+export const WorkspaceReviewSchema = z.object({
+  path: z.string(),
+  /** Of the content reviewed: the approval is pinned to it. */
+  sha256: z.string(),
+  state: z.enum(['trusted', 'untrusted', 'changed']),
+  approvedAt: z.string().nullable(),
+  /** Why the file's servers cannot be read (not JSON); they are then listed as none. */
+  error: z.string().nullable(),
+  servers: z.array(
+    z.object({
+      name: z.string(),
+      transport: z.enum(['http', 'stdio']).nullable(),
+      /** The URL, or the command line. */
+      target: z.string().nullable(),
+      asks: z.array(PlaceholderSchema),
+      /** The person's own entry of the same name this one overrides, and whether it is the same server. */
+      overrides: z
+        .object({
+          source: SourceKindSchema,
+          path: z.string().nullable(),
+          target: z.string().nullable(),
+          /** Same URL (origin + path) or command line: the stored secrets and tokens of that entry go to this one. */
+          sameTarget: z.boolean()
+        })
+        .nullable()
+    })
+  )
+})
+export type WorkspaceReview = z.infer<typeof WorkspaceReviewSchema>
 
 /** Another host's MCP config file (Claude Desktop/Code, VS Code, Cursor) and what `mcp export` would change in it. */
 export const HostExportSchema = z.object({
@@ -324,7 +420,22 @@ export const HostExportSchema = z.object({
   conflicts: z.array(z.string()),
   beforeDigest: z.string(),
   /** Why the file cannot be exported to (not JSON, not readable). */
-  error: z.string().nullable()
+  error: z.string().nullable(),
+  /**
+   * Claude Code only: the servers' tool filters in its own form, deny rules `mcp__<server>__<pattern>` in its settings
+   * (`launcherOnly`: what its rules cannot say, which `syncscope mcp run` enforces alone).
+   */
+  permissions: z
+    .object({
+      path: z.string(),
+      diff: z.array(z.string()),
+      added: z.array(z.string()),
+      removed: z.array(z.string()),
+      launcherOnly: z.array(z.string()),
+      beforeDigest: z.string()
+    })
+    .nullable()
+    .optional()
 })
 export type HostExport = z.infer<typeof HostExportSchema>
 
@@ -381,7 +492,21 @@ export const mcpCalls = {
   /** Each host's file, its servers, and the diff an export of our servers (as launcher entries) would make. */
   'mcp.hostExports': call(z.object({}), z.array(HostExportSchema)),
   /** Writes the export previewed (`beforeDigest` of the file as shown): refused if the file changed since. */
-  'mcp.exportToHost': call(z.object({ host: HostExportSchema.shape.host, beforeDigest: z.string() }), HostExportSchema),
+  'mcp.exportToHost': call(
+    z.object({
+      host: HostExportSchema.shape.host,
+      beforeDigest: z.string(),
+      /** Of Claude Code's settings as shown (its permission rules): refused if they changed since. */
+      permissionsDigest: z.string().optional()
+    }),
+    HostExportSchema
+  ),
+  /** The workspace mcp.json for review (null: there is none): its servers, what they ask for, its approval. */
+  'mcp.workspaceReview': call(z.object({}), WorkspaceReviewSchema.nullable()),
+  /** Approves the workspace mcp.json with this content (`sha256` of the review shown): refused if it changed since. */
+  'mcp.approveWorkspace': call(z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/) }), WorkspaceReviewSchema),
+  /** Takes the approval away: the file's servers stop and are listed as untrusted. */
+  'mcp.revokeWorkspace': call(z.object({}), WorkspaceReviewSchema.nullable()),
   /** A value for a VS Code `${input:id}`; it goes to the secret store. */
   'mcp.setInput': call(
     z.object({ id: z.string().min(1), value: z.string().min(1, 'the value is empty') }),

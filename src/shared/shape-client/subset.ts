@@ -10,7 +10,12 @@ import { SnapshotMetadataSchema, type SnapshotMetadata } from './snapshot-tracke
 export const SubsetSchema = z
   .object({
     where: z.string().optional(),
-    params: z.record(z.string().regex(/^\d+$/, 'params keys are placeholder numbers'), z.string()).optional(),
+    params: z
+      .record(z.string().regex(/^\d+$/), z.string(), {
+        // zod names a bad key only "Invalid key in record"
+        error: (issue) => (issue.code === 'invalid_key' ? 'params keys are placeholder numbers' : undefined)
+      })
+      .optional(),
     limit: z.number().int().positive().optional(),
     offset: z.number().int().nonnegative().optional(),
     orderBy: z.string().optional()

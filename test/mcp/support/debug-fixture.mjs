@@ -28,8 +28,27 @@ const tools = [
     outputSchema: weatherSchema
   },
   { name: 'report', description: 'Links to a resource', inputSchema: { type: 'object', properties: {} } },
-  { name: 'confirm', description: 'Asks the person before it acts', inputSchema: { type: 'object', properties: {} } }
+  { name: 'confirm', description: 'Asks the person before it acts', inputSchema: { type: 'object', properties: {} } },
+  {
+    name: 'schedule',
+    description: 'Asks with a default for each field',
+    inputSchema: { type: 'object', properties: {} }
+  }
 ]
+
+/** A form whose every field has a default (SEP-1034), but for an optional note. */
+const scheduleForm = {
+  type: 'object',
+  properties: {
+    when: { type: 'string', title: 'When', default: 'tomorrow 09:00' },
+    minutes: { type: 'integer', default: 30 },
+    load: { type: 'number', default: 0.5 },
+    priority: { type: 'string', enum: ['low', 'normal', 'high'], default: 'normal' },
+    remind: { type: 'boolean', default: true },
+    note: { type: 'string' }
+  },
+  required: ['when', 'minutes']
+}
 
 const server = new Server({ name: 'debug-fixture', version: '1.0.0' }, { capabilities: { tools: {}, resources: {} } })
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
@@ -63,6 +82,10 @@ server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
           required: ['confirm']
         }
       })
+      return { content: [{ type: 'text', text: JSON.stringify(answer) }] }
+    }
+    case 'schedule': {
+      const answer = await server.elicitInput({ message: 'Schedule the deploy?', requestedSchema: scheduleForm })
       return { content: [{ type: 'text', text: JSON.stringify(answer) }] }
     }
     default:

@@ -9,17 +9,6 @@ export interface HeadlessKeyring {
   stop(): Promise<void>
 }
 
-const REQUIRED = ['dbus-daemon', 'gnome-keyring-daemon', 'secret-tool']
-
-/** Why the keyring tests cannot run here, or null when they can. */
-export function keyringUnavailable(): string | null {
-  if (process.platform !== 'linux') return `the Secret Service keyring is Linux-only (this is ${process.platform})`
-  const missing = REQUIRED.filter((binary) => spawnSync('sh', ['-c', `command -v ${binary}`]).status !== 0)
-  return missing.length
-    ? `missing ${missing.join(', ')} (apt-get install libsecret-tools gnome-keyring dbus dbus-x11)`
-    : null
-}
-
 function readLine(child: ChildProcess, stream: 'stdout' | 'stderr', pattern: RegExp, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = ''

@@ -26,6 +26,10 @@ export type Gate =
       methodScopes?: Record<string, string[]>
       /** False: the 401 names no resource_metadata, so the client must find the well-known path itself. */
       challengeNamesMetadata?: boolean
+      /** Where the protected resource metadata is served (default its well-known path); nowhere else. */
+      metadataPath?: string
+      /** The scope the 401 challenge names (`scope="…"`), if any. */
+      challengeScope?: string
     }
 
 export interface RunningMcpHttpServer {
@@ -97,13 +101,16 @@ export async function startMcpHttpServer(
   let last: string | null = null
   const metadataRequests: string[] = []
   const jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
-  const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`
+  const metadataUrl = `${base}${(gate.kind === 'oauth' && gate.metadataPath) || '/.well-known/oauth-protected-resource/mcp'}`
 
   function unauthorized(res: ServerResponse, description: string): void {
     const named =
       gate.kind === 'oauth' && gate.challengeNamesMetadata !== false ? `, resource_metadata="${metadataUrl}"` : ''
+    const scope = gate.kind === 'oauth' && gate.challengeScope ? `, scope="${gate.challengeScope}"` : ''
     const challenge =
-      gate.kind === 'oauth' ? `Bearer error="invalid_token", error_description="${description}"${named}` : 'ApiKey'
+      gate.kind === 'oauth'
+        ? `Bearer error="invalid_token", error_description="${description}"${named}${scope}`
+        : 'ApiKey'
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': challenge })
     res.end(JSON.stringify({ error: 'invalid_token', error_description: description }))
   }
@@ -128,8 +135,10 @@ export async function startMcpHttpServer(
 
   server.on('request', (req, res) => {
     void (async () => {
-      if (req.url?.startsWith('/.well-known/oauth-protected-resource') && gate.kind === 'oauth') {
-        metadataRequests.push(req.url)
+      const path = req.url ?? '/'
+      if (path.startsWith('/.well-known/') || (gate.kind === 'oauth' && path === gate.metadataPath))
+        metadataRequests.push(path)
+      if (gate.kind === 'oauth' && req.url === new URL(metadataUrl).pathname) {
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(
           JSON.stringify({

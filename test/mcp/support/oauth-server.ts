@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Provider from 'oidc-provider'
 
@@ -15,6 +15,8 @@ export interface AuthServerRequest {
 export interface RunningAuthServer {
   issuer: string
   requests: AuthServerRequest[]
+  /** Paths of the metadata requests, in order, with the status answered (an issuer with a path only). */
+  metadataRequests: Array<{ path: string; status: number }>
   /** Token endpoint POSTs, optionally of one grant type. */
   tokenPosts(grantType?: string): AuthServerRequest[]
   stop(): Promise<void>
@@ -36,6 +38,12 @@ export interface AuthServerOptions {
   registration?: boolean
   /** Holds each refresh response this long after the refresh is done (the rotation has happened): widens races. */
   refreshDelayMs?: number
+  /**
+   * An issuer with a path (`/tenant1`), its metadata served at one place only (the others answer 404): RFC 8414's
+   * `/.well-known/oauth-authorization-server/tenant1`, OpenID Connect's `/.well-known/openid-configuration/tenant1`
+   * (path inserted) or `/tenant1/.well-known/openid-configuration` (appended, OpenID Connect Discovery 1.0).
+   */
+  tenant?: { path: string; metadataAt: 'oauth-inserted' | 'oidc-inserted' | 'oidc-appended' }
 }
 
 /**
@@ -45,8 +53,9 @@ export interface AuthServerOptions {
 export async function startAuthServer(options: AuthServerOptions): Promise<RunningAuthServer> {
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}${options.tenant?.path ?? ''}`
   const requests: AuthServerRequest[] = []
+  const metadataRequests: Array<{ path: string; status: number }> = []
   const provider = new Provider(issuer, {
     clients: options.clients ?? [],
     features: {
@@ -101,10 +110,11 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
       status: ctx.status
     })
   })
-  server.on('request', provider.callback())
+  server.on('request', options.tenant ? tenantRoutes(provider, options.tenant, metadataRequests) : provider.callback())
   return {
     issuer,
     requests,
+    metadataRequests,
     tokenPosts: (grantType) =>
       requests.filter(
         (request) =>
@@ -118,54 +128,33 @@ export async function startAuthServer(options: AuthServerOptions): Promise<Runni
   }
 }
 
-function cookieHeader(jar: Map<string, string>): string {
-  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ')
-}
-
-function formOf(html: string): { action: string; fields: Record<string, string> } {
-  const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1]
-  if (!action) throw new Error(`no form on the page: ${html.slice(0, 300)}`)
-  const fields: Record<string, string> = {}
-  for (const input of html.matchAll(/<input[^>]*>/g)) {
-    const name = /name="([^"]+)"/.exec(input[0])?.[1]
-    if (name) fields[name] = /value="([^"]*)"/.exec(input[0])?.[1] ?? ''
-  }
-  return { action, fields }
-}
-
 /**
- * A headless "browser" for oidc-provider's dev screens: follows the authorisation URL, logs in as `login`, grants
- * consent, and stops at the redirect to the app, whose URL it returns (not fetched).
+ * oidc-provider mounted under the tenant's path (its own routes, the path stripped), its metadata document answered
+ * only at the one well-known location chosen; every other metadata request is answered 404 and recorded as such.
  */
-export async function authorizeInBrowser(authorizeUrl: string, login = 'alice'): Promise<string> {
-  const jar = new Map<string, string>()
-  let url = authorizeUrl
-  let method = 'GET'
-  let body: string | undefined
-  const origin = new URL(authorizeUrl).origin
-  for (let hop = 0; hop < 20; hop += 1) {
-    const response = await fetch(url, {
-      method,
-      redirect: 'manual',
-      headers: { cookie: cookieHeader(jar), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-      ...(body ? { body } : {})
-    })
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';')
-      const at = pair?.indexOf('=') ?? -1
-      if (pair && at > 0) jar.set(pair.slice(0, at), pair.slice(at + 1))
+function tenantRoutes(
+  provider: Provider,
+  tenant: NonNullable<AuthServerOptions['tenant']>,
+  metadataRequests: Array<{ path: string; status: number }>
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const callback = provider.callback()
+  const served = {
+    'oauth-inserted': `/.well-known/oauth-authorization-server${tenant.path}`,
+    'oidc-inserted': `/.well-known/openid-configuration${tenant.path}`,
+    'oidc-appended': `${tenant.path}/.well-known/openid-configuration`
+  }[tenant.metadataAt]
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname
+    if (path.includes('/.well-known/')) {
+      metadataRequests.push({ path, status: path === served ? 200 : 404 })
+      if (path !== served) return void res.writeHead(404).end()
+      req.url = `${tenant.path}/.well-known/openid-configuration`
     }
-    const location = response.headers.get('location')
-    if (location) {
-      const next = new URL(location, url).toString()
-      if (!next.startsWith(origin)) return next
-      ;[url, method, body] = [next, 'GET', undefined]
-      continue
-    }
-    const html = await response.text()
-    const form = formOf(html)
-    if (form.fields.prompt === 'login') Object.assign(form.fields, { login, password: 'pw' })
-    ;[url, method, body] = [new URL(form.action, url).toString(), 'POST', new URLSearchParams(form.fields).toString()]
+    if (!req.url?.startsWith(`${tenant.path}/`)) return void res.writeHead(404).end()
+    ;(req as IncomingMessage & { originalUrl?: string }).originalUrl = req.url
+    req.url = req.url.slice(tenant.path.length)
+    void callback(req, res)
   }
-  throw new Error('the authorisation flow did not reach the app within 20 hops')
 }
+
+export { authorizeInBrowser } from './oidc-browser'

@@ -1,61 +1,14 @@
-import { headerName } from '../../../shared/protocol'
 import { isChangeMessage, isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
 import { compareOffsets } from '../../../shared/shape-client/offsets'
-import type { SseFrame } from '../../../shared/shape-client/sse'
 import type { CheckContext, Outcome } from '../context'
 import { controlsOf, endsUpToDate, expectCacheControl, expectMessages, expectProtocolHeaders } from '../expect'
 import type { Synced } from '../follow'
-import { ProbeFailure, type OpenStream, type Probe } from '../probe'
-import { type Check, ownShape, randomTag, sleep, syncedOrSkip } from './check'
+import { ProbeFailure, type Probe } from '../probe'
+import { type Check, randomTag, sleep } from './check'
+import { DELIVERY_MS, commitRow, expectCursor, liveParams, liveShape, quietShape } from './live-shape'
 
 /** The official client abandons a long-poll after this long. */
 const CLIENT_WATCHDOG_MS = 45_000
-/** The spec's keep-alive interval, plus slack. */
-const KEEP_ALIVE_WAIT_MS = 25_000
-/** How long a change may take from commit to the client. */
-const DELIVERY_MS = 5_000
-/** A cursor past any time window: the server must answer with a larger one. */
-const FUTURE_CURSOR = '99999999999'
-
-const liveParams = (synced: Synced, extra: Record<string, string> = {}) => ({
-  ...synced.params,
-  offset: synced.offset,
-  handle: synced.handle,
-  live: 'true',
-  cursor: FUTURE_CURSOR,
-  ...extra
-})
-
-/** The shape the live checks follow: the checker's own table when it may write (a shape of its own per `where`). */
-async function liveShape(ctx: CheckContext, outcome: Outcome, where: string | null): Promise<Synced | null> {
-  if (!ctx.writeTable) return syncedOrSkip(ctx, outcome)
-  const { synced, outcome: followed } = await ownShape(ctx, where)
-  const [first] = followed.findings
-  if (!synced)
-    outcome.skip(
-      `the checker's table ${ctx.writeTable.name} could not be synced through the endpoint (${first?.id}: ${first?.message}); is --write-sql the database the service follows?`
-    )
-  return synced
-}
-
-/** A live answer's cursor is there and past the one sent. */
-function expectCursor(ctx: CheckContext, outcome: Outcome, probe: Probe | OpenStream): void {
-  const response = 'response' in probe ? probe.response : probe
-  const cursor = response.headers.get(headerName(ctx.brand, 'cursor'))
-  if (cursor === null) return
-  if (!/^\d+$/.test(cursor) || BigInt(cursor) <= BigInt(FUTURE_CURSOR))
-    outcome.add(
-      'cursor.not-advanced',
-      `Sent cursor=${FUTURE_CURSOR}, the answer's cursor is ${cursor}: the next live URL repeats, so a cache can hand the client an old answer.`,
-      probe
-    )
-}
-
-/** Commits a row into the checker's table and returns its key as the shape log spells it. */
-async function commitRow(ctx: CheckContext, label: string): Promise<string> {
-  const id = await (ctx.writeTable as NonNullable<CheckContext['writeTable']>).insert(label)
-  return `/"${id}"`
-}
 
 async function timeoutAnswer(ctx: CheckContext, outcome: Outcome, synced: Synced): Promise<void> {
   const waitMs = Math.min(CLIENT_WATCHDOG_MS, ctx.maxWaitMs)
@@ -104,8 +57,15 @@ async function changeDelivered(ctx: CheckContext, outcome: Outcome, synced: Sync
     params: liveParams(synced),
     timeoutMs: DELIVERY_MS + 5_000
   })
-  await sleep(300)
-  const key = await commitRow(ctx, 'long-poll')
+  let key: string
+  try {
+    await sleep(300)
+    key = await commitRow(ctx, 'long-poll')
+  } catch (error) {
+    // the check ends here (see runOne); the long-poll still in flight is left to end on its own
+    pending.catch(() => undefined)
+    throw error
+  }
   let probe: Probe
   try {
     probe = await pending
@@ -141,7 +101,7 @@ export const longPollCheck: Check = {
   title: 'Live long-poll: held, timeout answer, cursor, changes',
   async run(ctx, outcome) {
     // With writes: a shape that never matches a row waits for the timeout undisturbed; another sees only this check's rows.
-    const quiet = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
+    const quiet = await quietShape(ctx, outcome)
     if (!quiet) return
     const busy = ctx.writeTable ? await liveShape(ctx, outcome, "label = 'long-poll'") : null
     await Promise.all([
@@ -149,183 +109,6 @@ export const longPollCheck: Check = {
       busy ? changeDelivered(ctx, outcome, busy) : Promise.resolve()
     ])
     if (!busy) outcome.note('change delivery not tried: no --write-sql')
-  }
-}
-
-const isData = (frame: SseFrame): frame is Extract<SseFrame, { kind: 'data' }> => frame.kind === 'data'
-
-function keyOf(data: string): string | undefined {
-  try {
-    const message = JSON.parse(data) as { key?: unknown }
-    return typeof message.key === 'string' ? message.key : undefined
-  } catch {
-    return undefined
-  }
-}
-const isComment = (frame: SseFrame) => frame.kind === 'comment'
-
-/** Frames that arrived only when the stream ended (all within 100 ms of its end) were held back by a buffer. */
-function arrivedAtEnd(stream: OpenStream, test: (frame: SseFrame) => boolean): boolean {
-  const end = stream.endMs
-  const frames = stream.frames.filter(({ frame }) => test(frame))
-  return end !== null && frames.length > 0 && frames.every(({ atMs }) => end - atMs < 100)
-}
-
-/** The longest an SSE response head may take: the server sends it at once when it has nothing to send. */
-const SSE_HEAD_MS = DELIVERY_MS + 1_000
-
-/**
- * Opens an SSE request and, 300 ms later, runs `meanwhile` (a commit); a response head that does not arrive in time
- * is a proxy holding the stream back.
- */
-async function openSse(
-  ctx: CheckContext,
-  outcome: Outcome,
-  synced: Synced,
-  label: string,
-  meanwhile: () => Promise<unknown> = async () => {}
-): Promise<OpenStream | null> {
-  const opening = ctx.open({
-    label,
-    params: liveParams(synced, { live_sse: 'true' }),
-    headers: { accept: 'text/event-stream' },
-    timeoutMs: SSE_HEAD_MS
-  })
-  const during = sleep(300).then(meanwhile)
-  let stream: OpenStream
-  try {
-    stream = await opening
-  } catch (error) {
-    if (!(error instanceof ProbeFailure && error.timedOut)) throw error
-    outcome.add(
-      'sse.buffered',
-      `The SSE response head did not arrive within ${SSE_HEAD_MS / 1000} s (${error.message}): something holds the stream back.`,
-      error.evidence
-    )
-    return null
-  } finally {
-    await during
-  }
-  const type = stream.response.headers.get('content-type') ?? ''
-  if (stream.response.status !== 200 || !type.startsWith('text/event-stream')) {
-    stream.close()
-    outcome.add(
-      stream.response.status >= 500 ? 'errors.server-error' : 'sse.unsupported',
-      `live_sse=true was answered ${stream.response.status} ${type}.`,
-      stream
-    )
-    return null
-  }
-  return stream
-}
-
-/** The stream's own headers: not compressed, protocol headers, cache-control, cursor. */
-function expectStreamHeaders(ctx: CheckContext, outcome: Outcome, stream: OpenStream): void {
-  const encoding = stream.response.headers.get('content-encoding')
-  if (encoding && encoding !== 'identity')
-    outcome.add('sse.compressed', `The event stream is sent with content-encoding: ${encoding}.`, stream)
-  expectProtocolHeaders(ctx, outcome, stream, 'live')
-  expectCacheControl(outcome, stream, 'sse')
-  expectCursor(ctx, outcome, stream)
-}
-
-/** A row committed while an SSE request opens reaches the client at once (with writes). */
-async function sseDelivery(ctx: CheckContext, outcome: Outcome): Promise<void> {
-  const synced = await liveShape(ctx, outcome, "label = 'sse'")
-  if (!synced) return
-  const committed: { key: string | null } = { key: null }
-  const stream = await openSse(
-    ctx,
-    outcome,
-    synced,
-    'SSE while a row is committed',
-    async () => (committed.key = await commitRow(ctx, 'sse'))
-  )
-  if (!stream) return
-  try {
-    expectStreamHeaders(ctx, outcome, stream)
-    const hasKey = (frame: SseFrame) =>
-      isData(frame) && committed.key !== null && keyOf(frame.data)?.endsWith(committed.key) === true
-    if (await stream.waitFor(hasKey, DELIVERY_MS)) return
-    const ended = await stream.waitForEnd(Math.max(0, ctx.maxWaitMs - DELIVERY_MS))
-    const late = stream.frames.find(({ frame }) => hasKey(frame))
-    if (late)
-      outcome.add(
-        'sse.buffered',
-        `The change reached the client ${(late.atMs / 1000).toFixed(1)} s after the request${ended ? ', together with the end of the stream' : ''}: something holds the frames back.`,
-        stream
-      )
-    else if (ended && stream.raw === '')
-      outcome.add('sse.buffered', 'The stream ended without delivering the change or anything else.', stream)
-    else
-      outcome.add(
-        'live.change-not-delivered',
-        `The committed row did not arrive within ${DELIVERY_MS / 1000} s.`,
-        stream
-      )
-  } finally {
-    stream.close()
-  }
-}
-
-/** An idle stream stays open and sends keep-alives as they are written. */
-async function sseKeepAlive(ctx: CheckContext, outcome: Outcome): Promise<void> {
-  const synced = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
-  if (!synced) return
-  const stream = await openSse(ctx, outcome, synced, 'SSE with nothing new')
-  if (!stream) return
-  try {
-    expectStreamHeaders(ctx, outcome, stream)
-    const wait = Math.min(KEEP_ALIVE_WAIT_MS, ctx.maxWaitMs)
-    if (await stream.waitFor(isComment, wait)) return
-    if (arrivedAtEnd(stream, () => true))
-      outcome.add('sse.buffered', 'Every frame arrived together with the end of the stream.', stream)
-    else if (stream.endMs !== null)
-      outcome.note(`the idle stream ended after ${(stream.endMs / 1000).toFixed(1)} s before any keep-alive`)
-    else if (wait < KEEP_ALIVE_WAIT_MS) outcome.note(`no keep-alive within --max-wait ${wait / 1000} s; not judged`)
-    else if (stream.raw === '')
-      outcome.add('sse.buffered', `Nothing arrived on the stream in ${wait / 1000} s, not even a keep-alive.`, stream)
-    else outcome.add('sse.no-keep-alive', `No keep-alive within ${wait / 1000} s.`, stream)
-  } finally {
-    stream.close()
-  }
-}
-
-export const sseCheck: Check = {
-  id: 'sse',
-  title: 'SSE: streamed, not compressed, keep-alives',
-  async run(ctx, outcome) {
-    await Promise.all([sseKeepAlive(ctx, outcome), ctx.writeTable ? sseDelivery(ctx, outcome) : Promise.resolve()])
-    if (!ctx.writeTable) outcome.note('change delivery not tried: no --write-sql')
-  }
-}
-
-export const sseLifetimeCheck: Check = {
-  id: 'sse-lifetime',
-  title: 'SSE stream ends before its max-age',
-  async run(ctx, outcome) {
-    const synced = await liveShape(ctx, outcome, ctx.writeTable ? 'id < 0' : null)
-    if (!synced) return
-    const stream = await openSse(ctx, outcome, synced, 'SSE left open until it ends')
-    if (!stream) return
-    try {
-      const maxAge = Number(/max-age=(\d+)/.exec(stream.response.headers.get('cache-control') ?? '')?.[1])
-      if (!Number.isFinite(maxAge)) return outcome.skip('the stream has no max-age (see sse)')
-      const needed = maxAge * 1000 + 2_000
-      if (needed > ctx.maxWaitMs)
-        return outcome.skip(
-          `needs up to ${needed / 1000} s (max-age ${maxAge} s); --max-wait is ${ctx.maxWaitMs / 1000} s`
-        )
-      if (!(await stream.waitForEnd(needed - stream.elapsed())))
-        outcome.add(
-          'sse.outlives-max-age',
-          `The stream is still open ${Math.round(stream.elapsed() / 1000)} s after it began, past its max-age of ${maxAge} s.`,
-          stream
-        )
-      else outcome.note(`ended after ${((stream.endMs ?? 0) / 1000).toFixed(1)} s (max-age ${maxAge} s)`)
-    } finally {
-      stream.close()
-    }
   }
 }
 
@@ -381,5 +164,3 @@ export const mustRefetchCheck: Check = {
       outcome.add('refetch.same-handle', 'A fresh offset=-1 still gets the deleted handle.', deleted, fresh)
   }
 }
-
-export const liveChecks = [longPollCheck, sseCheck, sseLifetimeCheck, mustRefetchCheck]

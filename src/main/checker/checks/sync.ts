@@ -1,13 +1,18 @@
 import { headerName } from '../../../shared/protocol'
-import { isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
+import { isChangeMessage, isMustRefetch, MessageArraySchema } from '../../../shared/shape-client/messages'
+import type { Outcome } from '../context'
 import {
+  answeredOffset,
   controlsOf,
+  endsUpToDate,
   expectAnswerFor,
   expectCacheControl,
   expectMessages,
   expectProtocolHeaders,
   expectRejected
 } from '../expect'
+import type { Probe } from '../probe'
+import { pathKeyed } from './caching'
 import { type Check, initialSync, randomTag, syncedOrSkip } from './check'
 
 export const initialSyncCheck: Check = {
@@ -28,17 +33,51 @@ export const offsetNowCheck: Check = {
   title: 'offset=now',
   async run(ctx, outcome) {
     const probe = await ctx.send({ label: 'offset=now', params: { offset: 'now' } })
+    const answered = answeredOffset(probe)
+    const changes = MessageArraySchema.safeParse(probe.json).data?.filter(isChangeMessage).length ?? 0
+    // An odd answer from a cache that keys on the path is that cache's fault, not the service's: cache-key tells.
+    if (probe.status !== 200 || changes > 0 || (answered !== undefined && answered !== 'now')) {
+      const experiment = await pathKeyed(ctx)
+      if (experiment.byPath)
+        return outcome.add(
+          'cache.query-ignored',
+          `offset=now was answered ${probe.status}${answered ? ` with the etag of offset=${answered}` : ''}, and a cache answers this path without its query string (see cache-key).`,
+          probe,
+          experiment.initial,
+          experiment.unknown
+        )
+    }
     if (probe.status !== 200) return outcome.add('now.unsupported', `offset=now was answered ${probe.status}.`, probe)
+    if (answered === '-1' || (answered === undefined && changes > 0)) return wholeLog(outcome, probe, answered)
     if (!expectAnswerFor(outcome, probe, 'now') || !expectProtocolHeaders(ctx, outcome, probe, 'log')) return
     const messages = expectMessages(outcome, probe)
-    if (messages && (messages.length !== 1 || controlsOf(messages)[0] !== 'up-to-date')) {
+    if (!messages) return
+    if (!endsUpToDate(messages))
+      outcome.add(
+        'sync.up-to-date-missing',
+        `offset=now was answered [${controlsOf(messages).join(', ')}] without up-to-date: a client asking from now never learns it is caught up.`,
+        probe
+      )
+    else if (messages.length !== 1)
       outcome.add(
         'now.unsupported',
         `offset=now answered ${messages.length} messages instead of one up-to-date.`,
         probe
       )
-    }
   }
+}
+
+/** offset=now answered with the log from its start: the service takes `now` for `-1`. */
+function wholeLog(outcome: Outcome, probe: Probe, answered: string | undefined): void {
+  const messages = MessageArraySchema.safeParse(probe.json).data ?? []
+  const changes = messages.filter(isChangeMessage).length
+  outcome.add(
+    'now.ignored',
+    answered === '-1'
+      ? `offset=now was answered as offset=-1 (etag ${probe.headers.get('etag')}): ${changes} rows from the start of the log instead of only up-to-date and the latest offset; a client asking from now gets the whole shape.`
+      : `offset=now was answered with ${changes} changes from the log instead of only up-to-date and the latest offset.`,
+    probe
+  )
 }
 
 export const etagCheck: Check = {

@@ -7,6 +7,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js'
 import type { McpAuthConfig, OAuthClientInfo, OAuthTokens } from '../../../shared/contract/mcp'
 import { McpFailure } from '../errors'
+import { OPENABLE, openableInBrowser } from './browser-url'
 import type { FetchLike } from './oauth-log'
 
 export type AuthorizationCodeConfig = Extract<McpAuthConfig, { mode: 'authorizationCode' }>
@@ -76,7 +77,8 @@ export function statesMatch(expected: string | undefined, received: string | nul
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-function sameIssuer(a: string, b: string): boolean {
+/** Issuer URLs equal but for trailing slashes (how the SDK and servers may write the same one). */
+export function sameIssuer(a: string, b: string): boolean {
   const strip = (url: string) => url.replace(/\/+$/, '')
   return strip(a) === strip(b)
 }
@@ -159,6 +161,11 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(url: URL): void {
+    if (!openableInBrowser(url.href))
+      throw new McpFailure(
+        'auth_unavailable',
+        `${this.serverName}: the authorisation URL is ${url.origin}…: ${OPENABLE}`
+      )
     this.store.authorizeUrl = url.toString()
     this.hooks.onAuthorizeUrl(url.toString())
   }
@@ -172,7 +179,23 @@ export class AuthorizationCodeProvider implements OAuthClientProvider {
     return this.store.verifier
   }
 
+  /**
+   * Discovery is where an authorisation server names the page the person is sent to: one the browser must not be
+   * handed is refused here, with the reason, before anything else happens (registration, the browser).
+   */
   saveDiscoveryState(state: OAuthDiscoveryState): void {
+    const endpoint = state.authorizationServerMetadata?.authorization_endpoint
+    if (endpoint !== undefined && !openableInBrowser(endpoint))
+      throw new McpFailure(
+        'auth_unavailable',
+        `${this.serverName}: the authorisation server's metadata names the authorization_endpoint ${endpoint}: ${OPENABLE}`
+      )
+    // without metadata the authorisation page is `/authorize` on the server itself
+    if (endpoint === undefined && !openableInBrowser(state.authorizationServerUrl))
+      throw new McpFailure(
+        'auth_unavailable',
+        `${this.serverName}: the resource names the authorisation server ${state.authorizationServerUrl}: ${OPENABLE}`
+      )
     this.store.discovery = state
   }
 

@@ -1,6 +1,7 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { SHARED_CALLBACK_PATH } from './client-metadata'
+import { hostAllowed } from '../../net/host-rule'
+import { callbackPath } from './client-metadata'
 
 export interface CallbackParams {
   code: string | null
@@ -11,17 +12,52 @@ export interface CallbackParams {
   errorDescription: string | null
 }
 
-/** `server` is null on the shared path: the handler finds the server by `state`. */
-export type CallbackHandler = (
-  server: string | null,
-  params: CallbackParams
-) => Promise<{ ok: boolean; message: string }>
+/** The callback of `server` (named by the path), to be matched with the login in flight for it. */
+export type CallbackHandler = (server: string, params: CallbackParams) => Promise<{ ok: boolean; message: string }>
 
-const PREFIX = `${SHARED_CALLBACK_PATH}/`
+const PREFIX = callbackPath('')
 
 function page(ok: boolean, message: string): string {
   const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)
   return `<!doctype html><meta charset="utf-8"><title>Syncscope — ${ok ? 'logged in' : 'login failed'}</title><body style="font-family:sans-serif;margin:3rem"><h1>${ok ? 'Logged in' : 'Login failed'}</h1><p data-testid="oauth-result">${escaped}</p><p>You can close this tab.</p></body>`
+}
+
+type ReadCallback = { server: string; params: CallbackParams } | { refused: 400 | 403 | 404; message: string }
+
+/**
+ * A request to the listener as a callback, or why it is refused: a Host other than loopback (a DNS-rebinding page
+ * under its own name), another method or path, a path that is not valid percent-encoding.
+ */
+function readCallback(req: IncomingMessage): ReadCallback {
+  const host = req.headers.host
+  if (!hostAllowed({ bindHost: '127.0.0.1', allowedHosts: [] }, host))
+    return { refused: 403, message: `Host '${host ?? ''}' is not this server: the OAuth redirect comes to 127.0.0.1` }
+  let url: URL
+  try {
+    url = new URL(req.url ?? '/', 'http://127.0.0.1')
+  } catch {
+    return { refused: 400, message: 'not a valid callback URL' }
+  }
+  // every server has its own path: an answer on another path is none of its logins'
+  if (req.method !== 'GET' || !url.pathname.startsWith(PREFIX) || url.pathname === PREFIX)
+    return { refused: 404, message: 'not an OAuth callback (the path names the server: /oauth/callback/<server>)' }
+  let server: string
+  try {
+    server = decodeURIComponent(url.pathname.slice(PREFIX.length))
+  } catch {
+    return { refused: 400, message: 'not a valid callback path (a malformed percent-escape)' }
+  }
+  const get = (key: string) => url.searchParams.get(key)
+  return {
+    server,
+    params: {
+      code: get('code'),
+      state: get('state'),
+      iss: get('iss'),
+      error: get('error'),
+      errorDescription: get('error_description')
+    }
+  }
 }
 
 /**
@@ -34,16 +70,13 @@ export class CallbackListeners {
 
   constructor(private readonly handle: CallbackHandler) {}
 
-  /**
-   * The redirect URI for a server (null: the shared one of the app's client metadata document): on `preferredPort`
-   * when it is free (a registered client's), else any free port.
-   */
-  async redirectUri(serverName: string | null, preferredPort?: number): Promise<string> {
+  /** The redirect URI for a server: on `preferredPort` when it is free (a registered client's), else any free port. */
+  async redirectUri(serverName: string, preferredPort?: number): Promise<string> {
     const port =
       preferredPort && (this.servers.has(preferredPort) || (await this.tryListen(preferredPort)))
         ? preferredPort
         : await this.anyPort()
-    return `http://127.0.0.1:${port}${serverName === null ? SHARED_CALLBACK_PATH : `${PREFIX}${encodeURIComponent(serverName)}`}`
+    return `http://127.0.0.1:${port}${callbackPath(serverName)}`
   }
 
   /** Listens on the port of an explicit loopback redirect URI; other URIs must reach the app some other way. */
@@ -71,23 +104,13 @@ export class CallbackListeners {
 
   private async listen(port: number): Promise<number> {
     const server = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1')
       const send = (status: number, ok: boolean, message: string) => {
         res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
         res.end(page(ok, message))
       }
-      const shared = url.pathname === SHARED_CALLBACK_PATH
-      if (req.method !== 'GET' || (!shared && !url.pathname.startsWith(PREFIX)))
-        return send(404, false, 'not an OAuth callback')
-      const name = shared ? null : decodeURIComponent(url.pathname.slice(PREFIX.length))
-      const get = (key: string) => url.searchParams.get(key)
-      this.handle(name, {
-        code: get('code'),
-        state: get('state'),
-        iss: get('iss'),
-        error: get('error'),
-        errorDescription: get('error_description')
-      }).then(
+      const callback = readCallback(req)
+      if ('refused' in callback) return send(callback.refused, false, callback.message)
+      this.handle(callback.server, callback.params).then(
         (result) => send(result.ok ? 200 : 400, result.ok, result.message),
         (error: unknown) => send(500, false, (error as Error).message)
       )

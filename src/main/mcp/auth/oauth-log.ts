@@ -1,8 +1,47 @@
 import { decodeJwt } from 'jose'
 import { MCP_OAUTH_LOG_KEPT, type OAuthExchange } from '../../../shared/contract/mcp'
+import { McpFailure } from '../errors'
 
 type Step = OAuthExchange['step']
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>
+
+/** The most an authorisation server's answer (metadata, registration, tokens, an error) may take once decompressed. */
+export const MAX_AUTH_ANSWER_BYTES = 1024 * 1024
+
+/**
+ * The response with its body read through a counter: past `MAX_AUTH_ANSWER_BYTES` (counted after decompression, as
+ * fetch inflates while the body is read) the reading stops and fails naming the cap, so a small gzip body that
+ * inflates to gigabytes is never held.
+ */
+function bounded(response: Response, method: string, url: string): Response {
+  if (!response.body) return response
+  const reader = response.body.getReader()
+  let read = 0
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) return controller.close()
+      read += value.byteLength
+      if (read > MAX_AUTH_ANSWER_BYTES) {
+        await reader.cancel()
+        const where = new URL(url)
+        controller.error(
+          new McpFailure(
+            'invalid_answer',
+            `the answer to ${method} ${where.origin}${where.pathname} is larger than 1 MiB once decompressed: refused`
+          )
+        )
+        return
+      }
+      controller.enqueue(value)
+    },
+    cancel: (reason) => reader.cancel(reason)
+  })
+  const headers = new Headers(response.headers)
+  headers.delete('content-encoding')
+  headers.delete('content-length')
+  return new Response(body, { status: response.status, statusText: response.statusText, headers })
+}
 
 const REDACTED_PARAMS = ['code', 'state', 'code_verifier', 'access_token', 'refresh_token', 'client_secret']
 
@@ -24,12 +63,16 @@ function bodyText(init?: RequestInit): string {
   return ''
 }
 
-function classify(url: string, init: RequestInit | undefined, registrationHint: (url: string) => boolean): Step {
+function classify(
+  url: string,
+  init: RequestInit | undefined,
+  hints: { registration: (url: string) => boolean; discovery: (url: string) => boolean }
+): Step {
   const text = bodyText(init)
-  if (url.includes('/.well-known/')) return 'discovery'
+  if (url.includes('/.well-known/') || hints.discovery(url)) return 'discovery'
   if (/grant_type=refresh_token/.test(text)) return 'refresh'
   if (/grant_type=(authorization_code|client_credentials)/.test(text)) return 'token'
-  if ((init?.method ?? 'GET') === 'POST' && (registrationHint(url) || text.includes('"redirect_uris"')))
+  if ((init?.method ?? 'GET') === 'POST' && (hints.registration(url) || text.includes('"redirect_uris"')))
     return 'registration'
   return 'resource'
 }
@@ -47,6 +90,8 @@ async function accessTokenClaims(response: Response): Promise<Record<string, unk
 /** The HTTP exchanges of one server's OAuth flows, newest last, bounded. */
 export class OAuthLog {
   private readonly exchanges: OAuthExchange[] = []
+  /** Metadata URLs a resource's 401 named (RFC 9728 §5.1): read as discovery, bounded, wherever they are. */
+  private readonly namedMetadata = new Set<string>()
   constructor(
     private readonly onExchange: (exchange: OAuthExchange) => void = () => {},
     private readonly limit = MCP_OAUTH_LOG_KEPT
@@ -74,6 +119,12 @@ export class OAuthLog {
     this.onExchange(exchange)
   }
 
+  private metadataNamed(url: string): void {
+    this.namedMetadata.add(url)
+    // a few at a time: a resource naming a new one in each answer grows nothing
+    for (const oldest of this.namedMetadata) if (this.namedMetadata.size > 8) this.namedMetadata.delete(oldest)
+  }
+
   list(): OAuthExchange[] {
     return [...this.exchanges]
   }
@@ -84,18 +135,23 @@ export class OAuthLog {
 
   /**
    * A fetch that records every auth exchange (discovery, registration, token, refresh) and every resource request
-   * the server refused with 401/403, never a body or a header value.
+   * the server refused with 401/403, never a body or a header value. The bodies of auth answers (discovery,
+   * registration, tokens) are read up to MAX_AUTH_ANSWER_BYTES.
    */
   recording(base: FetchLike): FetchLike {
     return async (input, init) => {
       const url = String(input)
-      const step = classify(url, init, (candidate) =>
-        /\/(reg|register|registration)\b/.test(new URL(candidate).pathname)
-      )
+      const step = classify(url, init, {
+        registration: (candidate) => /\/(reg|register|registration)\b/.test(new URL(candidate).pathname),
+        discovery: (candidate) => this.namedMetadata.has(new URL(candidate).href)
+      })
       try {
-        const response = await base(input, init)
+        const answer = await base(input, init)
+        const response = step !== 'resource' ? bounded(answer, init?.method ?? 'GET', url) : answer
         if (step !== 'resource' || response.status === 401 || response.status === 403) {
           const challenge = response.headers.get('www-authenticate')
+          const named = challenge && response.status === 401 ? /resource_metadata="([^"]+)"/.exec(challenge)?.[1] : null
+          if (named && URL.canParse(named)) this.metadataNamed(new URL(named).href)
           const claims =
             (step === 'token' || step === 'refresh') && response.ok ? await accessTokenClaims(response) : null
           this.add(

@@ -28,13 +28,13 @@ export interface JsonText {
   mode: number
 }
 
-/** The file's text and mode; a missing file reads as empty (mode 0644 for the file that will be created). */
+/** The file's text and mode; a missing file reads as empty (mode 0600 for the file that will be created). */
 export async function readJsonText(path: string): Promise<JsonText> {
   try {
     return { text: await readFile(path, 'utf8'), mode: (await stat(path)).mode & 0o777 }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    return { text: '', mode: 0o644 }
+    return { text: '', mode: 0o600 }
   }
 }
 
@@ -58,11 +58,13 @@ export function editJsonText(path: string, text: string, update: (root: JsonObje
 
 /**
  * Read-modify-write of a JSON config file: key order, indentation and the final newline are kept, the write is atomic
- * and keeps the file's mode. A file that is not valid JSON is never overwritten.
+ * and keeps the file's mode. A file that is not valid JSON is never overwritten. Resolves with the text written.
  */
-export async function updateJsonFile(path: string, update: (root: JsonObject) => void): Promise<void> {
+export async function updateJsonFile(path: string, update: (root: JsonObject) => void): Promise<string> {
   const { text, mode } = await readJsonText(path)
-  await writeAtomically(path, editJsonText(path, text, update), mode)
+  const after = editJsonText(path, text, update)
+  await writeAtomically(path, after, mode)
+  return after
 }
 
 /** The object at `keys`, created on the way when missing. */

@@ -7,16 +7,37 @@ import {
   type McpSource,
   type McpToolError
 } from '../../../shared/contract/mcp'
-import { expandPlaceholders, type ExpandContext } from './expand'
+import { entryBinding, type SecretOwner } from '../persistence/binding'
+import { expandPlaceholders } from './expand'
 import { jsonSyntaxProblem } from './json-file'
 
 export type SourceKind = McpSource['kind']
 export type FileFormat = NonNullable<McpSource['format']>
 
-/** One named entry of a file: a valid config, or the error that keeps it out of service. */
+/**
+ * One named entry of a file: a valid config, or the error that keeps it out of service. `binding` is what its stored
+ * secrets and tokens are bound to (see persistence/binding.ts), null for an entry that is not an object.
+ */
 export type ParsedEntry =
-  | { name: string; ok: true; config: McpServerConfig; raw: Record<string, unknown> }
-  | { name: string; ok: false; error: McpToolError; raw: Record<string, unknown> | null }
+  | { name: string; ok: true; config: McpServerConfig; raw: Record<string, unknown>; binding: string }
+  | { name: string; ok: false; error: McpToolError; raw: Record<string, unknown> | null; binding: string | null }
+
+/** Where placeholders of a file's entries get their values. */
+export interface FileContext {
+  env: NodeJS.ProcessEnv
+  /** `${keychain:field}` (a secret stored for this entry: its name and binding) or `${input:id}`. */
+  secret(kind: 'keychain' | 'input', id: string, owner: SecretOwner): Promise<string | undefined>
+  /** Why nothing is stored for `${keychain:field}`, when the context can say more than "not in the secret store". */
+  missingSecret?(field: string, owner: SecretOwner): Promise<string | undefined>
+}
+
+/** Where an entry sits: the file's layer and path, its format and the keys of its servers map. */
+export interface EntryPlace {
+  kind: SourceKind
+  source: string | null
+  format: FileFormat
+  basePath: (string | number)[]
+}
 
 export interface ParsedFile {
   format: FileFormat | null
@@ -50,6 +71,12 @@ export function importForeignEntry(raw: Record<string, unknown>): Record<string,
   return entry
 }
 
+/** The transport an entry (valid or not, in any of the file formats) is meant to have. */
+export function transportOf(raw: Record<string, unknown> | null): 'http' | 'stdio' | null {
+  const transport = raw ? importForeignEntry(raw).transport : null
+  return transport === 'http' || transport === 'stdio' ? transport : null
+}
+
 function detectFormat(root: Record<string, unknown>, servers: Record<string, unknown>): FileFormat {
   if ('mcpServers' in root && !('servers' in root)) return 'mcpServers'
   const entries = Object.values(servers).filter(isObject)
@@ -72,45 +99,51 @@ function describeIssue(
 export async function parseEntry(
   name: string,
   raw: unknown,
-  basePath: (string | number)[],
-  source: string | null,
-  format: FileFormat,
-  context: ExpandContext
+  place: EntryPlace,
+  context: FileContext
 ): Promise<ParsedEntry> {
+  const { basePath, source, format, kind } = place
   const path = [...basePath, name]
   const nameCheck = McpServerNameSchema.safeParse(name)
   if (!isObject(raw))
-    return { name, ok: false, raw: null, error: configError(`${path.join('.')}: an entry is an object`, path, source) }
-  if (!nameCheck.success)
     return {
       name,
       ok: false,
-      raw,
-      error: configError(`${path.join('.')}: ${nameCheck.error.issues[0]?.message}`, path, source)
+      raw: null,
+      binding: null,
+      error: configError(`${path.join('.')}: an entry is an object`, path, source)
     }
   const imported = format === 'servers' ? raw : importForeignEntry(raw)
-  const scoped: ExpandContext = {
-    ...context,
-    secret: (kind, id) => context.secret(kind, kind === 'keychain' ? `${name}:${id}` : id)
-  }
-  const expanded = await expandPlaceholders(imported, scoped, path)
+  const binding = entryBinding(imported)
+  const invalid = (message: string, at: (string | number)[]): ParsedEntry => ({
+    name,
+    ok: false,
+    raw,
+    binding,
+    error: configError(message, at, source)
+  })
+  if (!nameCheck.success) return invalid(`${path.join('.')}: ${nameCheck.error.issues[0]?.message}`, path)
+  const owner: SecretOwner = { name, binding, source: kind }
+  const expanded = await expandPlaceholders(
+    imported,
+    {
+      env: context.env,
+      secret: (secretKind, id) => context.secret(secretKind, id, owner),
+      missingSecret: async (field) => context.missingSecret?.(field, owner)
+    },
+    path
+  )
   const firstIssue = expanded.issues[0]
-  if (firstIssue)
-    return {
-      name,
-      ok: false,
-      raw,
-      error: configError(`${firstIssue.path.join('.')}: ${firstIssue.message}`, firstIssue.path, source)
-    }
+  if (firstIssue) return invalid(`${firstIssue.path.join('.')}: ${firstIssue.message}`, firstIssue.path)
   const parsed = McpServerEntrySchema.safeParse(expanded.value)
   if (!parsed.success) {
     // A `*Ref` key explains the missing inline secret next to it, so it is the problem to report.
     const issue =
       parsed.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? parsed.error.issues[0]
     const described = describeIssue(issue as z.core.$ZodIssue, path)
-    return { name, ok: false, raw, error: configError(described.message, described.path, source) }
+    return invalid(described.message, described.path)
   }
-  return { name, ok: true, raw, config: { ...parsed.data, name } }
+  return { name, ok: true, raw, binding, config: { ...parsed.data, name } }
 }
 
 /** The servers map of a file: our `servers`, VS Code's `servers` (+ `inputs`), or `mcpServers`; `mcp.servers` in settings.json. */
@@ -144,7 +177,8 @@ export async function parseConfigText(
   text: string,
   kind: SourceKind,
   path: string | null,
-  context: ExpandContext
+  context: FileContext,
+  options: { withhold?: (name: string) => McpToolError } = {}
 ): Promise<ParsedFile> {
   let root: unknown
   try {
@@ -157,12 +191,22 @@ export async function parseConfigText(
   if (!isObject(map))
     return { format: null, entries: [], error: `"${basePath.join('.')}" must be an object of named servers` }
   const format = kind === 'settings' ? 'servers' : detectFormat(root, map)
+  const { withhold } = options
+  const place: EntryPlace = { kind, source: path, format, basePath }
   const entries = await Promise.all(
-    Object.entries(map).map(([name, raw]) => parseEntry(name, raw, basePath, path, format, context))
+    Object.entries(map).map(([name, raw]) =>
+      withhold ? withheldEntry(name, raw, format, withhold(name)) : parseEntry(name, raw, place, context)
+    )
   )
   if (kind !== 'settings') return { format, entries, error: topLevelError }
   const { url, error } = clientMetadataUrlOf(root.mcp)
   return { format, entries, error: topLevelError ?? error, clientMetadataUrl: url }
+}
+
+/** An entry kept out of service as written: nothing in it is expanded or checked (an unapproved workspace file). */
+function withheldEntry(name: string, raw: unknown, format: FileFormat, error: McpToolError): ParsedEntry {
+  if (!isObject(raw)) return { name, ok: false, raw: null, binding: null, error }
+  return { name, ok: false, raw, binding: entryBinding(format === 'servers' ? raw : importForeignEntry(raw)), error }
 }
 
 function clientMetadataUrlOf(mcp: unknown): { url: string | null; error: string | null } {

@@ -1,14 +1,23 @@
 import { access } from 'node:fs/promises'
 import type { HostExport } from '../../../shared/contract/mcp'
+import { McpFailure } from '../errors'
 import type { Registry } from '../registry'
+import {
+  applyClaudePermissions,
+  claudeSettingsPath,
+  planClaudePermissions,
+  type PermissionsPlan
+} from './claude-permissions'
 import { EXPORT_HOSTS, hostConfigPath, hostFormat, type ExportHost } from './hosts'
 import { applyExport, planExport, type ExportPlan, type LauncherCommand } from './launcher-entries'
 
-/** The servers an export writes: every valid, enabled entry. */
+/** The servers an export writes: every valid, enabled entry of an approved file. */
 export function exportableServers(registry: Registry): string[] {
   return registry
     .list()
-    .filter((entry) => entry.state !== 'disabled' && entry.error?.code !== 'invalid_config')
+    .filter(
+      (entry) => entry.state !== 'disabled' && entry.state !== 'untrusted' && entry.error?.code !== 'invalid_config'
+    )
     .map((entry) => entry.name)
 }
 
@@ -18,11 +27,36 @@ function serversIn(plan: ExportPlan): string[] {
   return map && typeof map === 'object' ? Object.keys(map) : []
 }
 
-async function describeHost(
+/** Claude Code gets the exported servers' tool filters as its own permission rules too. */
+export function planPermissions(
+  registry: Registry,
   host: ExportHost,
   servers: string[],
   command: LauncherCommand,
   path: string
+): Promise<PermissionsPlan> | null {
+  if (host !== 'claude-code') return null
+  const filters = servers.map((name) => ({ name, filter: registry.toolFilter(name) }))
+  return planClaudePermissions(filters, command.dataDir, path)
+}
+
+const shownPermissions = (plan: PermissionsPlan | null): HostExport['permissions'] =>
+  plan && {
+    path: plan.path,
+    diff: plan.diff,
+    added: plan.added,
+    removed: plan.removed,
+    launcherOnly: plan.launcherOnly,
+    beforeDigest: plan.beforeDigest
+  }
+
+async function describeHost(
+  registry: Registry,
+  host: ExportHost,
+  servers: string[],
+  command: LauncherCommand,
+  path: string,
+  permissionsPath: string
 ): Promise<HostExport> {
   const exists = await access(path).then(
     () => true,
@@ -31,7 +65,9 @@ async function describeHost(
   try {
     const plan = await planExport(host, servers, command, path)
     const { diff, added, updated, removed, conflicts, beforeDigest } = plan
+    const permissions = await planPermissions(registry, host, servers, command, permissionsPath)
     return {
+      permissions: shownPermissions(permissions),
       host,
       path,
       exists,
@@ -65,10 +101,13 @@ async function describeHost(
 export async function describeHostExports(
   registry: Registry,
   command: LauncherCommand,
-  pathOf: (host: ExportHost) => string = (host) => hostConfigPath(host)
+  pathOf: (host: ExportHost) => string = (host) => hostConfigPath(host),
+  permissionsPath = claudeSettingsPath()
 ): Promise<HostExport[]> {
   const servers = exportableServers(registry)
-  return Promise.all(EXPORT_HOSTS.map((host) => describeHost(host, servers, command, pathOf(host))))
+  return Promise.all(
+    EXPORT_HOSTS.map((host) => describeHost(registry, host, servers, command, pathOf(host), permissionsPath))
+  )
 }
 
 /** Writes the export the UI previewed; refuses when the file changed since (the digest of what was shown). */
@@ -77,9 +116,19 @@ export async function exportToHost(
   host: ExportHost,
   beforeDigest: string,
   command: LauncherCommand,
-  path = hostConfigPath(host)
+  path = hostConfigPath(host),
+  claude: { permissionsDigest?: string | undefined; permissionsPath?: string } = {}
 ): Promise<HostExport> {
-  const plan = await planExport(host, exportableServers(registry), command, path)
+  const { permissionsDigest, permissionsPath = claudeSettingsPath() } = claude
+  const servers = exportableServers(registry)
+  const plan = await planExport(host, servers, command, path)
+  const permissions = await planPermissions(registry, host, servers, command, permissionsPath)
+  if (permissions && permissionsDigest !== undefined && permissions.beforeDigest !== permissionsDigest)
+    throw new McpFailure(
+      'invalid_config',
+      `${permissions.path} changed since the preview; run the export again to see the new diff`
+    )
   await applyExport({ ...plan, beforeDigest })
-  return describeHost(host, exportableServers(registry), command, path)
+  if (permissions) await applyClaudePermissions(permissions)
+  return describeHost(registry, host, servers, command, path, permissionsPath)
 }

@@ -4,12 +4,13 @@ import type { Core } from '../../core'
 import { existingClientConfigs } from '../../mcp/config/client-configs'
 import { McpFailure, toToolError } from '../../mcp/errors'
 import { describeHostExports, exportToHost } from '../../mcp/export/host-exports'
+import { hostConfigPath } from '../../mcp/export/hosts'
 import { currentLauncher } from '../../mcp/export/launcher-command'
 import type { Rooms } from '../../rooms'
 import type { HandlersFor } from '../dispatcher'
 
 /** Expected failures reach the renderer as their McpToolError code, with the config path at fault. */
-async function guarded<T>(work: () => Promise<T>): Promise<T> {
+export async function guarded<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
@@ -57,8 +58,13 @@ export function mcpHandlers(_core: Core, rooms: Rooms): HandlersFor<typeof mcpCa
     'mcp.importCandidates': () => existingClientConfigs(rooms.context.serve.workspace),
     'mcp.import': ({ path }) => guarded(() => host.importFrom(path)),
     'mcp.hostExports': () => guarded(() => describeHostExports(registry, launcher())),
-    'mcp.exportToHost': ({ host: target, beforeDigest }) =>
-      guarded(() => exportToHost(registry, target, beforeDigest, launcher())),
+    'mcp.exportToHost': ({ host: target, beforeDigest, permissionsDigest }) =>
+      guarded(() =>
+        exportToHost(registry, target, beforeDigest, launcher(), hostConfigPath(target), { permissionsDigest })
+      ),
+    'mcp.workspaceReview': async () => host.workspaceReview(),
+    'mcp.approveWorkspace': ({ sha256 }) => guarded(() => host.approveWorkspace(sha256)),
+    'mcp.revokeWorkspace': () => guarded(() => host.revokeWorkspace()),
     'mcp.setInput': async ({ id, value }) => {
       await host.setInput(id, value)
       return { stored: true as const }

@@ -4,8 +4,17 @@ import type { TableInfo } from './table-info'
 
 const sqlString = (text: string): string => `'${text.replaceAll("'", "''")}'`
 
-export const setDisplaySettingsSql = (): string =>
-  DISPLAY_SETTINGS.map(([name, value]) => `SET LOCAL ${name} = ${sqlString(value)}`).join('; ')
+/**
+ * How Postgres reads the SQL we send: string literals as the where's parser read them, whatever the database's
+ * default (with standard_conforming_strings off, a backslash in '…' would escape the next character).
+ */
+const SQL_TEXT_SETTINGS: ReadonlyArray<readonly [string, string]> = [['standard_conforming_strings', 'on']]
+
+/** The snapshot transaction's settings: values printed as pgoutput prints them, SQL read as it was written. */
+export const setSessionSettingsSql = (): string =>
+  [...DISPLAY_SETTINGS, ...SQL_TEXT_SETTINGS]
+    .map(([name, value]) => `SET LOCAL ${name} = ${sqlString(value)}`)
+    .join('; ')
 
 export const qualifiedName = (table: Pick<TableInfo, 'schema' | 'name'>): string =>
   `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`

@@ -14,6 +14,7 @@ import { type PreparedAnswer, preparedAnswer } from '../live/prepared-answers'
 import type { LogSlice } from '../storage/shape-log'
 import { schemaHeader } from '../definition/table-info'
 import { isCallersQueryError } from '../../sql'
+import { ShapeTooLargeError } from '../storage/shape-limits'
 import { CACHE_CONTROL, arrayBody, etagMatches, monotonicTag, mustRefetchBody, upToDateMessage } from './protocol'
 import { type HeaderMap, type Responder, writePreparedToAll } from './responder'
 import type { ShapeRequest } from './shape-request'
@@ -79,6 +80,7 @@ export async function serveLog(context: LogRequestContext): Promise<void> {
   const active = service.active(definition.identity)
   if (!active || active.handle !== request.handle)
     return conflict(context, active ?? (await service.shapeFor(definition)))
+  service.used(active)
   return continueLog(context, active, request.offset.offset)
 }
 
@@ -214,6 +216,10 @@ class LongPollGroup {
     })
   }
 
+  get size(): number {
+    return this.members.size
+  }
+
   private listen(): void {
     this.shape.onChange(() => this.wake(), GROUP_RECHECK_MS)
   }
@@ -259,6 +265,13 @@ interface LongPollMember {
 const GROUP_RECHECK_MS = 60_000
 
 const longPollGroups = new WeakMap<Shape, Map<string, LongPollGroup>>()
+
+/** Live long-polls of `shape` held now, waiting for its next change. */
+export function heldLongPolls(shape: Shape): number {
+  let held = 0
+  for (const group of longPollGroups.get(shape)?.values() ?? []) held += group.size
+  return held
+}
 
 /** Holds a live long-poll until the shape has entries after `offset` or the long-poll timeout, in its group. */
 function holdLongPoll(context: LogRequestContext, shape: Shape, offset: LogOffset, requested: string): Promise<void> {
@@ -423,9 +436,19 @@ async function unavailableShape(context: LogRequestContext, shape: Shape): Promi
   // a where that Postgres cannot evaluate on the table's rows (division by zero, a bad cast), or a table it may not read
   if (isCallersQueryError(shape.failure))
     return context.r.invalidRequest({ [shape.failure.code === '42501' ? 'table' : 'where']: [shape.failure.message] })
+  if (shape.failure instanceof ShapeTooLargeError) return tooLarge(context.r, shape.failure)
   if (shape.failure) return context.r.unavailable('Failed to create shape, please retry', 1)
   context.r.unavailable('Timed out waiting for the shape snapshot, please retry', 10, {
     [context.r.names.knownError]: 'true'
+  })
+}
+
+/** 413 for a shape whose snapshot alone does not fit the disk budget, naming the limit. */
+export function tooLarge(r: Responder, error: ShapeTooLargeError): void {
+  r.json(413, {
+    code: 'shape_too_large',
+    message: `The shape was not built: ${error.message}`,
+    limit: error.limitBytes
   })
 }
 

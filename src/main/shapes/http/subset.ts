@@ -123,6 +123,7 @@ export async function serveSubset(context: LogRequestContext, raw: RawSubset): P
     const active = service.active(definition.identity)
     if (!active || active.handle !== request.handle)
       return conflict(context, active ?? (await service.shapeFor(definition)))
+    service.used(active)
     shape = active
   } else {
     shape = await service.shapeFor(definition)

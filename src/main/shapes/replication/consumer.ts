@@ -94,8 +94,13 @@ export class ReplicationConsumer implements ReplicationStream {
     const key = JSON.stringify([schema, table])
     const pending = this.publishing.get(key)
     if (pending) return pending
-    const publishing = publishTable(this.pool, this.options.publicationName, schema, table, () =>
-      isStopping(this.state)
+    const publishing = publishTable(
+      this.pool,
+      this.options.publicationName,
+      schema,
+      table,
+      () => isStopping(this.state),
+      (line) => this.log(line)
     ).finally(() => this.publishing.delete(key))
     this.publishing.set(key, publishing)
     return publishing
@@ -220,7 +225,8 @@ export class ReplicationConsumer implements ReplicationStream {
         this.reportPosition()
         if (this.idle() && this.undurable.length === 0 && message.walEnd > this.confirmedLsn)
           this.confirmedLsn = message.walEnd
-        this.acknowledge(message.replyRequested)
+        const answered = this.acknowledge(message.replyRequested)
+        this.options.onKeepalive?.({ walEnd: message.walEnd, answered })
         return
       }
       const committed = this.assembler.push(decodePgoutput(message.payload))
@@ -283,11 +289,12 @@ export class ReplicationConsumer implements ReplicationStream {
    * before each wait, and an answer wakes it to ping again (thousands of round trips a second). New WAL wakes it anyway,
    * so its position still comes with the next change.
    */
-  private acknowledge(always = false): void {
+  private acknowledge(always = false): boolean {
     const session = sessionOf(this.state)
-    if (!session || (!always && this.confirmedLsn <= this.acknowledgedLsn)) return
+    if (!session || (!always && this.confirmedLsn <= this.acknowledgedLsn)) return false
     session.acknowledge(this.confirmedLsn)
     this.acknowledgedLsn = this.confirmedLsn
+    return true
   }
 
   /** Ends the current session; Postgres sends again from the last acknowledged position to the next one. */

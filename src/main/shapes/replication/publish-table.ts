@@ -7,21 +7,24 @@ const WAIT_LIMIT_MS = 60_000
 /**
  * Puts the table into the publication with REPLICA IDENTITY FULL. When that changed anything, waits for the
  * transactions that were already open: their earlier changes are decoded without the new settings, so they must be
- * committed (and in any snapshot taken next) before the caller relies on the stream for this table.
+ * committed (and in any snapshot taken next) before the caller relies on the stream for this table. `log` hears when
+ * it waits.
  */
 export async function publishTable(
   pool: pg.Pool,
   publication: string,
   schema: string,
   table: string,
-  isStopped: () => boolean
+  isStopped: () => boolean,
+  log: (line: string) => void
 ): Promise<void> {
   const name = `${quoteIdent(schema)}.${quoteIdent(table)}`
   const state = await tableState(pool, publication, schema, table)
   if (!state) throw new ReplicationSetupError(`table ${name} does not exist (or is not a table)`)
   if (!state.published) await addToPublication(pool, publication, name)
   for (const relation of state.withoutFullIdentity) await setReplicaIdentityFull(pool, relation)
-  if (!state.published || state.withoutFullIdentity.length > 0) await waitForOpenTransactions(pool, name, isStopped)
+  if (!state.published || state.withoutFullIdentity.length > 0)
+    await waitForOpenTransactions(pool, name, isStopped, log)
 }
 
 /** Whether the table is published, and which of it and its partitions (they each have their own setting) lack REPLICA IDENTITY FULL. */
@@ -81,7 +84,12 @@ async function setReplicaIdentityFull(pool: pg.Pool, name: string): Promise<void
 }
 
 /** Waits until every transaction id assigned before now has finished. */
-async function waitForOpenTransactions(pool: pg.Pool, name: string, isStopped: () => boolean): Promise<void> {
+async function waitForOpenTransactions(
+  pool: pg.Pool,
+  name: string,
+  isStopped: () => boolean,
+  log: (line: string) => void
+): Promise<void> {
   const { rows } = await pool.query<{ xmax: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax')
   const deadline = Date.now() + WAIT_LIMIT_MS
   for (let delay = 10; ; delay = Math.min(delay * 2, 500)) {
@@ -91,6 +99,7 @@ async function waitForOpenTransactions(pool: pg.Pool, name: string, isStopped: (
       [rows[0]?.xmax]
     )
     if (done.rows[0]?.done) return
+    if (delay === 10) log(`${name} joined the publication: waiting for the transactions open before it to end`)
     if (Date.now() > deadline) {
       throw new Error(
         `${name} joined the publication, but transactions opened before that are still running after ${WAIT_LIMIT_MS / 1000} s; end the long-running or idle-in-transaction sessions shown in pg_stat_activity`

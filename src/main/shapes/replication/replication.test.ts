@@ -2,7 +2,13 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startTestPostgres, type TestPostgres } from '../../../../test/support/postgres'
 import { ignoreConnectionErrors } from '../../../../test/support/postgres'
-import { expectCommitOrder, idRange, insertedIds, TransactionLog } from '../../../../test/support/replication'
+import {
+  expectCommitOrder,
+  idRange,
+  insertedIds,
+  sentThrough,
+  TransactionLog
+} from '../../../../test/support/replication'
 import {
   parseLsn,
   type ReplicatedTransaction,
@@ -50,6 +56,7 @@ async function follow(log: TransactionLog, options: Partial<ReplicationOptions> 
     appliedLsn: null,
     onTransaction: log.onTransaction,
     onSlotLost: log.onSlotLost,
+    onKeepalive: log.onKeepalive,
     ...options
   })
   running.push(stream)
@@ -282,14 +289,18 @@ describe('ensureTable', () => {
     await pool.query(`CREATE TABLE joined_late (id int PRIMARY KEY)`)
     await pool.query(`CREATE TABLE unrelated (id int PRIMARY KEY)`)
     const log = new TransactionLog()
-    const stream = await follow(log)
+    const lines: string[] = []
+    const stream = await follow(log, { log: (line) => lines.push(line) })
     const open = await pool.connect()
     try {
       await open.query('BEGIN')
       await open.query('INSERT INTO unrelated VALUES (1)')
       let done = false
       const ensured = stream.ensureTable('public', 'joined_late').then(() => (done = true))
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      // it found the transaction open and waits for it
+      await vi.waitFor(() => expect(lines.join('\n')).toContain('"joined_late" joined the publication: waiting'), {
+        timeout: 20_000
+      })
       expect(done).toBe(false)
       await open.query('COMMIT')
       await ensured
@@ -315,8 +326,10 @@ describe('acknowledgement and recovery', () => {
     })
     await first.ensureTable('public', 'acked')
     await insertOneByOne('acked', [1, 2, 3])
+    const inserted = await first.currentWalLsn()
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1']))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // the second and third were sent: the third waits behind the second, whose onTransaction never resolves
+    await sentThrough(pool, inserted, settings.slotName)
     expect(insertedIds(log.transactions)).toEqual(['1'])
     const applied = first.lastLsn
     expect(await confirmedFlush(settings.slotName)).toBeLessThan(applied + 1000n)
@@ -333,11 +346,14 @@ describe('acknowledgement and recovery', () => {
     const { log, settings, stream } = await appliedNotDurable('durable', [1, 2, 3])
     const confirmed = () => confirmedFlush(settings.slotName)
     const [first, second, third] = log.transactions.map((tx) => tx.commitLsn) as [bigint, bigint, bigint]
-    // keepalives come and go meanwhile: none of them may confirm what is applied but not durable
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    // the walsender's keepalives after what it sent: none may confirm what is applied but not durable
+    expect(await log.keepaliveAfter(first)).toMatchObject({ answered: false })
     expect(await confirmed()).toBeLessThan(first)
+    const before = log.keepalives.length
     stream.durableThrough(second)
     await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(second), { timeout: 5_000 })
+    // answered, the walsender pings again, past the third, while everything is applied: still not confirmable
+    expect(await log.keepaliveAfter(third + 1n, before)).toMatchObject({ answered: false })
     expect(await confirmed()).toBeLessThan(third)
     stream.durableThrough(third)
     await vi.waitFor(async () => expect(await confirmed()).toBeGreaterThanOrEqual(third), { timeout: 5_000 })
@@ -347,19 +363,12 @@ describe('acknowledgement and recovery', () => {
     const { log, settings, stream } = await appliedNotDurable('pinged', [1])
     // applied, not durable: the walsender pings before each wait while our position trails its own; answered every
     // time, each answer wakes it to ping again (thousands of round trips a second, a core between the two processes)
-    const replyTimes = new Set<string>()
-    for (let sample = 0; sample < 6; sample++) {
-      const { rows } = await pool.query<{ at: string }>(
-        `SELECT reply_time::text AS at FROM pg_stat_replication WHERE application_name = 'syncscope-replication'`
-      )
-      replyTimes.add(rows[0]?.at ?? '')
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
-    // at most one status update (every 10 s) falls into the second sampled
-    expect(replyTimes.size).toBeLessThanOrEqual(2)
+    expect(await log.keepaliveAfter(log.transactions[0]!.commitLsn)).toMatchObject({ answered: false })
     stream.durableThrough(log.transactions[0]!.commitLsn)
-    await vi.waitFor(async () =>
-      expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn)
+    await vi.waitFor(
+      async () =>
+        expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(log.transactions[0]!.commitLsn),
+      { timeout: 15_000 }
     )
   })
 
@@ -382,14 +391,15 @@ describe('acknowledgement and recovery', () => {
     })
     await stream.ensureTable('public', 'positioned')
     await insertOneByOne('positioned', [1, 2, 3])
-    await vi.waitFor(() => expect(second).not.toBeNull())
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await vi.waitFor(() => expect(second).not.toBeNull(), { timeout: 15_000 })
     const blockedAt = (second as ReplicatedTransaction | null)?.commitLsn ?? 0n
+    // a keepalive past the blocked transaction: received, not handed over, so not a position to report
+    await log.keepaliveAfter(blockedAt + 1n)
     expect(positions.every((lsn) => lsn < blockedAt)).toBe(true)
     release()
     await log.waitFor((txs) => expect(insertedIds(txs)).toEqual(['1', '2', '3']))
     const last = log.transactions.at(-1)?.commitLsn ?? 0n
-    await vi.waitFor(() => expect(positions.at(-1)).toBeGreaterThan(last))
+    await vi.waitFor(() => expect(positions.at(-1)).toBeGreaterThan(last), { timeout: 15_000 })
     expect([...positions].sort((a, b) => (a < b ? -1 : 1))).toEqual(positions)
   })
 
@@ -399,7 +409,9 @@ describe('acknowledgement and recovery', () => {
     const stream = await follow(new TransactionLog(), settings)
     await insertOneByOne('not_published', [1, 2, 3])
     const written = await stream.currentWalLsn()
-    await vi.waitFor(async () => expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(written))
+    await vi.waitFor(async () => expect(await confirmedFlush(settings.slotName)).toBeGreaterThanOrEqual(written), {
+      timeout: 15_000
+    })
   })
 
   it('skips what appliedLsn covers when the slot still holds it', async () => {
@@ -524,15 +536,18 @@ describe('acknowledgement and recovery', () => {
       'SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active',
       [settings.slotName]
     )
-    await vi.waitFor(() => expect(statuses).toContain('reconnecting'))
+    await vi.waitFor(() => expect(statuses).toContain('reconnecting'), { timeout: 15_000 })
     await reconnecting.stop()
 
-    await vi.waitFor(async () => {
-      const { rows } = await pool.query(
-        `SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`
-      )
-      expect(rows).toEqual([])
-    })
+    await vi.waitFor(
+      async () => {
+        const { rows } = await pool.query(
+          `SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'syncscope-replication%'`
+        )
+        expect(rows).toEqual([])
+      },
+      { timeout: 15_000 }
+    )
     expect(timers()).toBeLessThanOrEqual(timersBefore)
   })
 

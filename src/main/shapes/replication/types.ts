@@ -56,6 +56,11 @@ export interface ReplicationOptions {
    * WAL positions, XLogData and keepalive walEnd) has been handed to onTransaction and its promise resolved.
    */
   onPosition?(lsn: bigint): void
+  /**
+   * Each keepalive of the walsender, and whether a status update answered it: only when the confirmed position moved
+   * or the walsender asked (an answer to every one makes it ping straight back while our position trails its own).
+   */
+  onKeepalive?(keepalive: { walEnd: bigint; answered: boolean }): void
   onStatus?(status: { state: 'streaming' | 'reconnecting'; error?: string }): void
   log?(line: string): void
 }

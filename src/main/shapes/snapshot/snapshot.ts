@@ -9,7 +9,7 @@ import { type BufferPool, bufferPool } from './buffer-pool'
 import { cancelBackend } from './cancel-query'
 import { CopyOut } from './copy-out'
 import { plainRows } from './plain-rows'
-import { qualifiedName, selectRowsSql, setDisplaySettingsSql } from '../definition/row-sql'
+import { qualifiedName, selectRowsSql, setSessionSettingsSql } from '../definition/row-sql'
 import { tableIdentity } from '../definition/table-check'
 
 /** pg_current_snapshot() of a snapshot transaction, as xid8 decimal strings. */
@@ -75,7 +75,7 @@ async function beginSnapshot(
   prepare?: (client: pg.PoolClient) => Promise<void>
 ): Promise<SnapshotInfo> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-  await client.query(setDisplaySettingsSql())
+  await client.query(setSessionSettingsSql())
   await prepare?.(client)
   const { rows } = await client.query<{ snapshot: string; lsn: string }>(
     'SELECT pg_current_snapshot()::text AS snapshot, pg_current_wal_lsn()::text AS lsn'

@@ -190,6 +190,11 @@ export class ShapeLog {
     return this.count
   }
 
+  /** Bytes of log.jsonl and log.idx. */
+  get diskBytes(): number {
+    return this.byteEnd(this.count - 1) + this.count * RECORD_BYTES
+  }
+
   get lastOffset(): LogOffset {
     return this.count === 0 ? SNAPSHOT_END : this.offsetAt(this.count - 1)
   }

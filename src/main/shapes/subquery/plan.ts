@@ -255,7 +255,10 @@ class Compiler {
       this.dependencies.push({ table: inner, columns, plan, nested, key })
       dependency = this.dependencies.length - 1
     }
-    const left = lhs.length === 1 ? quoteIdent(lhs[0] ?? '') : `(${lhs.map(quoteIdent).join(', ')})`
+    // text compared by its bytes, as live changes are matched (a nondeterministic collation would equate others)
+    const operand = (name: string) =>
+      lookupColumn(table.columnTypes, name)?.category === 'text' ? `${quoteIdent(name)} COLLATE "C"` : quoteIdent(name)
+    const left = lhs.length === 1 ? operand(lhs[0] ?? '') : `(${lhs.map(operand).join(', ')})`
     const test = `${left} IN (SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(inner)} WHERE ${plan.sql})`
     return { kind: 'sublink', sql: negated ? `(NOT coalesce(${test}, false))` : `(${test})`, lhs, negated, dependency }
   }

@@ -6,7 +6,13 @@ import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation, useEvent } from '../../hooks'
 import './conformance.css'
 
-const STATUS_CLASS: Record<CheckResult['status'], string> = { pass: 'ok', fail: 'error', warn: 'warn', skip: '' }
+const STATUS_CLASS: Record<CheckResult['status'], string> = {
+  pass: 'ok',
+  fail: 'error',
+  warn: 'warn',
+  skip: '',
+  error: 'error'
+}
 
 /** `K: V` (or `k=v`) lines → a record; blank lines ignored. */
 function pairs(text: string, separator: ':' | '='): Record<string, string> {
@@ -71,13 +77,13 @@ export function FindingView({ finding }: { finding: Finding }) {
 }
 
 function ReportView({ report }: { report: ConformanceReport }) {
-  const { pass, fail, warn, skip } = report.summary
+  const { pass, fail, warn, skip, error } = report.summary
   return (
     <section className="panel" aria-label="Conformance report">
       <p data-testid="conformance-summary">
         <code>{report.url}</code> · <code>{report.headerBrand}-*</code> · {report.checks.length} checks: {pass} passed,{' '}
-        {fail} failed, {warn} with warnings, {skip} skipped in {(report.ms / 1000).toFixed(1)} s
-        {report.writeTable ? ` · live changes in ${report.writeTable} (dropped)` : ''}
+        {fail} failed{error > 0 ? `, ${error} could not finish` : ''}, {warn} with warnings, {skip} skipped in{' '}
+        {(report.ms / 1000).toFixed(1)} s{report.writeTable ? ` · live changes in ${report.writeTable} (dropped)` : ''}
       </p>
       <table className="grid checks">
         <tbody>

@@ -45,6 +45,18 @@ export function ClientMetadataPanel({ setting }: { setting: ClientMetadataSettin
         </button>
       </form>
       <ErrorBox error={save.error} />
+      {setting.document && (
+        <details>
+          <summary>The document to publish at this URL</summary>
+          <p className="hint">
+            It lists a loopback callback per server that logs in with it (each server has its own, so an answer is taken
+            only for the login it belongs to): publish it again after adding such a server.
+          </p>
+          <pre className="mcp-diff" data-testid="mcp-client-metadata-document">
+            {JSON.stringify(setting.document, null, 2)}
+          </pre>
+        </details>
+      )}
     </div>
   )
 }

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react'
 import type { McpElicitation } from '../../../shared/contract/mcp'
+import { formDefaults } from '../../../shared/mcp-elicitation'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useCallMutation } from '../../hooks'
 
@@ -24,7 +25,14 @@ function ElicitationForm({ elicitation }: { elicitation: McpElicitation }) {
   const answer = useCallMutation('mcp.answerElicitation', ['mcp.elicitations'])
   const properties = (elicitation.requestedSchema?.properties ?? {}) as Record<string, Property>
   const required = new Set((elicitation.requestedSchema?.required as string[] | undefined) ?? [])
-  const [values, setValues] = useState<Record<string, string>>({})
+  // filled in with the defaults the form gives (SEP-1034); a field emptied is left out, and gets its default in main
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(
+      Object.entries(formDefaults(elicitation.requestedSchema)).flatMap(([key, value]) =>
+        Array.isArray(value) ? [] : [[key, String(value)]]
+      )
+    )
+  )
   const accept = (event: FormEvent) => {
     event.preventDefault()
     const content: Record<string, Answer> = {}

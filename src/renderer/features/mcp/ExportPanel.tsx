@@ -9,6 +9,24 @@ const HOST_LABELS: Record<HostExport['host'], string> = {
   cursor: 'Cursor'
 }
 
+/** Claude Code's own form of the tool filters: deny rules in its settings, and what only the launcher can enforce. */
+function PermissionRules({ permissions }: { permissions: NonNullable<HostExport['permissions']> }) {
+  return (
+    <div className="hint" data-testid="mcp-export-permissions">
+      Tool filters as Claude Code&apos;s deny rules in <code>{permissions.path}</code>
+      {permissions.added.length + permissions.removed.length > 0
+        ? `: ${[...permissions.added.map((rule) => `+${rule}`), ...permissions.removed.map((rule) => `-${rule}`)].join(' ')}`
+        : ': up to date'}
+      {permissions.diff.length > 0 && <pre className="mcp-diff">{permissions.diff.join('\n')}</pre>}
+      {permissions.launcherOnly.length > 0 && (
+        <div>
+          Enforced by the launcher alone (Claude Code has no rule for it): {permissions.launcherOnly.join('; ')}
+        </div>
+      )}
+    </div>
+  )
+}
+
 function HostFile({ file }: { file: HostExport }) {
   const apply = useCallMutation('mcp.exportToHost', ['mcp.hostExports'])
   const changes = [
@@ -26,7 +44,8 @@ function HostFile({ file }: { file: HostExport }) {
           Left alone (the host&apos;s own entries of the same name): {file.conflicts.join(', ')}
         </div>
       )}
-      {file.diff.length === 0 && !file.error ? (
+      {file.permissions && <PermissionRules permissions={file.permissions} />}
+      {file.diff.length === 0 && (file.permissions?.diff.length ?? 0) === 0 && !file.error ? (
         <div className="hint">Up to date: an export would change nothing.</div>
       ) : (
         !file.error && (
@@ -37,7 +56,13 @@ function HostFile({ file }: { file: HostExport }) {
             </pre>
             <button
               type="button"
-              onClick={() => apply.mutate({ host: file.host, beforeDigest: file.beforeDigest })}
+              onClick={() =>
+                apply.mutate({
+                  host: file.host,
+                  beforeDigest: file.beforeDigest,
+                  ...(file.permissions ? { permissionsDigest: file.permissions.beforeDigest } : {})
+                })
+              }
               disabled={apply.isPending}
               data-testid={`mcp-export-apply-${file.host}`}
             >

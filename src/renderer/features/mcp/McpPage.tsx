@@ -7,7 +7,9 @@ import { ClientMetadataPanel } from './ClientMetadataPanel'
 import { Elicitations } from './Elicitations'
 import { OAuthPanel } from './OAuthPanel'
 import { NEW_SERVER, ServerEditor, type EditTarget } from './ServerEditor'
+import { BudgetOverviewPanel, ServerToolBudget, useBudgetSettings } from './ToolBudget'
 import { ToolExplorer } from './ToolExplorer'
+import { WorkspaceTrust } from './WorkspaceTrust'
 import './mcp.css'
 
 const REFRESHED_BY_CHANGES = ['mcp.list'] as const
@@ -17,8 +19,11 @@ const STATE_LABELS: Record<McpEntry['state'], string> = {
   connected: 'connected',
   'needs-login': 'needs login',
   error: 'error',
-  disabled: 'disabled'
+  disabled: 'disabled',
+  untrusted: 'untrusted (not approved)'
 }
+/** States in which a server's tools cannot be listed. */
+const NO_TOOLS: ReadonlySet<McpEntry['state']> = new Set(['error', 'disabled', 'needs-login', 'untrusted'])
 
 /** VS Code's `${input:id}` prompts: the value a person types goes to the secret store. */
 function InputValue({ id }: { id: string }) {
@@ -169,7 +174,11 @@ function EntryRow({
         <button
           type="button"
           onClick={() => reconnect.mutate({ name: entry.name })}
-          disabled={reconnect.isPending || (entry.state === 'error' && entry.error?.code === 'invalid_config')}
+          disabled={
+            reconnect.isPending ||
+            entry.state === 'untrusted' ||
+            (entry.state === 'error' && entry.error?.code === 'invalid_config')
+          }
         >
           Reconnect
         </button>
@@ -196,6 +205,7 @@ export function McpPage() {
   useInvalidateOn('mcp.changed', REFRESHED_BY_CHANGES)
   const [selected, setSelected] = useState<string | null>(null)
   const [editing, setEditing] = useState<EditTarget | null>(null)
+  const [budgetSettings, setBudgetSettings] = useBudgetSettings()
   // A login started elsewhere (a script on the contract, another window): offer the link; opening it is a person's click.
   const [authorize, setAuthorize] = useState<{ name: string; url: string } | null>(null)
   useEvent(
@@ -216,6 +226,7 @@ export function McpPage() {
           </a>
         </p>
       )}
+      <WorkspaceTrust />
       {list.data && (
         <section className="panel" aria-label="Sources">
           <h2>Sources</h2>
@@ -229,8 +240,9 @@ export function McpPage() {
             ))}
           </ul>
           <p className="hint">
-            The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name.
-            Secrets: {list.data.secretStore}.
+            The workspace <code>mcp.json</code> wins over <code>settings.json</code> for a server of the same name, once
+            you approve it; stored secrets and tokens go only to an entry with the name and the URL (or command line)
+            they were entered for. Secrets: {list.data.secretStore}.
           </p>
           <ClientMetadataPanel key={list.data.clientMetadata.url ?? ''} setting={list.data.clientMetadata} />
           <ImportPanel />
@@ -277,6 +289,9 @@ export function McpPage() {
           </table>
         )}
       </section>
+      {entries.length > 0 && (
+        <BudgetOverviewPanel settings={budgetSettings} onSettings={setBudgetSettings} onSelect={setSelected} />
+      )}
       {editing && (
         <ServerEditor
           key={editing.isNew ? '(new)' : editing.name}
@@ -289,9 +304,15 @@ export function McpPage() {
       )}
       <Elicitations />
       {current && current.authMode === 'authorizationCode' && <OAuthPanel entry={current} />}
-      {current && current.state !== 'error' && current.state !== 'disabled' && current.state !== 'needs-login' && (
-        <ToolExplorer key={current.name} server={current.name} />
+      {current && !NO_TOOLS.has(current.state) && (
+        <ServerToolBudget
+          key={`budget:${current.name}`}
+          server={current.name}
+          editable={['settings', 'workspace', 'file'].includes(current.source)}
+          settings={budgetSettings}
+        />
       )}
+      {current && !NO_TOOLS.has(current.state) && <ToolExplorer key={current.name} server={current.name} />}
     </div>
   )
 }

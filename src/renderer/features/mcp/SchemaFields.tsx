@@ -24,7 +24,7 @@ export function SchemaFields({ fields, value, onChange, issues, prefix = '' }: S
       {fields.map((field) => {
         const id = `mcp-field-${prefix}${field.key}`
         const issue = issues[`${prefix}${field.key}`]
-        const multiline = field.kind === 'lines' || field.kind === 'pairs'
+        const multiline = field.kind === 'lines' || field.kind === 'pairs' || field.kind === 'secretText'
         return (
           <label key={field.key} className="mcp-field">
             <span>
@@ -32,8 +32,20 @@ export function SchemaFields({ fields, value, onChange, issues, prefix = '' }: S
               {field.optional ? '' : ' *'}
               {field.kind === 'lines' && <small> one per line</small>}
               {field.kind === 'pairs' && <small> NAME=value per line</small>}
+              {field.kind === 'secretText' && <small> PEM, pasted whole; kept in the secret store</small>}
             </span>
-            {field.kind === 'boolean' ? (
+            {field.kind === 'choice' ? (
+              <select
+                data-testid={id}
+                value={String(value[field.key] ?? '')}
+                onChange={(event) => set(field, event.target.value)}
+              >
+                <option value="">{field.optional ? '(default)' : '—'}</option>
+                {field.options?.map((option) => (
+                  <option key={option}>{option}</option>
+                ))}
+              </select>
+            ) : field.kind === 'boolean' ? (
               <input
                 type="checkbox"
                 data-testid={id}
@@ -43,7 +55,10 @@ export function SchemaFields({ fields, value, onChange, issues, prefix = '' }: S
             ) : multiline ? (
               <textarea
                 data-testid={id}
-                rows={3}
+                rows={field.kind === 'secretText' ? 6 : 3}
+                className={field.kind === 'secretText' ? 'mcp-secret-text' : undefined}
+                spellCheck={false}
+                autoComplete="off"
                 value={displayValue(field, value[field.key])}
                 onChange={(event) => set(field, event.target.value)}
               />

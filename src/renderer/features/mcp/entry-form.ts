@@ -1,18 +1,26 @@
 import type { z } from 'zod'
 import { McpAuthConfigSchema, McpServerEntrySchema } from '../../../shared/contract/mcp'
 
-export type FieldKind = 'string' | 'secret' | 'number' | 'boolean' | 'lines' | 'pairs'
+/** `secretText`: a secret of several lines (a PEM private key); `choice`: one of the schema's `options`. */
+export type FieldKind = 'string' | 'secret' | 'secretText' | 'number' | 'boolean' | 'choice' | 'lines' | 'pairs'
 
 export interface FieldSpec {
   key: string
   kind: FieldKind
   optional: boolean
+  options?: string[]
 }
 
-type AnySchema = z.ZodType & { _zod: { def: { type: string; innerType?: AnySchema; values?: unknown[] } } }
+type AnySchema = z.ZodType & {
+  _zod: { def: { type: string; innerType?: AnySchema; values?: unknown[]; entries?: Record<string, string> } }
+}
 type ObjectSchema = z.ZodObject & { shape: Record<string, AnySchema> }
 
 const SECRET_KEYS = new Set(['key', 'clientSecret'])
+const SECRET_TEXT_KEYS = new Set(['privateKey'])
+
+const stringKind = (key: string): FieldKind =>
+  SECRET_TEXT_KEYS.has(key) ? 'secretText' : SECRET_KEYS.has(key) ? 'secret' : 'string'
 
 function unwrap(schema: AnySchema): { schema: AnySchema; optional: boolean } {
   let current = schema
@@ -31,7 +39,9 @@ export function fieldsOf(schema: ObjectSchema, skip: string[] = []): FieldSpec[]
     if (skip.includes(key)) continue
     const { schema: inner, optional } = unwrap(raw)
     const type = inner._zod.def.type
-    if (type === 'string') fields.push({ key, kind: SECRET_KEYS.has(key) ? 'secret' : 'string', optional })
+    if (type === 'string') fields.push({ key, kind: stringKind(key), optional })
+    else if (type === 'enum')
+      fields.push({ key, kind: 'choice', optional, options: Object.values(inner._zod.def.entries ?? {}) })
     else if (type === 'number') fields.push({ key, kind: 'number', optional })
     else if (type === 'boolean') fields.push({ key, kind: 'boolean', optional })
     else if (type === 'array') fields.push({ key, kind: 'lines', optional })

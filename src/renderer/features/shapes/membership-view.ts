@@ -15,9 +15,14 @@ export interface DisjunctView {
   slots: SlotView[]
 }
 
-/** A row's tags read as the where's disjuncts: which positions each uses, whether each holds. */
+/**
+ * A row's tags read as the where's disjuncts: which positions each uses, whether each holds. Tags without
+ * active_conditions (a server before protocol 1.6) keep the row in until a move-out, as isIncluded reads them: every
+ * condition holds.
+ */
 export function disjunctsOf(membership: Membership): DisjunctView[] {
-  const holding = new Set(satisfiedDisjuncts(membership))
+  const known = membership.activeConditions.length > 0
+  const holding = new Set(known ? satisfiedDisjuncts(membership) : membership.tags.keys())
   return membership.tags.map((slots, index) => ({
     number: index + 1,
     holds: holding.has(index),
@@ -29,7 +34,7 @@ export function disjunctsOf(membership: Membership): DisjunctView[] {
               pos,
               kind: slot === '1' ? ('plain' as const) : ('subquery' as const),
               hash: slot === '1' ? null : slot,
-              active: membership.activeConditions[pos] === true
+              active: !known || membership.activeConditions[pos] === true
             }
           ]
     )
