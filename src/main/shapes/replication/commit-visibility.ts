@@ -24,17 +24,35 @@ export class CommitNotVisibleError extends Error {
   }
 }
 
+/** A snapshot being checked: open it before the snapshot is taken, close it (`done`) once checked. */
+export interface SnapshotCheck {
+  /** A transaction taken at or before `through` (those of `except` aside) that the snapshot does not include, or null. */
+  lacks(snapshot: XidSnapshot, through: bigint, except?: ReadonlySet<number>): number | null
+  done(): void
+}
+
+interface Taken {
+  xid: number
+  lsn: bigint
+  /** When a snapshot was first seen to include it (on the clock of checks), or null. */
+  seenAt: number | null
+}
+
 /**
  * Which committed transactions a new snapshot may still lack. Postgres writes (and replicates) a commit before the
  * transaction leaves the list of running ones, so for a moment a transaction the replication stream has delivered is
  * invisible to new snapshots; on a loaded machine the moment lasts milliseconds. A snapshot that is to stand for
  * "everything the stream delivered so far" (a shape's first snapshot, a move-in's query) must include them all.
- * Every transaction taken from the stream is kept here until a snapshot is seen to include it.
+ *
+ * Every transaction taken from the stream is kept until a snapshot is seen to include it and every check opened
+ * before that was seen is done: a snapshot taken earlier but checked later may still lack it.
  */
 export class CommitVisibility {
-  /** Transactions taken from the stream, in commit order, that no snapshot read since was seen to include. */
-  private unseen: Array<{ xid: number; lsn: bigint }> = []
+  private kept: Taken[] = []
   private lastLsn = 0n
+  /** Orders check openings and sightings: a check opened after a sighting takes a snapshot that includes it. */
+  private clock = 0
+  private readonly open = new Set<number>()
   private pruning: Promise<void> | null = null
 
   constructor(private readonly pool: pg.Pool) {}
@@ -44,41 +62,71 @@ export class CommitVisibility {
     return this.lastLsn
   }
 
+  /** Transactions kept (not yet known to be in every snapshot checked from now on). */
+  get size(): number {
+    return this.kept.length
+  }
+
   /** A committed transaction was taken from the stream (before it is routed). */
   taken(xid: number, lsn: bigint): void {
-    this.unseen.push({ xid, lsn })
+    this.kept.push({ xid, lsn, seenAt: null })
     if (lsn > this.lastLsn) this.lastLsn = lsn
-    if (this.unseen.length > PRUNE_AT && !this.pruning)
-      this.pruning = this.readSnapshot()
-        .then((snapshot) => void this.lacks(snapshot, 0n))
+    if (this.kept.length > PRUNE_AT && !this.pruning)
+      this.pruning = this.probe(0n)
+        .then(() => undefined)
         .catch(() => undefined)
         .finally(() => (this.pruning = null))
   }
 
-  /**
-   * Forgets the transactions the snapshot includes (every later snapshot includes them too) and tells whether it lacks
-   * one taken at or before `through`, those of `except` aside.
-   */
-  lacks(snapshot: XidSnapshot, through: bigint, except?: ReadonlySet<number>): number | null {
-    this.unseen = this.unseen.filter((taken) => !visibleIn(snapshot, taken.xid))
-    return this.unseen.find((taken) => taken.lsn <= through && !except?.has(taken.xid))?.xid ?? null
+  /** Opens a check, before its snapshot is taken. */
+  check(): SnapshotCheck {
+    const opened = ++this.clock
+    this.open.add(opened)
+    return {
+      lacks: (snapshot, through, except) => {
+        const seenAt = ++this.clock
+        let lacking: number | null = null
+        for (const taken of this.kept) {
+          if (visibleIn(snapshot, taken.xid)) taken.seenAt ??= seenAt
+          else if (lacking === null && taken.lsn <= through && !except?.has(taken.xid)) lacking = taken.xid
+        }
+        return lacking
+      },
+      done: () => {
+        if (this.open.delete(opened)) this.forget()
+      }
+    }
+  }
+
+  /** Drops the transactions seen before every open check was opened. */
+  private forget(): void {
+    let oldest = Infinity
+    for (const opened of this.open) oldest = Math.min(oldest, opened)
+    this.kept = this.kept.filter((taken) => taken.seenAt === null || taken.seenAt > oldest)
   }
 
   /** Resolves once a snapshot taken from now on includes every transaction taken so far. */
   async awaitTaken(signal?: AbortSignal): Promise<void> {
     const through = this.lastLsn
     const started = Date.now()
-    for (let attempt = 0; this.unseen.some((taken) => taken.lsn <= through); attempt++) {
-      const lacking = this.lacks(await this.readSnapshot(), through)
+    // a transaction a snapshot was seen to include is in every snapshot taken after
+    for (let attempt = 0; this.kept.some((taken) => taken.lsn <= through && taken.seenAt === null); attempt++) {
+      const lacking = await this.probe(through)
       if (lacking === null || signal?.aborted) return
       if (Date.now() - started > VISIBILITY_WAIT_MS) throw new CommitNotVisibleError(lacking, VISIBILITY_WAIT_MS)
       await sleep(visibilityPollMs(attempt))
     }
   }
 
-  private async readSnapshot(): Promise<XidSnapshot> {
-    const { rows } = await this.pool.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot')
-    const { xmin, xmax, xipList } = parseSnapshot(rows[0]?.snapshot ?? '0:0:', '0/0')
-    return xidSnapshot(xmin, xmax, xipList)
+  /** Takes a snapshot of its own: what it lacks at or before `through`. */
+  private async probe(through: bigint): Promise<number | null> {
+    const check = this.check()
+    try {
+      const { rows } = await this.pool.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot')
+      const { xmin, xmax, xipList } = parseSnapshot(rows[0]?.snapshot ?? '0:0:', '0/0')
+      return check.lacks(xidSnapshot(xmin, xmax, xipList), through)
+    } finally {
+      check.done()
+    }
   }
 }

@@ -34,8 +34,11 @@ export interface MoveInQuery {
   fetches: readonly Fetch[]
   /** Rows a fetch may return at most (the shape's limit on what its subquery results hold). */
   maxRows: number
-  /** A committed transaction the snapshot must include and does not (it is not visible yet), or null. */
-  lacks(snapshot: XidSnapshot): number | null
+  /**
+   * Opens the check of a snapshot about to be taken: a committed transaction it must include and does not (not visible
+   * yet), or null. Done once checked (see CommitVisibility).
+   */
+  check(): { lacks(snapshot: XidSnapshot): number | null; done(): void }
   /** The shape is gone: stop taking snapshots. */
   closed(): boolean
 }
@@ -83,11 +86,13 @@ export async function readMoveIn(query: MoveInQuery): Promise<MoveInRead> {
     void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
   const started = Date.now()
   for (let attempt = 0; ; attempt++) {
+    const check = query.check()
     const read = await inSnapshot(
       query.pool,
       async (client, snapshot): Promise<MoveInRead | { lacking: number }> => {
         const visibility = xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList)
-        const lacking = query.lacks(visibility)
+        const lacking = check.lacks(visibility)
+        check.done()
         if (lacking !== null) return { lacking }
         const fetched = new Map<number, Row[]>()
         for (const { index, ...dependencyQuery } of dependencyQueries) {
@@ -105,7 +110,7 @@ export async function readMoveIn(query: MoveInQuery): Promise<MoveInRead> {
         return { columns: query.columns, rows, snapshot, visibility, lsn, candidates: fetched }
       },
       { prepare: lock }
-    )
+    ).finally(() => check.done())
     if (!('lacking' in read)) return read
     if (query.closed()) throw new Error('the shape was removed')
     if (Date.now() - started > VISIBILITY_WAIT_MS) throw new CommitNotVisibleError(read.lacking, VISIBILITY_WAIT_MS)

@@ -71,7 +71,14 @@ export class SubqueryRegistry {
         failed: (failed, error) => this.options.failed(failed.shape, error),
         routingChanged: (changed) => this.routingChanged(changed),
         streamPosition: () => this.position,
-        lacks: (snapshot, except) => this.options.visibility.lacks(snapshot, this.options.visibility.lastTaken, except),
+        checkSnapshot: () => {
+          const { visibility } = this.options
+          const check = visibility.check()
+          return {
+            lacks: (snapshot, except) => check.lacks(snapshot, visibility.lastTaken, except),
+            done: () => check.done()
+          }
+        },
         tableKey
       }
     )

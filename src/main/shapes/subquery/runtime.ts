@@ -55,8 +55,11 @@ export interface RuntimeHooks {
   routingChanged(runtime: SubqueryRuntime): void
   /** The replication stream's position: every transaction that ends at or before it has been handed over. */
   streamPosition(): bigint
-  /** A transaction taken from the stream so far (those of `except` aside) that the snapshot does not include, or null. */
-  lacks(snapshot: XidSnapshot, except: ReadonlySet<number>): number | null
+  /**
+   * Opens the check of a snapshot about to be taken: which transaction taken from the stream so far (those of `except`
+   * aside) it does not include. Done once checked.
+   */
+  checkSnapshot(): { lacks(snapshot: XidSnapshot, except: ReadonlySet<number>): number | null; done(): void }
   tableKey(table: { schema: string; name: string }): string
 }
 
@@ -350,7 +353,13 @@ export class SubqueryRuntime {
       maxRows: this.maxRows,
       // what it reads must include every transaction taken but those waiting here: those processed were judged without
       // the moved values, and those not routed here (no value of the shape's index) may touch them
-      lacks: (snapshot) => this.hooks.lacks(snapshot, new Set(this.incoming.map((part) => part.xid))),
+      check: () => {
+        const check = this.hooks.checkSnapshot()
+        return {
+          lacks: (snapshot) => check.lacks(snapshot, new Set(this.incoming.map((part) => part.xid))),
+          done: () => check.done()
+        }
+      },
       closed: () => this.closed
     }).then(
       (read) => {
