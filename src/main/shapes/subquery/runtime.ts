@@ -9,10 +9,21 @@ import type { LogEntry } from '../storage/shape-log'
 import { type SnapshotInfo, snapshotEndMessage } from '../snapshot/snapshot'
 import { quoteIdent } from '../../sql'
 import { type MoveInRead, readMoveIn } from './move-in-read'
+import {
+  LOADING,
+  type MoveIn,
+  type MoveInEffect,
+  type MoveInEvent,
+  type MoveInState,
+  type PendingFetch,
+  heldSinceOf,
+  indexRoutableIn,
+  nextMoveInState
+} from './move-in-machine'
 import { type SubsetSql, TaggedRows } from './tagged-rows'
 import { type Move, cancelled, movesOf, overridesOf } from './moves'
 import type { SubqueryPlan } from './plan'
-import { type DependencyMoves, type Fetch, Views, dependencyColumns, keyValues, slotHash, valueKey } from './views'
+import { type DependencyMoves, Views, dependencyColumns, valueKey } from './views'
 
 /** A row change of one transaction for a subquery shape, with its position (op) in the transaction. */
 export interface OuterChange {
@@ -63,19 +74,6 @@ export interface RuntimeHooks {
   tableKey(table: { schema: string; name: string }): string
 }
 
-/** Rows to fetch for a nested dependency (see Views.apply), with the transaction that moved its subquery. */
-type PendingFetch = Fetch & { xid: number }
-
-/** A move-in whose query runs (or ran); the shape's transactions wait for it (notes, "Buffering"). */
-interface PendingMoveIn {
-  moves: Move[]
-  fetches: PendingFetch[]
-  read: MoveInRead | null
-}
-
-/** Transactions held during one move-in before the shape is given up (the reference's buffer limit). */
-export const MAX_HELD_TRANSACTIONS = 1000
-
 const FETCH_ROWS = 5_000
 const textRows = { getTypeParser: () => (value: string) => value }
 
@@ -89,22 +87,18 @@ export class SubqueryRuntime {
   /** The dependency whose values index the shape for routing (`col IN (SELECT …)` ANDed at the top), or null. */
   readonly indexed: { dependency: number; column: string } | null
   private visibility: XidSnapshot | null = null
-  private ready = false
-  private closed = false
+  /** Loading, live, or a move-in pending (see move-in-machine.ts). */
+  private state: MoveInState = LOADING
   /** Transactions taken and not processed yet: until the views are loaded, or while a move-in is pending. */
   private incoming: TransactionPart[] = []
-  private pending: PendingMoveIn | null = null
   /** Processed transactions' entries that wait for the pending move-in's block to be written with them. */
   private unwritten: Array<{ xid: number; entries: LogEntry[] }> = []
-  /** The first commit LSN whose entries are not all in the log yet (a move-in is pending since it), or null. */
-  private heldSince: bigint | null = null
   /** Where the next entries without an offset of their own (events, move-in rows) go: after the last processed transaction. */
   private cursor = { tx: 0n, op: 0 }
   /** How its rows become messages (tags, active_conditions). */
   private readonly tagged: TaggedRows
 
   private readonly pool: pg.Pool
-  private readonly stack: string
   private readonly maxRows: number
 
   constructor(
@@ -116,7 +110,6 @@ export class SubqueryRuntime {
     if (!plan) throw new Error(`shape ${shape.handle} has no subquery`)
     this.plan = plan
     this.pool = options.pool
-    this.stack = options.stack
     this.maxRows = options.maxRows
     this.views = new Views(plan, options.maxRows)
     this.tagged = new TaggedRows(shape, this.views, options.stack)
@@ -162,9 +155,7 @@ export class SubqueryRuntime {
     // the rows carry the snapshot's conditions: the transactions taken meanwhile are processed after them
     if (withRows) await this.readRows(client, add)
     for (const value of this.indexValues()) this.hooks.indexMoved(this, [value], true)
-    this.ready = true
-    this.hooks.routingChanged(this)
-    this.pump()
+    this.send({ kind: 'loaded' })
   }
 
   /** The shape's rows in the snapshot, tagged with the views as of the snapshot. */
@@ -202,59 +193,75 @@ export class SubqueryRuntime {
    * it). Not while rows of nested subqueries are fetched: the values entering are known only once they are read.
    */
   get routedByIndex(): boolean {
-    return this.indexed !== null && this.ready && !this.pending?.fetches.length
+    return this.indexed !== null && indexRoutableIn(this.state)
   }
 
   /** The first commit LSN of which the shape's log does not hold everything yet, or null: nothing past it is acknowledged or claimed. */
   get heldFrom(): bigint | null {
-    return this.heldSince
+    return heldSinceOf(this.state)
   }
 
   /** Takes a transaction's part for this shape, in stream order. */
   take(part: TransactionPart): void {
-    if (this.closed) return
+    if (this.state.phase === 'closed') return
     this.incoming.push(part)
-    if (this.pending && this.incoming.length > MAX_HELD_TRANSACTIONS) {
-      this.fail(new Error(`more than ${MAX_HELD_TRANSACTIONS} transactions arrived while a move-in was pending`))
-      return
-    }
-    this.pump()
+    this.send({ kind: 'taken', waiting: this.incoming.length, position: this.hooks.streamPosition() })
   }
 
   /** The stream moved on: a pending move-in whose snapshot it has passed can be written. */
   streamMoved(): void {
-    if (this.pending?.read) this.pump()
+    this.send({ kind: 'stream-moved', position: this.hooks.streamPosition() })
   }
 
   /** Stops for good (the shape was removed): a pending move-in writes nothing. */
   close(): void {
-    this.closed = true
-    this.incoming = []
-    this.unwritten = []
+    this.send({ kind: 'close' })
   }
 
-  private fail(error: Error): void {
-    if (this.closed) return
-    this.close()
-    this.hooks.failed(this, error)
+  /** An event from outside: a fault while acting on it gives the shape up. */
+  private send(event: MoveInEvent): void {
+    try {
+      this.dispatch(event)
+    } catch (error) {
+      this.dispatch({ kind: 'failed', error: error as Error })
+    }
+  }
+
+  private dispatch(event: MoveInEvent): void {
+    const { state, effects } = nextMoveInState(this.state, event)
+    this.state = state
+    for (const effect of effects) this.act(effect)
+  }
+
+  private act(effect: MoveInEffect): void {
+    switch (effect.kind) {
+      case 'process':
+        return this.process()
+      case 'query':
+        return this.query(effect.moveIn)
+      case 'splice':
+        if (!this.shape.invalidated) this.splice(effect.moveIn, effect.read)
+        return
+      case 'write-out':
+        return this.writeOut(effect.holdEnded)
+      case 'routing-changed':
+        return this.hooks.routingChanged(this)
+      case 'drop':
+        this.incoming = []
+        this.unwritten = []
+        return
+      case 'fail':
+        return this.hooks.failed(this, effect.error)
+    }
   }
 
   /** Processes taken transactions in order, until they are done or a move-in they started is pending. */
-  private pump(): void {
-    try {
-      while (this.ready && !this.closed && !this.shape.invalidated) {
-        if (this.pending) {
-          if (!this.splice(this.pending)) return
-          continue
-        }
-        const part = this.incoming.shift()
-        if (!part) return
-        const { moves, fetches } = this.step(part, null)
-        if (moves.length > 0 || fetches.length > 0) this.startMoveIn(moves, fetches, part.lsn)
-        else this.writeOut()
-      }
-    } catch (error) {
-      this.fail(error as Error)
+  private process(): void {
+    while (this.state.phase === 'live' && !this.shape.invalidated) {
+      const part = this.incoming.shift()
+      if (!part) return
+      const moveIn = this.step(part, null)
+      this.dispatch({ kind: 'processed', moveIn, lsn: part.lsn })
     }
   }
 
@@ -305,14 +312,9 @@ export class SubqueryRuntime {
       ]) {
         const values = unsent ? cancelled(unsent, dependency, move.values, move.entered) : move.values
         if (values.length === 0) continue
-        const positions = this.positionsOf(dependency)
+        const positions = this.tagged.positionsOf(dependency)
         const outward = positions.filter((position) => position.negated === move.entered)
-        if (outward.length > 0)
-          entries.push(
-            this.next(
-              JSON.stringify({ headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [xid] } })
-            )
-          )
+        if (outward.length > 0) entries.push(this.next(this.tagged.moveEvent('move-out', outward, values, xid)))
         if (positions.some((position) => position.negated !== move.entered))
           moveIns.push({ dependency, values, entered: move.entered, xid })
       }
@@ -325,28 +327,22 @@ export class SubqueryRuntime {
   }
 
   /** Writes what waited, in one append (a reader woken by it sees all of a splice or none), and the hold (if any) ends. */
-  private writeOut(): void {
+  private writeOut(holdEnded: boolean): void {
     const entries = this.unwritten.flatMap((part) => part.entries)
     // every xid here is one the shape's snapshot did not see (step skips the others)
     const grew = entries.length > 0 && this.shape.receive(this.unwritten[0]?.xid ?? 0, entries)
     this.unwritten = []
-    const held = this.heldSince !== null
-    this.heldSince = null
-    if (grew || held) this.hooks.appended(this.shape)
+    if (grew || holdEnded) this.hooks.appended(this.shape)
   }
 
   /** Starts the query of a move-in; the shape's transactions wait until it is spliced into the log. */
-  private startMoveIn(moves: Move[], fetches: PendingFetch[], since: bigint): void {
-    const pending: PendingMoveIn = { moves, fetches, read: null }
-    this.pending = pending
-    this.heldSince ??= since
-    this.hooks.routingChanged(this)
+  private query({ moves, fetches }: MoveIn): void {
     readMoveIn({
       pool: this.pool,
       table: this.definition.table,
       columns: this.tagged.columns,
       tests: moves.flatMap((move) =>
-        this.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
+        this.tagged.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
       ),
       plan: this.plan,
       fetches,
@@ -360,14 +356,10 @@ export class SubqueryRuntime {
           done: () => check.done()
         }
       },
-      closed: () => this.closed
+      closed: () => this.state.phase === 'closed'
     }).then(
-      (read) => {
-        if (this.pending !== pending) return
-        pending.read = read
-        this.pump()
-      },
-      (error: unknown) => this.fail(error as Error)
+      (read) => this.send({ kind: 'read', read, position: this.hooks.streamPosition() }),
+      (error: unknown) => this.send({ kind: 'failed', error: error as Error })
     )
   }
 
@@ -376,38 +368,30 @@ export class SubqueryRuntime {
    * read): the waiting transactions it saw (judged with the views before it), its event, its rows and snapshot-end,
    * then the waiting transactions it did not see, as usual. Postgres makes commits visible in an order of their own, so
    * a transaction the query saw may follow one it did not see in the stream: it is written before the block all the
-   * same (docs/protocol.md, "The move-in splice"). Returns false while transactions the query saw may be on their way.
+   * same (docs/protocol.md, "The move-in splice").
    */
-  private splice(pending: PendingMoveIn): boolean {
-    const read = pending.read
-    if (!read || this.hooks.streamPosition() < read.lsn) return false
+  private splice(moveIn: MoveIn, read: MoveInRead): void {
     const seen = this.incoming.filter((part) => visibleIn(read.visibility, part.xid))
     this.incoming = this.incoming.filter((part) => !visibleIn(read.visibility, part.xid))
     // the move-ins of the transactions it saw are written after it, by a move-in of their own
-    const unsent = [...pending.moves]
+    const unsent = [...moveIn.moves]
     const laterFetches: PendingFetch[] = []
     for (const part of seen) {
       const { moves, fetches } = this.step(part, unsent)
       unsent.push(...moves)
       laterFetches.push(...fetches)
     }
-    const later = unsent.slice(pending.moves.length).filter((move) => move.values.length > 0)
-    const xid = pending.moves[0]?.xid ?? pending.fetches[0]?.xid ?? 0
+    const later = unsent.slice(moveIn.moves.length).filter((move) => move.values.length > 0)
+    const xid = moveIn.moves[0]?.xid ?? moveIn.fetches[0]?.xid ?? 0
     const entries: LogEntry[] = []
     // the rows it read of nested dependencies' tables, in their results now: their moves belong to this block
     const merged = this.views.merge(read.candidates)
-    const moveIns = [...pending.moves, ...this.moved(merged, xid, entries, null)].filter(
+    const moveIns = [...moveIn.moves, ...this.moved(merged, xid, entries, null)].filter(
       (move) => move.values.length > 0
     )
     for (const move of moveIns) {
-      const positions = this.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
-      entries.push(
-        this.next(
-          JSON.stringify({
-            headers: { event: 'move-in', patterns: this.patterns(positions, move.values), txids: [move.xid] }
-          })
-        )
-      )
+      const positions = this.tagged.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
+      entries.push(this.next(this.tagged.moveEvent('move-in', positions, move.values, move.xid)))
     }
     const known = overridesOf(later)
     const before = overridesOf([...unsent, ...movesOf(merged, xid)])
@@ -427,34 +411,7 @@ export class SubqueryRuntime {
     }
     if (rows > 0) entries.push(this.next(snapshotEndMessage(read.snapshot)))
     this.unwritten.push({ xid, entries })
-    this.pending = null
-    if (later.length > 0 || laterFetches.length > 0)
-      this.startMoveIn(later, laterFetches, this.heldSince ?? this.cursor.tx)
-    else {
-      this.writeOut()
-      this.hooks.routingChanged(this)
-    }
-    return true
-  }
-
-  private positionsOf(dependency: number): Array<{ index: number; lhs: string[]; negated: boolean }> {
-    return this.plan.positions.flatMap((position, index) =>
-      position.kind === 'sublink' && position.dependency === dependency
-        ? [{ index, lhs: position.lhs, negated: position.negated }]
-        : []
-    )
-  }
-
-  private patterns(
-    positions: ReadonlyArray<{ index: number; lhs: string[] }>,
-    values: readonly string[]
-  ): Array<{ pos: number; value: string }> {
-    return positions.flatMap((position) =>
-      values.map((value) => ({
-        pos: position.index,
-        value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length))
-      }))
-    )
+    this.dispatch({ kind: 'spliced', later: { moves: later, fetches: laterFetches } })
   }
 }
 

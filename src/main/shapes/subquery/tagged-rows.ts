@@ -11,7 +11,14 @@ import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import { quoteIdent } from '../../sql'
 import type { SubqueryPlan } from './plan'
-import { type Overrides, type Views, slotHash } from './views'
+import { type Overrides, type Views, keyValues, slotHash } from './views'
+
+/** A position of the where that tests a dependency's values. */
+export interface MovePosition {
+  index: number
+  lhs: string[]
+  negated: boolean
+}
 
 /** A subset's where, order and page as SQL (the subset request, compiled). */
 export interface SubsetSql {
@@ -92,6 +99,31 @@ export class TaggedRows {
           values.slice(columns.length).map((value) => value === 't' || value === 'true')
         )
     }
+  }
+
+  /** The positions where a dependency's values are tested: their index in the where, left-hand columns and negation. */
+  positionsOf(dependency: number): MovePosition[] {
+    return this.plan.positions.flatMap((position, index) =>
+      position.kind === 'sublink' && position.dependency === dependency
+        ? [{ index, lhs: position.lhs, negated: position.negated }]
+        : []
+    )
+  }
+
+  /** A move-in or move-out event: the tags the moved values give at those positions, and the moving transaction. */
+  moveEvent(
+    event: 'move-in' | 'move-out',
+    positions: readonly MovePosition[],
+    values: readonly string[],
+    xid: number
+  ): string {
+    const patterns = positions.flatMap((position) =>
+      values.map((value) => ({
+        pos: position.index,
+        value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length))
+      }))
+    )
+    return JSON.stringify({ headers: { event, patterns, txids: [xid] } })
   }
 
   tags(row: Row): string[] {
