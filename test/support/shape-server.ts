@@ -2,7 +2,6 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { expect, vi } from 'vitest'
 import { startApp, type RunningApp } from '../../src/main/app'
 import { ServeOptionsSchema, type ServeOptions } from '../../src/main/cli/serve-options'
 import { heldLongPolls } from '../../src/main/shapes/http/serve-log'
@@ -103,6 +102,8 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
  * change (so a change made now answers them as waiting requests, not as catch-ups), or gone once they left.
  */
 export async function untilHeld(server: TestShapeServer, handle: string, count: number): Promise<void> {
+  // imported here: the benches start servers through this file outside vitest, which refuses to load there
+  const { expect, vi } = await import('vitest')
   await vi.waitFor(
     () => {
       const shape = server.app.rooms.shapes.service()?.shapeByHandle(handle)
