@@ -19,9 +19,9 @@ describe('CommitVisibility', () => {
     visibility.taken(105, 1000n)
     const first = visibility.check()
     const second = visibility.check()
-    expect(second.lacks(later, 1000n)).toBe(null)
+    expect(second.lacks(later)).toBe(null)
     second.done()
-    expect(first.lacks(early, 1000n)).toBe(105)
+    expect(first.lacks(early)).toBe(105)
     first.done()
   })
 
@@ -31,7 +31,7 @@ describe('CommitVisibility', () => {
     visibility.taken(107, 1010n)
     const first = visibility.check()
     const second = visibility.check()
-    second.lacks(later, 2000n)
+    second.lacks(later)
     second.done()
     expect(visibility.size).toBe(2)
     first.done()
@@ -39,20 +39,32 @@ describe('CommitVisibility', () => {
     // a check opened after a sighting needs nothing more to forget it
     visibility.taken(108, 1020n)
     const third = visibility.check()
-    third.lacks(xidSnapshot('109', '110', []), 2000n)
+    third.lacks(xidSnapshot('109', '110', []))
     const fourth = visibility.check()
     third.done()
     expect(visibility.size).toBe(0)
     fourth.done()
   })
 
-  it('what is lacked is bounded by `through` and `except`', () => {
+  it('what is lacked: transactions taken before the check was opened (or through the LSN given), those of `except` aside', () => {
     const visibility = new CommitVisibility(noPool)
     visibility.taken(105, 1000n)
+    expect(visibility.check(999n).lacks(early)).toBe(null)
     const check = visibility.check()
-    expect(check.lacks(early, 999n)).toBe(null)
-    expect(check.lacks(early, 1000n, new Set([105]))).toBe(null)
-    expect(check.lacks(early, 1000n)).toBe(105)
+    expect(check.lacks(early, new Set([105]))).toBe(null)
+    expect(check.lacks(early)).toBe(105)
     check.done()
+  })
+
+  it('a transaction taken after the check was opened is not lacked: it may have committed after the snapshot', () => {
+    // found by bench/subquery-exactness.ts: under 200 writes a second, move-in queries kept reading again for
+    // transactions that committed after their snapshot, until the shape was dropped (30 s, or 1,000 held)
+    const visibility = new CommitVisibility(noPool)
+    visibility.taken(101, 900n)
+    const check = visibility.check()
+    visibility.taken(105, 1000n)
+    expect(check.lacks(early)).toBe(null)
+    check.done()
+    expect(visibility.check().lacks(early)).toBe(105)
   })
 })

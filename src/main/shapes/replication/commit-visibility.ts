@@ -26,8 +26,11 @@ export class CommitNotVisibleError extends Error {
 
 /** A snapshot being checked: open it before the snapshot is taken, close it (`done`) once checked. */
 export interface SnapshotCheck {
-  /** A transaction taken at or before `through` (those of `except` aside) that the snapshot does not include, or null. */
-  lacks(snapshot: XidSnapshot, through: bigint, except?: ReadonlySet<number>): number | null
+  /**
+   * A transaction taken before the check was opened (those of `except` aside) that the snapshot does not include, or
+   * null. One taken since may have committed after the snapshot was taken: the snapshot need not include it.
+   */
+  lacks(snapshot: XidSnapshot, except?: ReadonlySet<number>): number | null
   done(): void
 }
 
@@ -78,12 +81,12 @@ export class CommitVisibility {
         .finally(() => (this.pruning = null))
   }
 
-  /** Opens a check, before its snapshot is taken. */
-  check(): SnapshotCheck {
+  /** Opens a check, before its snapshot is taken: of the transactions taken until now (or through the LSN given). */
+  check(through = this.lastLsn): SnapshotCheck {
     const opened = ++this.clock
     this.open.add(opened)
     return {
-      lacks: (snapshot, through, except) => {
+      lacks: (snapshot, except) => {
         const seenAt = ++this.clock
         let lacking: number | null = null
         for (const taken of this.kept) {
@@ -120,11 +123,11 @@ export class CommitVisibility {
 
   /** Takes a snapshot of its own: what it lacks at or before `through`. */
   private async probe(through: bigint): Promise<number | null> {
-    const check = this.check()
+    const check = this.check(through)
     try {
       const { rows } = await this.pool.query<{ snapshot: string }>('SELECT pg_current_snapshot()::text AS snapshot')
       const { xmin, xmax, xipList } = parseSnapshot(rows[0]?.snapshot ?? '0:0:', '0/0')
-      return check.lacks(xidSnapshot(xmin, xmax, xipList), through)
+      return check.lacks(xidSnapshot(xmin, xmax, xipList))
     } finally {
       check.done()
     }

@@ -71,14 +71,7 @@ export class SubqueryRegistry {
         failed: (failed, error) => this.options.failed(failed.shape, error),
         routingChanged: (changed) => this.routingChanged(changed),
         streamPosition: () => this.position,
-        checkSnapshot: () => {
-          const { visibility } = this.options
-          const check = visibility.check()
-          return {
-            lacks: (snapshot, except) => check.lacks(snapshot, visibility.lastTaken, except),
-            done: () => check.done()
-          }
-        },
+        checkSnapshot: () => this.options.visibility.check(),
         tableKey
       }
     )
