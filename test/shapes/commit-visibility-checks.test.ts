@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { describe, expect, it } from 'vitest'
 import { xidSnapshot } from '../../src/shared/xid-snapshot'
-import { CommitVisibility } from '../../src/main/shapes/replication/commit-visibility'
+import { CommitVisibility } from '../../src/main/shapes/snapshot/commit-visibility'
 
 const noPool = {} as pg.Pool
 /** Taken while 105 was still running, and one taken after it became visible. */

@@ -5,7 +5,7 @@ import { type RowChange, type ShapeMessage, messagesFor } from '../storage/messa
 import type { Shape } from '../storage/shape'
 import { type SubqueryRegistry, definitionTables } from '../subquery/registry'
 import { type AppliedState, saveState } from './applied-state'
-import type { CommitVisibility } from './commit-visibility'
+import type { CommitVisibility } from '../snapshot/commit-visibility'
 import { TimeSlices } from './time-slices'
 import type { RelationInfo, ReplicatedTransaction, ReplicationStream } from './types'
 

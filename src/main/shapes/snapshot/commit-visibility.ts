@@ -1,6 +1,6 @@
 import type pg from 'pg'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
-import { parseSnapshot } from '../snapshot/snapshot'
+import { parseSnapshot } from './snapshot'
 
 /** Transactions taken and not yet seen in a snapshot: beyond this many, a snapshot is read to drop those it includes. */
 const PRUNE_AT = 10_000
