@@ -13,7 +13,7 @@ const TASKS_PER_PROJECT = 5
 const COMMITS = 300
 const MOVES = 100
 
-const percentile = (values: number[], p: number): number => {
+export const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN
 }

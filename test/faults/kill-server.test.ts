@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { findFreePort } from '../../src/main/net/free-port'
@@ -9,39 +9,7 @@ import { expectClientsMatchPostgres } from '../support/converge'
 import { ignoreConnectionErrors, startTestPostgres, type TestPostgres } from '../support/postgres'
 import { followShape } from '../support/protocol-follower'
 import { ITEM_SHAPES, expectedItems, sleep, writeRandomItems } from '../support/random-writes'
-
-const BIN = resolve(__dirname, '../../bin/syncscope.js')
-
-/** `syncscope serve` as a child process on a fixed port, ready once it prints the shape API's URL. */
-async function startServer(databaseUrl: string, dataDir: string, port: number): Promise<ChildProcess> {
-  const args = [
-    'serve',
-    '--database',
-    databaseUrl,
-    '--data-dir',
-    dataDir,
-    '--port',
-    String(port),
-    '--long-poll-timeout',
-    '1000'
-  ]
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  const deadline = Date.now() + 60_000
-  while (!output.includes('Shape API')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`syncscope serve did not start: ${output}`)
-    await sleep(50)
-  }
-  return child
-}
-
-async function kill9(child: ChildProcess): Promise<void> {
-  const exited = new Promise((done) => child.once('exit', done))
-  child.kill('SIGKILL')
-  await exited
-}
+import { kill9, startServe } from '../support/serve-process'
 
 describe('kill -9 of syncscope serve in the middle of random writes', () => {
   let database: TestPostgres | null = null
@@ -62,7 +30,7 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'syncscope-kill-'))
     const port = await findFreePort()
     const base = `http://127.0.0.1:${port}`
-    server = await startServer(database.url, dataDir, port)
+    server = await startServe(database.url, dataDir, port, ['--long-poll-timeout', '1000'])
 
     const controller = new AbortController()
     const clients = ITEM_SHAPES.map((shape) => ({ shape, ...followShape(base, shape, controller.signal) }))
@@ -71,7 +39,7 @@ describe('kill -9 of syncscope serve in the middle of random writes', () => {
     for (let kill = 0; kill < 2; kill++) {
       await sleep(1500)
       await kill9(server)
-      server = await startServer(database.url, dataDir, port)
+      server = await startServe(database.url, dataDir, port, ['--long-poll-timeout', '1000'])
     }
     await writers
     try {

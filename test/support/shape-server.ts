@@ -14,6 +14,8 @@ export interface TestShapeServerOptions {
   chunkBytes?: number
   cacheMaxAge?: number
   cacheStaleAge?: number
+  /** `--max-subquery-rows`. */
+  maxSubqueryRows?: number
   /** An external Postgres URL; default: a fresh embedded Postgres with the demo schema. */
   database?: string
   /** Reuse a data folder (e.g. to restart the server on the same shape logs). */
@@ -63,6 +65,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     allowedHosts: options.allowedHosts,
     cacheMaxAge: options.cacheMaxAge,
     cacheStaleAge: options.cacheStaleAge,
+    maxSubqueryRows: options.maxSubqueryRows,
     maxShapes: options.maxShapes,
     maxDisk: options.maxDisk,
     maxConnections: options.maxConnections

@@ -62,7 +62,7 @@ export class TagClient {
       const held = this.rows.get(key)
       if (operation === 'insert') {
         if (held) this.anomalies.push(`insert of held ${key}${headers.is_move_in ? ' (move-in)' : ''}`)
-        this.rows.set(key, { value: { ...message.value }, tags: tags ?? [], conditions: conditions ?? [] })
+        this.rows.set(key, { value: { ...message.value }, tags: tags ?? [], conditions: [...(conditions ?? [])] })
       } else if (operation === 'update') {
         if (!held) {
           this.anomalies.push(`update of absent ${key}`)
@@ -71,7 +71,7 @@ export class TagClient {
         this.rows.set(key, {
           value: { ...held.value, ...message.value },
           tags: tags ?? held.tags,
-          conditions: conditions ?? held.conditions
+          conditions: conditions ? [...conditions] : held.conditions
         })
       } else if (operation === 'delete') {
         if (!held) this.anomalies.push(`delete of absent ${key}`)

@@ -26,6 +26,7 @@ export const SERVE_USAGE = `syncscope serve [options]
   --chunk-bytes N        size of a shape log chunk (one response); default 10485760
   --cache-max-age S      max-age of catch-up answers (for a CDN or proxy in front); default 60
   --cache-stale-age S    their stale-while-revalidate; default 300
+  --max-subquery-rows N  rows one shape's subquery results may hold in memory (beyond: 400); default 1000000
   --proxy-config FILE    serve the authorising proxy and gatekeeper from this config
   --proxy-port N         port of the proxy; default 3001
   --max-shapes N         shapes kept; past it the least recently used are dropped (their clients refetch);
@@ -74,6 +75,7 @@ const SERVE_FLAGS = {
   'chunk-bytes': { type: 'string' },
   'cache-max-age': { type: 'string' },
   'cache-stale-age': { type: 'string' },
+  'max-subquery-rows': { type: 'string' },
   'proxy-config': { type: 'string' },
   'proxy-port': { type: 'string' },
   'max-shapes': { type: 'string' },
@@ -118,6 +120,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     chunkBytes: values['chunk-bytes'] ?? reference.chunkBytes(),
     cacheMaxAge: values['cache-max-age'] ?? reference.cacheMaxAge(),
     cacheStaleAge: values['cache-stale-age'] ?? reference.cacheStaleAge(),
+    maxSubqueryRows: values['max-subquery-rows'],
     proxyConfig: values['proxy-config'],
     proxyPort: values['proxy-port'],
     maxShapes: values['max-shapes'] ?? reference.maxShapes(),

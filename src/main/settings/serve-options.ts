@@ -3,6 +3,7 @@ import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
 import { DEFAULT_CACHE } from '../shapes/http/protocol'
 import { DEFAULT_MAX_SHAPES } from '../shapes/storage/shape-limits'
+import { DEFAULT_MAX_SUBQUERY_ROWS } from '../shapes/subquery/limits'
 import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
 import { chunkBytesSchema, countSchema, portSchema, secondsSchema, sizeSchema } from './value-schemas'
 
@@ -87,6 +88,7 @@ export const ServeOptionsSchema = z
     chunkBytes: chunkBytesSchema('--chunk-bytes').default(10 * 1024 * 1024),
     cacheMaxAge: secondsSchema('--cache-max-age').default(DEFAULT_CACHE.maxAge),
     cacheStaleAge: secondsSchema('--cache-stale-age').default(DEFAULT_CACHE.staleAge),
+    maxSubqueryRows: countSchema('--max-subquery-rows').default(DEFAULT_MAX_SUBQUERY_ROWS),
     proxyConfig: z.string().min(1).optional(),
     proxyPort: portSchema('--proxy-port').default(3001),
     maxShapes: countSchema('--max-shapes').default(DEFAULT_MAX_SHAPES),

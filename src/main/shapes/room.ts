@@ -56,6 +56,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
         databaseUrl: db.url,
         dir: databaseFolder(serve.dataDir, db, embedded),
         chunkBytes: serve.chunkBytes,
+        maxSubqueryRows: serve.maxSubqueryRows,
         limits: { maxShapes: serve.maxShapes, maxDiskBytes: serve.maxDisk ?? null },
         log
       })

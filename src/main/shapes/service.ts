@@ -10,9 +10,11 @@ import { ShapeRegistry } from './registry'
 import { startReplication, type ReplicationStream } from './replication'
 import { type AppliedState, prepareState } from './replication/applied-state'
 import { Collector } from './replication/collector'
+import { CommitVisibility } from './snapshot/commit-visibility'
 import { SnapshotBuilder } from './snapshot/builder'
 import type { Shape } from './storage/shape'
 import type { ShapeDamagedError } from './storage/shape-log'
+import { DEFAULT_MAX_SUBQUERY_ROWS } from './subquery/limits'
 import type { ShapeLimitSettings } from './storage/shape-limits'
 import { SubqueryRegistry } from './subquery/registry'
 import { compileSubqueryWhere } from './subquery/plan'
@@ -27,6 +29,8 @@ export interface ShapeServiceOptions {
   dir: string
   /** Snapshot and log chunk size in bytes. */
   chunkBytes: number
+  /** Rows one shape's subquery results may hold in memory (`--max-subquery-rows`). */
+  maxSubqueryRows?: number
   /** How many shapes are kept and how much disk their files may take (least recently used ones are dropped). */
   limits: ShapeLimitSettings
   log(line: string): void
@@ -64,8 +68,11 @@ export class ShapeService {
   ) {
     const { log, chunkBytes } = options
     const shapesDir = join(options.dir, 'shapes')
+    const visibility = new CommitVisibility(pool)
     this.subqueries = new SubqueryRegistry({
       pool,
+      visibility,
+      maxRows: options.maxSubqueryRows ?? DEFAULT_MAX_SUBQUERY_ROWS,
       stack: state.slotName,
       appended: (shape) => this.collector.appended(shape),
       failed: (shape, error) => {
@@ -80,7 +87,8 @@ export class ShapeService {
       shapesDir,
       chunkBytes,
       log,
-      broken: (shape) => void this.drop(shape)
+      broken: (shape) => void this.drop(shape),
+      awaitDelivered: (signal) => visibility.awaitTaken(signal)
     })
     this.registry = new ShapeRegistry({
       shapesDir,
@@ -98,6 +106,7 @@ export class ShapeService {
       log,
       router: this.registry.router,
       subqueries: this.subqueries,
+      visibility,
       shapesOnTable: (schema, name) => this.registry.onTable(schema, name),
       tableChanged: async (schema, name) => {
         this.catalog.forget(schema, name)

@@ -14,6 +14,7 @@ import {
   flushFailureOf,
   nextFlushState
 } from './flush-state'
+import type { CommitVisibility } from '../snapshot/commit-visibility'
 import { TimeSlices } from './time-slices'
 import type { RelationInfo, ReplicatedTransaction, ReplicationStream } from './types'
 
@@ -31,6 +32,8 @@ export interface CollectorOptions {
   log(line: string): void
   router: ShapeRouter<Shape>
   subqueries: SubqueryRegistry
+  /** Told of every transaction taken, so that new snapshots can be made to include them. */
+  visibility: CommitVisibility
   /** The active shapes built on a table: on it, or with a subquery that reads it. */
   shapesOnTable(schema: string, name: string): Shape[]
   /** The table changed (or was truncated): the shapes built on it are dropped; resolves once they are. */
@@ -112,6 +115,7 @@ export class Collector {
    * resolves, and acknowledges it to Postgres once a flush has made those logs and then state.json durable (see flush).
    */
   private async applyTransaction(tx: ReplicatedTransaction): Promise<void> {
+    this.options.visibility.taken(tx.xid, tx.commitLsn)
     try {
       await this.routeTransaction(tx)
     } catch (error) {

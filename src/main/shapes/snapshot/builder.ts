@@ -15,6 +15,8 @@ export interface SnapshotBuilderOptions {
   log(line: string): void
   /** A snapshot that cannot be completed: the shape is to be dropped (its readers refetch or see its failure). */
   broken(shape: Shape): void
+  /** Resolves once a new snapshot includes every transaction the stream delivered so far (see CommitVisibility). */
+  awaitDelivered(signal?: AbortSignal): Promise<void>
 }
 
 /**
@@ -54,6 +56,8 @@ export class SnapshotBuilder {
     const query = {
       definition: shape.definition,
       withRows,
+      // the shape's log takes the transactions routed from now on: its snapshot must include every one before
+      beforeSnapshot: (signal?: AbortSignal) => this.options.awaitDelivered(signal),
       read: reader && ((...args: ReadRowsArgs) => reader.readSnapshot(args[0], args[1], withRows, args[2]))
     }
     const progress = {

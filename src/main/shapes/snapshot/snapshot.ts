@@ -23,6 +23,11 @@ export interface SnapshotQuery {
   read?: (...args: ReadRowsArgs) => Promise<void>
   /** `copy` (the default): COPY taken off the socket and the WebAssembly encoder; `plain`: the path they must match. */
   rowPath?: 'copy' | 'plain'
+  /**
+   * Waited for before the snapshot's connection is taken: until a snapshot will include every transaction the shape's
+   * log will not get.
+   */
+  beforeSnapshot?: (signal?: AbortSignal) => Promise<void>
 }
 
 export type ReadRowsArgs = [client: pg.PoolClient, info: SnapshotInfo, add: (rows: EncodedRows) => Promise<void>]
@@ -348,6 +353,8 @@ export async function runSnapshot(
   const stop = (): void => writer.stop()
   signal?.addEventListener('abort', stop, { once: true })
   try {
+    // before a connection is taken: the wait reads snapshots of its own on the same pool
+    await query.beforeSnapshot?.(signal)
     return await inSnapshot(
       pool,
       async (client, info) => {

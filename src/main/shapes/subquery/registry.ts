@@ -3,7 +3,9 @@ import type { Row } from '../storage/messages'
 import type { ReplicatedTransaction } from '../storage/replicated'
 import type { Shape } from '../storage/shape'
 import { type ShapeRouter, createShapeRouter } from '../../sql'
+import type { CommitVisibility } from '../snapshot/commit-visibility'
 import { dependencyWhere } from './plan'
+import { setMember } from './set-map'
 import { type InnerChange, type OuterChange, SubqueryRuntime, type TransactionPart, valueKey } from './runtime'
 
 const tableKey = (table: { schema: string; name: string }): string => JSON.stringify([table.schema, table.name])
@@ -17,6 +19,10 @@ interface TableRoutes {
 
 export interface SubqueryRegistryOptions {
   pool: pg.Pool
+  /** Which delivered transactions a move-in's snapshot may still lack. */
+  visibility: CommitVisibility
+  /** Rows one shape's subquery results may hold in memory. */
+  maxRows: number
   /** Part of every tag's hash, as the reference's stack id. */
   stack: string
   appended(shape: Shape): void
@@ -48,17 +54,23 @@ export class SubqueryRegistry {
   }
 
   add(shape: Shape): SubqueryRuntime {
-    const runtime = new SubqueryRuntime(shape, this.options.pool, this.options.stack, {
-      appended: (grown) => this.options.appended(grown),
-      indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
-      failed: (failed, error) => this.options.failed(failed.shape, error),
-      routingChanged: (changed) => this.routingChanged(changed),
-      streamPosition: () => this.position,
-      tableKey
-    })
+    const { pool, stack, maxRows } = this.options
+    const runtime = new SubqueryRuntime(
+      shape,
+      { pool, stack, maxRows },
+      {
+        appended: (grown) => this.options.appended(grown),
+        indexMoved: (moved, values, entered) => this.indexMoved(moved, values, entered),
+        failed: (failed, error) => this.options.failed(failed.shape, error),
+        routingChanged: (changed) => this.routingChanged(changed),
+        streamPosition: () => this.position,
+        checkSnapshot: () => this.options.visibility.check(),
+        tableKey
+      }
+    )
     this.runtimes.set(shape.handle, runtime)
     const routes = this.routesOf(tableKey(shape.definition.table))
-    // judged on every change of its table until its views are loaded and indexed (and while a move-in is pending)
+    // judged on every change of its table until its views are loaded and indexed (always, when its where has no index)
     routes.fallback.add(runtime)
     runtime.plan.dependencies.forEach((dependency, index) =>
       this.inner.add(`${shape.handle}/${index}`, tableKey(dependency.table), dependencyWhere(dependency), runtime)
@@ -140,16 +152,7 @@ export class SubqueryRegistry {
       byValue = new Map()
       routes.indexed.set(runtime.indexed.column, byValue)
     }
-    for (const value of values) {
-      const shapes = byValue.get(value)
-      if (entered) {
-        if (shapes) shapes.add(runtime)
-        else byValue.set(value, new Set([runtime]))
-      } else if (shapes) {
-        shapes.delete(runtime)
-        if (shapes.size === 0) byValue.delete(value)
-      }
-    }
+    for (const value of values) setMember(byValue, value, runtime, entered)
     if (byValue.size === 0) routes.indexed.delete(runtime.indexed.column)
   }
 

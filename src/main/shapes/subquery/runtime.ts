@@ -2,22 +2,28 @@ import type pg from 'pg'
 import type { QueryArrayConfig } from 'pg'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { EncodedRows } from '../snapshot/copy-encoder'
-import {
-  InsertEncoder,
-  type Row,
-  type RowChange,
-  type ShapeMessage,
-  type TransactionContext,
-  messagesFor,
-  rowKey
-} from '../storage/messages'
+import type { Row, RowChange, ShapeMessage, TransactionContext } from '../storage/messages'
 import { qualifiedName } from '../definition/row-sql'
 import type { Shape } from '../storage/shape'
 import type { LogEntry } from '../storage/shape-log'
-import { type SnapshotInfo, inSnapshot, snapshotEndMessage } from '../snapshot/snapshot'
+import { type SnapshotInfo, snapshotEndMessage } from '../snapshot/snapshot'
 import { quoteIdent } from '../../sql'
-import type { Dependency, SubqueryPlan } from './plan'
-import { type Overrides, Views, keyValues, slotHash, valueKey } from './views'
+import { type MoveInRead, readMoveIn } from './move-in-read'
+import {
+  LOADING,
+  type MoveIn,
+  type MoveInEffect,
+  type MoveInEvent,
+  type MoveInState,
+  type PendingFetch,
+  heldSinceOf,
+  indexRoutableIn,
+  nextMoveInState
+} from './move-in-machine'
+import { type SubsetSql, TaggedRows } from './tagged-rows'
+import { type Move, cancelled, movesOf, overridesOf } from './moves'
+import type { SubqueryPlan } from './plan'
+import { type DependencyMoves, Views, dependencyColumns, valueKey } from './views'
 
 /** A row change of one transaction for a subquery shape, with its position (op) in the transaction. */
 export interface OuterChange {
@@ -41,6 +47,14 @@ export interface TransactionPart {
   inner: InnerChange[]
 }
 
+export interface RuntimeOptions {
+  pool: pg.Pool
+  /** Part of every tag's hash, as the reference's stack id. */
+  stack: string
+  /** Rows the shape's subquery results may hold in memory. */
+  maxRows: number
+}
+
 export interface RuntimeHooks {
   /** The shape's log grew, or a hold ended: what it wrote must be made durable (and acknowledged) with the next flush. */
   appended(shape: Shape): void
@@ -52,35 +66,13 @@ export interface RuntimeHooks {
   routingChanged(runtime: SubqueryRuntime): void
   /** The replication stream's position: every transaction that ends at or before it has been handed over. */
   streamPosition(): bigint
+  /**
+   * Opens the check of a snapshot about to be taken: which transaction taken from the stream so far (those of `except`
+   * aside) it does not include. Done once checked.
+   */
+  checkSnapshot(): { lacks(snapshot: XidSnapshot, except: ReadonlySet<number>): number | null; done(): void }
   tableKey(table: { schema: string; name: string }): string
 }
-
-/** Values of one dependency that entered (or left) it in one transaction, which bring rows into the shape. */
-interface Move {
-  dependency: number
-  values: string[]
-  entered: boolean
-  xid: number
-}
-
-/** What a move-in query read, in its own snapshot. */
-interface MoveInRead {
-  columns: string[]
-  rows: Array<Array<string | null>>
-  snapshot: SnapshotInfo
-  visibility: XidSnapshot
-  /** pg_current_wal_lsn() in that snapshot: every transaction it sees ends at or before it. */
-  lsn: bigint
-}
-
-/** A move-in whose query runs (or ran); the shape's transactions wait for it (notes, "Buffering"). */
-interface PendingMoveIn {
-  moves: Move[]
-  read: MoveInRead | null
-}
-
-/** Transactions held during one move-in before the shape is given up (the reference's buffer limit). */
-export const MAX_HELD_TRANSACTIONS = 1000
 
 const FETCH_ROWS = 5_000
 const textRows = { getTypeParser: () => (value: string) => value }
@@ -95,33 +87,32 @@ export class SubqueryRuntime {
   /** The dependency whose values index the shape for routing (`col IN (SELECT …)` ANDed at the top), or null. */
   readonly indexed: { dependency: number; column: string } | null
   private visibility: XidSnapshot | null = null
-  private ready = false
-  private closed = false
+  /** Loading, live, or a move-in pending (see move-in-machine.ts). */
+  private state: MoveInState = LOADING
   /** Transactions taken and not processed yet: until the views are loaded, or while a move-in is pending. */
   private incoming: TransactionPart[] = []
-  private pending: PendingMoveIn | null = null
   /** Processed transactions' entries that wait for the pending move-in's block to be written with them. */
   private unwritten: Array<{ xid: number; entries: LogEntry[] }> = []
-  /** The first commit LSN whose entries are not all in the log yet (a move-in is pending since it), or null. */
-  private heldSince: bigint | null = null
   /** Where the next entries without an offset of their own (events, move-in rows) go: after the last processed transaction. */
   private cursor = { tx: 0n, op: 0 }
-  private readonly encoder: InsertEncoder
-  /** Columns read besides the encoder's: those the where's atoms read. */
-  private readonly extraColumns: string[]
+  /** How its rows become messages (tags, active_conditions). */
+  private readonly tagged: TaggedRows
+
+  private readonly pool: pg.Pool
+  private readonly maxRows: number
 
   constructor(
     readonly shape: Shape,
-    private readonly pool: pg.Pool,
-    private readonly stack: string,
+    options: RuntimeOptions,
     private readonly hooks: RuntimeHooks
   ) {
     const plan = shape.definition.subquery
     if (!plan) throw new Error(`shape ${shape.handle} has no subquery`)
     this.plan = plan
-    this.views = new Views(plan)
-    this.encoder = new InsertEncoder(shape.definition)
-    this.extraColumns = plan.referenced.filter((name) => !this.encoder.columns.includes(name))
+    this.pool = options.pool
+    this.maxRows = options.maxRows
+    this.views = new Views(plan, options.maxRows)
+    this.tagged = new TaggedRows(shape, this.views, options.stack)
     const only = plan.disjuncts.length === 1 ? plan.disjuncts[0] : undefined
     const atom = only
       ?.map((index) => plan.positions[index])
@@ -141,8 +132,9 @@ export class SubqueryRuntime {
   // ---------- snapshot ----------
 
   /**
-   * Reads the dependencies and (unless `withRows` is false) the shape's rows in the snapshot transaction, so that
-   * views and rows agree; transactions the stream delivered meanwhile are applied afterwards, those in the snapshot skipped.
+   * Reads the dependencies (their results only) and (unless `withRows` is false) the shape's rows in the snapshot
+   * transaction, so that views and rows agree; transactions the stream delivered meanwhile are applied afterwards,
+   * those in the snapshot skipped.
    */
   async readSnapshot(
     client: pg.PoolClient,
@@ -153,191 +145,163 @@ export class SubqueryRuntime {
     this.visibility = xidSnapshot(info.xmin, info.xmax, info.xipList)
     for (const [index, dependency] of this.plan.dependencies.entries()) {
       const columns = dependencyColumns(dependency)
-      const where = dependency.nested ? '' : ` WHERE ${dependency.plan.sql}`
       const { rows } = await client.query<Row>({
-        text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)}${where}`,
+        // one row past what may be held is enough to refuse the shape
+        text: `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(dependency.table)} WHERE ${dependency.plan.sql} LIMIT ${this.maxRows + 1}`,
         types: textRows
       })
       this.views.load(index, rows)
     }
+    // the rows carry the snapshot's conditions: the transactions taken meanwhile are processed after them
+    if (withRows) await this.readRows(client, add)
     for (const value of this.indexValues()) this.hooks.indexMoved(this, [value], true)
-    this.ready = true
-    this.hooks.routingChanged(this)
-    this.pump()
-    if (withRows) {
-      const columns = [...this.encoder.columns, ...this.extraColumns]
-      await client.query(
-        `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
-      )
-      for (;;) {
-        const query: QueryArrayConfig = {
-          text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`,
-          rowMode: 'array',
-          types: textRows
-        }
-        const { rows } = await client.query<Array<string | null>>(query)
-        if (rows.length === 0) break
-        await add(encodeLines(rows.map((values) => this.insertLine(values, columns, {}))))
-      }
-    }
+    this.send({ kind: 'loaded' })
   }
 
-  /** An insert line for a row read from Postgres (snapshot, subset or move-in), with its tags and active_conditions. */
-  insertLine(
-    values: ReadonlyArray<string | null>,
-    columns: readonly string[],
-    headers: Record<string, unknown>,
-    conditions?: boolean[]
-  ): string {
-    const row: Record<string, string | null> = {}
-    columns.forEach((name, index) => (row[name] = values[index] ?? null))
-    const line = this.encoder.encode(values)
-    const all = {
-      operation: 'insert',
-      relation: [this.definition.table.schema, this.definition.table.name],
-      ...headers,
-      ...this.tagHeaders(row, conditions)
+  /** The shape's rows in the snapshot, tagged with the views as of the snapshot. */
+  private async readRows(client: pg.PoolClient, add: (rows: EncodedRows) => Promise<void>): Promise<void> {
+    const { columns } = this.tagged
+    await client.query(
+      `DECLARE subquery_snapshot NO SCROLL CURSOR FOR SELECT ${columns.map(quoteIdent).join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
+    )
+    for (;;) {
+      const query: QueryArrayConfig = {
+        text: `FETCH ${FETCH_ROWS} FROM subquery_snapshot`,
+        rowMode: 'array',
+        types: textRows
+      }
+      const { rows } = await client.query<Array<string | null>>(query)
+      if (rows.length === 0) break
+      await add(encodeLines(rows.map((values) => this.tagged.insertLine(values, columns, {}))))
     }
-    return `{"headers":${JSON.stringify(all)},"key":${line.slice(this.encoder.prefix.length)}`
   }
 
   /**
    * A subset of this shape (its where ANDed with the subset's, ordered and paged): each row's active_conditions are
    * computed by Postgres in the subset's own snapshot, like its rows.
    */
-  subsetQuery(subset: {
-    whereSql: string | null
-    orderBySql: string | null
-    limit: number | null
-    offset: number | null
-  }): { text: string; line(values: ReadonlyArray<string | null>, headers: Record<string, unknown>): string } {
-    const columns = [...this.encoder.columns, ...this.extraColumns]
-    const conditions = this.plan.positions.map((position) => `coalesce(${position.sql}, false)`)
-    let text = `SELECT ${[...columns.map(quoteIdent), ...conditions].join(', ')} FROM ${qualifiedName(this.definition.table)} WHERE ${this.plan.sql}`
-    if (subset.whereSql) text += ` AND (${subset.whereSql})`
-    if (subset.orderBySql) text += ` ORDER BY ${subset.orderBySql}`
-    if (subset.limit !== null) text += ` LIMIT ${subset.limit}`
-    if (subset.offset !== null) text += ` OFFSET ${subset.offset}`
-    return {
-      text,
-      line: (values, headers) =>
-        this.insertLine(
-          values.slice(0, columns.length),
-          columns,
-          headers,
-          values.slice(columns.length).map((value) => value === 't' || value === 'true')
-        )
-    }
-  }
-
-  // ---------- tags ----------
-
-  tags(row: Row): string[] {
-    const { positions } = this.plan
-    return this.plan.disjuncts.map((conjuncts) =>
-      positions
-        .map((position, index) => {
-          if (!conjuncts.includes(index)) return ''
-          if (position.kind === 'plain') return '1'
-          return slotHash(
-            this.stack,
-            this.shape.handle,
-            position.lhs,
-            position.lhs.map((name) => row[name] ?? null)
-          )
-        })
-        .join('/')
-    )
-  }
-
-  private tagHeaders(
-    row: Row,
-    conditions = this.views.conditions(this.plan, row)
-  ): { tags: string[]; active_conditions: boolean[] } {
-    return { tags: this.tags(row), active_conditions: conditions }
+  subsetQuery(subset: SubsetSql): ReturnType<TaggedRows['subsetQuery']> {
+    return this.tagged.subsetQuery(subset)
   }
 
   // ---------- live ----------
 
-  /** Whether changes of the shape's table may reach it through its index alone: views loaded and no move-in pending. */
+  /**
+   * Whether changes of the shape's table may reach it through its index alone: once its views are loaded, and during a
+   * move-in whose values are known (the index holds them from the moving transaction on; a value that a transaction
+   * held for the move-in brings in gets a move-in of its own, whose snapshot includes every transaction taken before
+   * it). Not while rows of nested subqueries are fetched: the values entering are known only once they are read.
+   */
   get routedByIndex(): boolean {
-    return this.indexed !== null && this.ready && this.pending === null
+    return this.indexed !== null && indexRoutableIn(this.state)
   }
 
   /** The first commit LSN of which the shape's log does not hold everything yet, or null: nothing past it is acknowledged or claimed. */
   get heldFrom(): bigint | null {
-    return this.heldSince
+    return heldSinceOf(this.state)
   }
 
   /** Takes a transaction's part for this shape, in stream order. */
   take(part: TransactionPart): void {
-    if (this.closed) return
+    if (this.state.phase === 'closed') return
     this.incoming.push(part)
-    if (this.pending && this.incoming.length > MAX_HELD_TRANSACTIONS) {
-      this.fail(new Error(`more than ${MAX_HELD_TRANSACTIONS} transactions arrived while a move-in was pending`))
-      return
-    }
-    this.pump()
+    this.send({ kind: 'taken', waiting: this.incoming.length, position: this.hooks.streamPosition() })
   }
 
   /** The stream moved on: a pending move-in whose snapshot it has passed can be written. */
   streamMoved(): void {
-    if (this.pending?.read) this.pump()
+    this.send({ kind: 'stream-moved', position: this.hooks.streamPosition() })
   }
 
   /** Stops for good (the shape was removed): a pending move-in writes nothing. */
   close(): void {
-    this.closed = true
-    this.incoming = []
-    this.unwritten = []
+    this.send({ kind: 'close' })
   }
 
-  private fail(error: Error): void {
-    if (this.closed) return
-    this.close()
-    this.hooks.failed(this, error)
+  /** An event from outside: a fault while acting on it gives the shape up. */
+  private send(event: MoveInEvent): void {
+    try {
+      this.dispatch(event)
+    } catch (error) {
+      this.dispatch({ kind: 'failed', error: error as Error })
+    }
+  }
+
+  private dispatch(event: MoveInEvent): void {
+    const { state, effects } = nextMoveInState(this.state, event)
+    this.state = state
+    for (const effect of effects) this.act(effect)
+  }
+
+  private act(effect: MoveInEffect): void {
+    switch (effect.kind) {
+      case 'process':
+        return this.process()
+      case 'query':
+        return this.query(effect.moveIn)
+      case 'splice':
+        if (!this.shape.invalidated) this.splice(effect.moveIn, effect.read)
+        return
+      case 'write-out':
+        return this.writeOut(effect.holdEnded)
+      case 'routing-changed':
+        return this.hooks.routingChanged(this)
+      case 'drop':
+        this.incoming = []
+        this.unwritten = []
+        return
+      case 'fail':
+        return this.hooks.failed(this, effect.error)
+    }
   }
 
   /** Processes taken transactions in order, until they are done or a move-in they started is pending. */
-  private pump(): void {
-    try {
-      while (this.ready && !this.closed && !this.shape.invalidated) {
-        if (this.pending) {
-          if (!this.splice(this.pending)) return
-          continue
-        }
-        const part = this.incoming.shift()
-        if (!part) return
-        const moves = this.step(part, null)
-        if (moves.length > 0) this.startMoveIn(moves, part.lsn)
-        else this.writeOut()
-      }
-    } catch (error) {
-      this.fail(error as Error)
+  private process(): void {
+    while (this.state.phase === 'live' && !this.shape.invalidated) {
+      const part = this.incoming.shift()
+      if (!part) return
+      const moveIn = this.step(part, null)
+      this.dispatch({ kind: 'processed', moveIn, lsn: part.lsn })
     }
   }
 
   /**
    * One transaction: its changes of the shape's table as messages (judged with the views before its own moves, and
    * with the values of `unsent` moves as the client knows them: as before those moves), then its dependency changes
-   * applied, with a move-out event for values that left. Returns the moves that bring rows in.
+   * applied, with a move-out event for values that left. Returns the moves that bring rows in, and the rows to fetch
+   * for nested dependencies (whose rows not held may have entered).
    */
-  private step(part: TransactionPart, unsent: Move[] | null): Move[] {
-    if (this.visibility && visibleIn(this.visibility, part.xid)) return []
+  private step(part: TransactionPart, unsent: Move[] | null): { moves: Move[]; fetches: PendingFetch[] } {
+    if (this.visibility && visibleIn(this.visibility, part.xid)) return { moves: [], fetches: [] }
     const overrides = unsent ? overridesOf(unsent) : undefined
     const context: TransactionContext = { xid: part.xid, lsn: part.lsn }
     const messages: ShapeMessage[] = []
-    for (const { change, op } of part.outer) messages.push(...this.convert(change, context, op, overrides))
+    for (const { change, op } of part.outer) messages.push(...this.tagged.convert(change, context, op, overrides))
     const last = messages[messages.length - 1]
     if (last) last.message.headers.last = true
-    const entries: LogEntry[] = messages.map((entry) => ({
-      offset: { tx: part.lsn, op: entry.op },
-      line: JSON.stringify(entry.message)
-    }))
-    this.cursor = { tx: part.lsn, op: part.ops }
+    // a transaction the move-in query did not see, written after its block and after later ones it saw, takes the
+    // next offsets (the log's offsets only grow); its messages keep their lsn
+    const after = part.lsn <= this.cursor.tx
+    const entries: LogEntry[] = messages.map((entry) =>
+      after
+        ? this.next(JSON.stringify(entry.message))
+        : { offset: { tx: part.lsn, op: entry.op }, line: JSON.stringify(entry.message) }
+    )
+    if (!after) this.cursor = { tx: part.lsn, op: part.ops }
+    const { moves, fetches } = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
+    const moveIns = this.moved(moves, part.xid, entries, unsent)
+    this.unwritten.push({ xid: part.xid, entries })
+    return { moves: moveIns, fetches: fetches.map((fetch) => ({ ...fetch, xid: part.xid })) }
+  }
+
+  /**
+   * Dependency moves as the shape's clients see them: the routing index kept, a move-out event (appended to
+   * `entries`) for values that turned positions false, and the moves that bring rows in returned. With `unsent` moves,
+   * a value that moves back before its move-in is written was never moved for the client.
+   */
+  private moved(moves: readonly DependencyMoves[], xid: number, entries: LogEntry[], unsent: Move[] | null): Move[] {
     const moveIns: Move[] = []
-    const moves = this.views.apply(part.inner, (dependency) => this.hooks.tableKey(dependency.table))
-    for (const [dependency, { entered, left }] of moves.entries()) {
+    moves.forEach(({ entered, left }, dependency) => {
       if (this.indexed?.dependency === dependency) {
         if (entered.length > 0) this.hooks.indexMoved(this, entered, true)
         if (left.length > 0) this.hooks.indexMoved(this, left, false)
@@ -346,24 +310,15 @@ export class SubqueryRuntime {
         { values: entered, entered: true },
         { values: left, entered: false }
       ]) {
-        // a value that moves back before its move-in is written was never moved for the client
         const values = unsent ? cancelled(unsent, dependency, move.values, move.entered) : move.values
         if (values.length === 0) continue
-        const positions = this.positionsOf(dependency)
+        const positions = this.tagged.positionsOf(dependency)
         const outward = positions.filter((position) => position.negated === move.entered)
-        if (outward.length > 0)
-          entries.push(
-            this.next(
-              JSON.stringify({
-                headers: { event: 'move-out', patterns: this.patterns(outward, values), txids: [part.xid] }
-              })
-            )
-          )
+        if (outward.length > 0) entries.push(this.next(this.tagged.moveEvent('move-out', outward, values, xid)))
         if (positions.some((position) => position.negated !== move.entered))
-          moveIns.push({ dependency, values, entered: move.entered, xid: part.xid })
+          moveIns.push({ dependency, values, entered: move.entered, xid })
       }
-    }
-    this.unwritten.push({ xid: part.xid, entries })
+    })
     return moveIns
   }
 
@@ -372,64 +327,76 @@ export class SubqueryRuntime {
   }
 
   /** Writes what waited, in one append (a reader woken by it sees all of a splice or none), and the hold (if any) ends. */
-  private writeOut(): void {
+  private writeOut(holdEnded: boolean): void {
     const entries = this.unwritten.flatMap((part) => part.entries)
     // every xid here is one the shape's snapshot did not see (step skips the others)
     const grew = entries.length > 0 && this.shape.receive(this.unwritten[0]?.xid ?? 0, entries)
     this.unwritten = []
-    const held = this.heldSince !== null
-    this.heldSince = null
-    if (grew || held) this.hooks.appended(this.shape)
+    if (grew || holdEnded) this.hooks.appended(this.shape)
   }
 
   /** Starts the query of a move-in; the shape's transactions wait until it is spliced into the log. */
-  private startMoveIn(moves: Move[], since: bigint): void {
-    const pending: PendingMoveIn = { moves, read: null }
-    this.pending = pending
-    this.heldSince ??= since
-    this.hooks.routingChanged(this)
-    this.readMoveIn(moves).then(
-      (read) => {
-        if (this.pending !== pending) return
-        pending.read = read
-        this.pump()
+  private query({ moves, fetches }: MoveIn): void {
+    readMoveIn({
+      pool: this.pool,
+      table: this.definition.table,
+      columns: this.tagged.columns,
+      tests: moves.flatMap((move) =>
+        this.tagged.positionsOf(move.dependency).map(({ lhs }) => ({ lhs, values: move.values }))
+      ),
+      plan: this.plan,
+      fetches,
+      maxRows: this.maxRows,
+      // what it reads must include every transaction taken but those waiting here: those processed were judged without
+      // the moved values, and those not routed here (no value of the shape's index) may touch them
+      check: () => {
+        const check = this.hooks.checkSnapshot()
+        return {
+          lacks: (snapshot) => check.lacks(snapshot, new Set(this.incoming.map((part) => part.xid))),
+          done: () => check.done()
+        }
       },
-      (error: unknown) => this.fail(error as Error)
+      closed: () => this.state.phase === 'closed'
+    }).then(
+      (read) => this.send({ kind: 'read', read, position: this.hooks.streamPosition() }),
+      (error: unknown) => this.send({ kind: 'failed', error: error as Error })
     )
   }
 
   /**
-   * Writes a pending move-in once its boundary is known (the first waiting transaction its snapshot did not see, or
-   * the stream past the LSN it read): the transactions it saw (judged with the views before it), its event, its rows
-   * and snapshot-end, then the rest as usual. Returns false while the boundary is not known.
+   * Writes a pending move-in once every transaction its query saw has arrived (the stream passed the WAL position it
+   * read): the waiting transactions it saw (judged with the views before it), its event, its rows and snapshot-end,
+   * then the waiting transactions it did not see, as usual. Postgres makes commits visible in an order of their own, so
+   * a transaction the query saw may follow one it did not see in the stream: it is written before the block all the
+   * same (docs/protocol.md, "The move-in splice").
    */
-  private splice(pending: PendingMoveIn): boolean {
-    const read = pending.read
-    if (!read) return false
-    let seen = 0
-    while (seen < this.incoming.length && visibleIn(read.visibility, (this.incoming[seen] as TransactionPart).xid))
-      seen += 1
-    if (seen === this.incoming.length && this.hooks.streamPosition() < read.lsn) return false
+  private splice(moveIn: MoveIn, read: MoveInRead): void {
+    const seen = this.incoming.filter((part) => visibleIn(read.visibility, part.xid))
+    this.incoming = this.incoming.filter((part) => !visibleIn(read.visibility, part.xid))
     // the move-ins of the transactions it saw are written after it, by a move-in of their own
-    const unsent = [...pending.moves]
-    for (const part of this.incoming.splice(0, seen)) unsent.push(...this.step(part, unsent))
-    const later = unsent.slice(pending.moves.length).filter((move) => move.values.length > 0)
+    const unsent = [...moveIn.moves]
+    const laterFetches: PendingFetch[] = []
+    for (const part of seen) {
+      const { moves, fetches } = this.step(part, unsent)
+      unsent.push(...moves)
+      laterFetches.push(...fetches)
+    }
+    const later = unsent.slice(moveIn.moves.length).filter((move) => move.values.length > 0)
+    const xid = moveIn.moves[0]?.xid ?? moveIn.fetches[0]?.xid ?? 0
     const entries: LogEntry[] = []
-    for (const move of pending.moves) {
-      if (move.values.length === 0) continue
-      const positions = this.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
-      entries.push(
-        this.next(
-          JSON.stringify({
-            headers: { event: 'move-in', patterns: this.patterns(positions, move.values), txids: [move.xid] }
-          })
-        )
-      )
+    // the rows it read of nested dependencies' tables, in their results now: their moves belong to this block
+    const merged = this.views.merge(read.candidates)
+    const moveIns = [...moveIn.moves, ...this.moved(merged, xid, entries, null)].filter(
+      (move) => move.values.length > 0
+    )
+    for (const move of moveIns) {
+      const positions = this.tagged.positionsOf(move.dependency).filter((position) => position.negated !== move.entered)
+      entries.push(this.next(this.tagged.moveEvent('move-in', positions, move.values, move.xid)))
     }
     const known = overridesOf(later)
-    const before = overridesOf(unsent)
+    const before = overridesOf([...unsent, ...movesOf(merged, xid)])
     let rows = 0
-    for (const values of entries.length > 0 ? read.rows : []) {
+    for (const values of moveIns.length > 0 ? read.rows : []) {
       const row: Record<string, string | null> = {}
       read.columns.forEach((name, index) => (row[name] = values[index] ?? null))
       const now = this.views.conditions(this.plan, row, known)
@@ -439,183 +406,13 @@ export class SubqueryRuntime {
         this.views.included(this.plan, this.views.conditions(this.plan, row, before))
       )
         continue
-      entries.push(this.next(this.insertLine(values, read.columns, { is_move_in: true }, now)))
+      entries.push(this.next(this.tagged.insertLine(values, read.columns, { is_move_in: true }, now)))
       rows += 1
     }
     if (rows > 0) entries.push(this.next(snapshotEndMessage(read.snapshot)))
-    const xid = pending.moves[0]?.xid ?? 0
     this.unwritten.push({ xid, entries })
-    this.pending = null
-    if (later.length > 0) this.startMoveIn(later, this.heldSince ?? this.cursor.tx)
-    else {
-      this.writeOut()
-      this.hooks.routingChanged(this)
-    }
-    return true
+    this.dispatch({ kind: 'spliced', later: { moves: later, fetches: laterFetches } })
   }
-
-  private positionsOf(dependency: number): Array<{ index: number; lhs: string[]; negated: boolean }> {
-    return this.plan.positions.flatMap((position, index) =>
-      position.kind === 'sublink' && position.dependency === dependency
-        ? [{ index, lhs: position.lhs, negated: position.negated }]
-        : []
-    )
-  }
-
-  private patterns(
-    positions: ReadonlyArray<{ index: number; lhs: string[] }>,
-    values: readonly string[]
-  ): Array<{ pos: number; value: string }> {
-    return positions.flatMap((position) =>
-      values.map((value) => ({
-        pos: position.index,
-        value: slotHash(this.stack, this.shape.handle, position.lhs, keyValues(value, position.lhs.length))
-      }))
-    )
-  }
-
-  /**
-   * Reads the rows whose tested columns hold a moved value, in a snapshot of its own taken after the shape's table is
-   * locked for share (so the snapshot sees every transaction committed before the lock was granted), with the WAL
-   * position it saw. Which of them move in is judged when the move-in is spliced.
-   */
-  private async readMoveIn(moves: readonly Move[]): Promise<MoveInRead> {
-    const params: string[][] = []
-    const tests = moves.flatMap((move) =>
-      this.positionsOf(move.dependency).map(({ lhs }) => {
-        const arrays = lhs.map((name, column) => {
-          params.push(
-            move.values.map((value) =>
-              textOfValue(this.definition.table, name, keyValues(value, lhs.length)[column] ?? '')
-            )
-          )
-          return `$${params.length}::text[]`
-        })
-        if (lhs.length === 1) return `${quoteIdent(lhs[0] ?? '')}::text = ANY(${arrays[0]})`
-        return `ROW(${lhs.map((name) => `${quoteIdent(name)}::text`).join(', ')}) IN (SELECT * FROM unnest(${arrays.join(', ')}))`
-      })
-    )
-    const columns = [...this.encoder.columns, ...this.extraColumns]
-    const table = qualifiedName(this.definition.table)
-    const text = `SELECT ${columns.map(quoteIdent).join(', ')} FROM ${table} WHERE ${tests.join(' OR ')}`
-    const lock = async (client: pg.PoolClient): Promise<void> =>
-      void (await client.query(`LOCK TABLE ${table} IN ACCESS SHARE MODE`))
-    return inSnapshot(
-      this.pool,
-      async (client, snapshot) => {
-        const { rows } = await client.query<Array<string | null>>({
-          text,
-          values: params,
-          rowMode: 'array',
-          types: textRows
-        })
-        return {
-          columns,
-          rows,
-          snapshot,
-          visibility: xidSnapshot(snapshot.xmin, snapshot.xmax, snapshot.xipList),
-          lsn: BigInt(snapshot.databaseLsn)
-        }
-      },
-      { prepare: lock }
-    )
-  }
-
-  /** A row change of the shape's table as messages, judged with the views before this transaction's moves. */
-  private convert(
-    change: RowChange,
-    context: TransactionContext,
-    op: number,
-    overrides: Overrides | undefined
-  ): ShapeMessage[] {
-    const { plan, views } = this
-    const oldRow = change.kind === 'insert' ? null : change.old
-    const newRow = change.kind === 'delete' ? null : change.new
-    const oldConditions = oldRow && views.conditions(plan, oldRow, overrides)
-    const newConditions = newRow && views.conditions(plan, newRow, overrides)
-    const matches = {
-      old: !!oldConditions && views.included(plan, oldConditions),
-      new: !!newConditions && views.included(plan, newConditions)
-    }
-    const messages = messagesFor(this.definition, change, matches, context, op)
-    const oldTags = oldRow ? this.tags(oldRow) : []
-    const newTags = newRow ? this.tags(newRow) : []
-    const removed = oldTags.filter((tag) => !newTags.includes(tag))
-    if (
-      messages.length === 0 &&
-      matches.old &&
-      matches.new &&
-      oldRow &&
-      newRow &&
-      (removed.length > 0 || JSON.stringify(oldConditions) !== JSON.stringify(newConditions))
-    ) {
-      // no selected column changed, but what keeps the row in the shape did: the client needs the new tags
-      const { table } = this.definition
-      const value = Object.fromEntries(table.keyColumns.map((name) => [name, newRow[name] ?? null]))
-      messages.push({
-        op,
-        message: {
-          headers: {
-            operation: 'update',
-            relation: [table.schema, table.name],
-            txids: [context.xid],
-            lsn: context.lsn.toString(),
-            op_position: op
-          },
-          key: rowKey(table, newRow),
-          value
-        }
-      })
-    }
-    for (const { message } of messages) {
-      const operation = message.headers.operation
-      if (operation === 'insert') Object.assign(message.headers, { tags: newTags, active_conditions: newConditions })
-      else if (operation === 'update')
-        Object.assign(message.headers, { tags: newTags, removed_tags: removed, active_conditions: newConditions })
-      else if (message.headers.key_change_to !== undefined)
-        Object.assign(message.headers, { tags: [...newTags, ...removed], active_conditions: oldConditions })
-      else Object.assign(message.headers, { tags: oldTags, active_conditions: oldConditions })
-    }
-    return messages
-  }
-}
-
-/** The view before a move-in: each of its values judged as it was before it moved. */
-function overridesOf(moves: readonly Move[]): Overrides {
-  const overrides = new Map<number, Map<string, boolean>>()
-  for (const move of moves) {
-    const values = overrides.get(move.dependency) ?? new Map<string, boolean>()
-    for (const value of move.values) values.set(value, !move.entered)
-    overrides.set(move.dependency, values)
-  }
-  return overrides
-}
-
-/** Takes out of unsent moves the values that now move back; returns the values that move for the client. */
-function cancelled(unsent: readonly Move[], dependency: number, values: readonly string[], entered: boolean): string[] {
-  const back = new Set<string>()
-  for (const move of unsent) {
-    if (move.dependency !== dependency || move.entered === entered) continue
-    move.values = move.values.filter((value) => !(values.includes(value) && back.add(value)))
-  }
-  return values.filter((value) => !back.has(value))
-}
-
-/** What a dependency's query selects: its key, its selected columns and (for a nested one) what its where reads. */
-function dependencyColumns(dependency: Dependency): string[] {
-  const { table } = dependency
-  const wanted = new Set([
-    ...table.keyColumns,
-    ...dependency.columns,
-    ...(dependency.nested ? dependency.plan.referenced : [])
-  ])
-  return table.columns.map((column) => column.name).filter((name) => wanted.has(name))
-}
-
-/** A value as `column::text` prints it: pgoutput prints booleans t/f, the cast true/false. */
-function textOfValue(table: Shape['definition']['table'], column: string, value: string): string {
-  const isBool = table.columns.some((info) => info.name === column && info.type === 'bool' && !info.isArray)
-  return isBool ? (value === 't' ? 'true' : value === 'f' ? 'false' : value) : value
 }
 
 /** Lines as the snapshot's chunk writer takes them: one buffer, each line ending with a newline. */
