@@ -1,7 +1,7 @@
 import { hasSqlDetails, type Node } from 'libpg-query'
 import { WHERE_PREFIX, deparseExpression, parse } from './ast'
 import { type ColumnTypes } from './column-types'
-import { type CompileContext, compileCondition, conditionProbes } from './compile'
+import { type CompileContext, compileCondition, conditionProbes } from './compile/walk'
 import { WhereError, WhereRuntimeError } from './errors'
 import { type Alternatives } from './probes'
 import { type Row, RowValues } from './row-values'

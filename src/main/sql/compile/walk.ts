@@ -1,10 +1,10 @@
 import type { Node } from 'libpg-query'
-import * as ast from './ast'
-import { arrayContainment } from './arrays'
-import { type ColumnTypes, lookupColumn } from './column-types'
-import { WhereError, WhereRuntimeError } from './errors'
-import { checkInputCaps } from './input-caps'
-import { like, likeMatcher } from './like'
+import * as ast from '../ast'
+import { arrayContainment } from '../arrays'
+import { type ColumnTypes, lookupColumn } from '../column-types'
+import { WhereError, WhereRuntimeError } from '../errors'
+import { checkInputCaps } from '../input-caps'
+import { like, likeMatcher } from '../like'
 import {
   type Alternatives,
   allOf,
@@ -15,8 +15,8 @@ import {
   likeLiteral,
   mirrored,
   probeValue
-} from './probes'
-import { type RowValues, slotOf } from './row-values'
+} from '../probes'
+import { type RowValues, slotOf } from '../row-values'
 import {
   BOOL,
   FLOAT8,
@@ -34,8 +34,8 @@ import {
   parseValue,
   sameType,
   typeName
-} from './types'
-import * as v from './values'
+} from '../types'
+import * as v from '../values'
 
 type Evaluate = (row: RowValues) => unknown
 
