@@ -789,56 +789,26 @@ function compileNodeKind(ctx: CompileContext, node: Node): Typed {
     return castTo(ctx, compileNode(ctx, arg), resolveTypeName(ctx, node.TypeCast.typeName, location), location)
   }
   if ('A_Expr' in node) return compileAExpr(ctx, node.A_Expr, location)
-  if ('BoolExpr' in node) return compileBoolExpr(ctx, node.BoolExpr.boolop, node.BoolExpr.args ?? [], location)
+  if ('BoolExpr' in node) return compileBoolExpr(ctx, node.BoolExpr, location)
   if ('NullTest' in node) {
     const arg = node.NullTest.arg
     if (!arg) fail(ctx, 'IS NULL without an argument', location)
-    const operand = coerce(ctx, compileNode(ctx, arg), TEXT)
-    const isNull = node.NullTest.nulltesttype === 'IS_NULL'
-    const inner = operand.evaluate
-    const result: Typed = {
-      type: BOOL,
-      evaluate: perRow((row) => (inner(row) === null) === isNull),
-      ast: { NullTest: { arg: operand.ast, nulltesttype: node.NullTest.nulltesttype } },
-      location
-    }
-    return isNull && !operand.constant ? { ...result, probes: [{ kind: 'null', value: probeValue(operand) }] } : result
+    return nullTest(ctx, compileNode(ctx, arg), node.NullTest.nulltesttype, location)
   }
-  if ('BooleanTest' in node)
-    return compileBooleanTest(ctx, node.BooleanTest.arg, node.BooleanTest.booltesttype, location)
+  if ('BooleanTest' in node) return compileBooleanTest(ctx, node.BooleanTest, location)
   if ('FuncCall' in node) return compileFunction(ctx, node.FuncCall, location)
-  if ('CoalesceExpr' in node) {
-    const args = (node.CoalesceExpr.args ?? []).map((arg) => compileNode(ctx, arg))
-    const [converted, type] = unifyAll(ctx, args, 'COALESCE', location)
-    const evaluators = converted.map((arg) => arg.evaluate)
-    return {
-      type,
-      evaluate: perRow((row) => {
-        for (const evaluate of evaluators) {
-          const value = evaluate(row)
-          if (value !== null) return value
-        }
-        return null
-      }),
-      ast: { CoalesceExpr: { args: converted.map((arg) => arg.ast) } },
+  if ('CoalesceExpr' in node)
+    return coalesce(
+      ctx,
+      (node.CoalesceExpr.args ?? []).map((arg) => compileNode(ctx, arg)),
       location
-    }
-  }
-  if ('A_ArrayExpr' in node) {
-    const elements = (node.A_ArrayExpr.elements ?? []).map((element) => compileNode(ctx, element))
-    if (elements.length === 0) fail(ctx, 'cannot determine type of empty array', location)
-    const [converted, element] = unifyAll(ctx, elements, 'ARRAY', location)
-    if (element.kind === 'array' || element.kind === 'opaque')
-      fail(ctx, `arrays of ${typeName(element)} are not supported in where`, location)
-    const evaluators = converted.map((item) => item.evaluate)
-    const type: SqlType = { kind: 'array', element }
-    const arrayAst: Node = { A_ArrayExpr: { elements: converted.map((item) => item.ast) } }
-    if (converted.every((item) => item.constant)) {
-      const value = converted.map((item) => item.constant?.value ?? null)
-      return { type, evaluate: perRow(() => value), ast: arrayAst, location, constant: { value } }
-    }
-    return { type, evaluate: perRow((row) => evaluators.map((evaluate) => evaluate(row))), ast: arrayAst, location }
-  }
+    )
+  if ('A_ArrayExpr' in node)
+    return arrayConstructor(
+      ctx,
+      (node.A_ArrayExpr.elements ?? []).map((element) => compileNode(ctx, element)),
+      location
+    )
   if ('SubLink' in node) fail(ctx, 'subqueries are not allowed in where', location)
   if ('CollateClause' in node)
     fail(ctx, 'COLLATE is not supported in where (text comparisons use the C collation)', location)
@@ -950,6 +920,12 @@ function listItems(ctx: CompileContext, node: Node | undefined, location: number
   fail(ctx, 'expected a list', location)
 }
 
+function betweenBounds(ctx: CompileContext, bounds: Node[], location: number | undefined): [Typed, Typed] {
+  const [lowNode, highNode] = bounds
+  if (!lowNode || !highNode || bounds.length !== 2) fail(ctx, 'BETWEEN needs two bounds', location)
+  return [compileNode(ctx, lowNode), compileNode(ctx, highNode)]
+}
+
 function compileAExpr(
   ctx: CompileContext,
   expr: Extract<Node, { A_Expr: unknown }>['A_Expr'],
@@ -991,61 +967,80 @@ function compileAExpr(
     case 'AEXPR_OP_ALL':
       return anyAll(ctx, kind, operator, left(), right(), location)
     case 'AEXPR_DISTINCT':
-    case 'AEXPR_NOT_DISTINCT': {
-      const [l, r, type] = unify(ctx, '=', left(), right(), location)
-      comparisonTest(ctx, '=', type, location)
-      const distinct = kind === 'AEXPR_DISTINCT'
-      const order = comparator(type)
-      const [lhs, rhs] = [l.evaluate, r.evaluate]
-      return {
-        type: BOOL,
-        evaluate: perRow((row) => {
-          const a = lhs(row)
-          const b = rhs(row)
-          const same = a === null || b === null ? a === b : order(a, b) === 0
-          return same !== distinct
-        }),
-        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
-        location
-      }
+    case 'AEXPR_NOT_DISTINCT':
+      return distinctFrom(ctx, kind, left(), right(), location)
+    case 'AEXPR_NULLIF':
+      return nullif(ctx, left(), right(), location)
+    case 'AEXPR_IN': {
+      const value = left()
+      const items = listItems(ctx, expr.rexpr, location).map((item) => compileNode(ctx, item))
+      return inList(ctx, operator, value, items, location)
     }
-    case 'AEXPR_NULLIF': {
-      const [l, r, type] = unify(ctx, '=', left(), right(), location)
-      comparisonTest(ctx, '=', type, location)
-      const order = comparator(type)
-      const [lhs, rhs] = [l.evaluate, r.evaluate]
-      return {
-        type,
-        evaluate: perRow((row) => {
-          const a = lhs(row)
-          const b = rhs(row)
-          return a !== null && b !== null && order(a, b) === 0 ? null : a
-        }),
-        ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
-        location
-      }
-    }
-    case 'AEXPR_IN':
-      return compileIn(ctx, operator, left(), listItems(ctx, expr.rexpr, location), location)
     case 'AEXPR_BETWEEN':
     case 'AEXPR_NOT_BETWEEN':
     case 'AEXPR_BETWEEN_SYM':
-    case 'AEXPR_NOT_BETWEEN_SYM':
-      return compileBetween(ctx, kind, operator, left(), listItems(ctx, expr.rexpr, location), location)
+    case 'AEXPR_NOT_BETWEEN_SYM': {
+      const value = left()
+      const [low, high] = betweenBounds(ctx, listItems(ctx, expr.rexpr, location), location)
+      return between(ctx, kind, operator, value, low, high, location)
+    }
     default:
       fail(ctx, `${kind === 'AEXPR_SIMILAR' ? 'SIMILAR TO' : 'this operator'} is not supported in where`, location)
   }
 }
 
-function compileIn(
+/** IS [NOT] DISTINCT FROM: equality under which NULL equals NULL. */
+function distinctFrom(
+  ctx: CompileContext,
+  kind: 'AEXPR_DISTINCT' | 'AEXPR_NOT_DISTINCT',
+  left: Typed,
+  right: Typed,
+  location: number | undefined
+): Typed {
+  const [l, r, type] = unify(ctx, '=', left, right, location)
+  comparisonTest(ctx, '=', type, location)
+  const distinct = kind === 'AEXPR_DISTINCT'
+  const order = comparator(type)
+  const [lhs, rhs] = [l.evaluate, r.evaluate]
+  return {
+    type: BOOL,
+    evaluate: perRow((row) => {
+      const a = lhs(row)
+      const b = rhs(row)
+      const same = a === null || b === null ? a === b : order(a, b) === 0
+      return same !== distinct
+    }),
+    ast: { A_Expr: { kind, name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
+    location
+  }
+}
+
+/** NULLIF(a, b): NULL when a equals b, else a. */
+function nullif(ctx: CompileContext, left: Typed, right: Typed, location: number | undefined): Typed {
+  const [l, r, type] = unify(ctx, '=', left, right, location)
+  comparisonTest(ctx, '=', type, location)
+  const order = comparator(type)
+  const [lhs, rhs] = [l.evaluate, r.evaluate]
+  return {
+    type,
+    evaluate: perRow((row) => {
+      const a = lhs(row)
+      const b = rhs(row)
+      return a !== null && b !== null && order(a, b) === 0 ? null : a
+    }),
+    ast: { A_Expr: { kind: 'AEXPR_NULLIF', name: [ast.str('=')], lexpr: pinCollation(l.ast, type), rexpr: r.ast } },
+    location
+  }
+}
+
+function inList(
   ctx: CompileContext,
   operator: string,
   left: Typed,
-  items: Node[],
+  compiledItems: Typed[],
   location: number | undefined
 ): Typed {
   const negated = operator === '<>'
-  const compiledItems = items.map((item) => compileNode(ctx, item))
   const firstTyped = compiledItems.find((item) => item.type.kind !== 'unknown')
   const l = left.type.kind === 'unknown' ? coerce(ctx, left, firstTyped?.type ?? TEXT) : left
   const tests = compiledItems.map((item) => compare(ctx, negated ? '<>' : '=', l, item, item.location))
@@ -1072,18 +1067,15 @@ function compileIn(
   return probes ? { ...result, probes } : result
 }
 
-function compileBetween(
+function between(
   ctx: CompileContext,
   kind: string,
   operator: string,
   value: Typed,
-  bounds: Node[],
+  low: Typed,
+  high: Typed,
   location: number | undefined
 ): Typed {
-  const [lowNode, highNode] = bounds
-  if (!lowNode || !highNode || bounds.length !== 2) fail(ctx, 'BETWEEN needs two bounds', location)
-  const low = compileNode(ctx, lowNode)
-  const high = compileNode(ctx, highNode)
   const x =
     value.type.kind === 'unknown'
       ? coerce(ctx, value, low.type.kind !== 'unknown' ? low.type : high.type.kind !== 'unknown' ? high.type : TEXT)
@@ -1131,12 +1123,17 @@ function compileBetween(
 
 function compileBoolExpr(
   ctx: CompileContext,
-  boolop: string | undefined,
-  argNodes: Node[],
+  expr: Extract<Node, { BoolExpr: unknown }>['BoolExpr'],
   location: number | undefined
 ): Typed {
+  const boolop = expr.boolop
   const what = boolop === 'AND_EXPR' ? 'AND' : boolop === 'OR_EXPR' ? 'OR' : 'NOT'
-  const args = argNodes.map((arg) => toBool(ctx, compileNode(ctx, arg), what))
+  const args = (expr.args ?? []).map((arg) => toBool(ctx, compileNode(ctx, arg), what))
+  return boolExpr(ctx, boolop, args, location)
+}
+
+/** AND, OR (flattened) and NOT of conditions. */
+function boolExpr(ctx: CompileContext, boolop: string | undefined, args: Typed[], location: number | undefined): Typed {
   if (boolop === 'NOT_EXPR') {
     const [arg] = args
     if (!arg || args.length !== 1) fail(ctx, 'NOT takes one argument', location)
@@ -1168,12 +1165,17 @@ function compileBoolExpr(
 
 function compileBooleanTest(
   ctx: CompileContext,
-  argNode: Node | undefined,
-  test: string | undefined,
+  expr: Extract<Node, { BooleanTest: unknown }>['BooleanTest'],
   location: number | undefined
 ): Typed {
-  if (!argNode) fail(ctx, 'IS TRUE without an argument', location)
-  const arg = toBool(ctx, compileNode(ctx, argNode), `IS ${(test ?? '').replace(/^IS_/, '').replace('_', ' ')}`)
+  const test = expr.booltesttype
+  if (!expr.arg) fail(ctx, 'IS TRUE without an argument', location)
+  const arg = toBool(ctx, compileNode(ctx, expr.arg), `IS ${(test ?? '').replace(/^IS_/, '').replace('_', ' ')}`)
+  return booleanTest(ctx, arg, test, location)
+}
+
+/** IS [NOT] TRUE / FALSE / UNKNOWN. */
+function booleanTest(ctx: CompileContext, arg: Typed, test: string | undefined, location: number | undefined): Typed {
   const outcomes = new Map<string, (value: unknown) => boolean>([
     ['IS_TRUE', (x) => x === true],
     ['IS_NOT_TRUE', (x) => x !== true],
@@ -1200,6 +1202,21 @@ function compileFunction(
   call: Extract<Node, { FuncCall: unknown }>['FuncCall'],
   location: number | undefined
 ): Typed {
+  const name = checkFunctionCall(ctx, call, location)
+  return functionCall(
+    ctx,
+    name,
+    (call.args ?? []).map((arg) => compileNode(ctx, arg)),
+    location
+  )
+}
+
+/** The name of an allowed function called plainly (no aggregate or window syntax). */
+function checkFunctionCall(
+  ctx: CompileContext,
+  call: Extract<Node, { FuncCall: unknown }>['FuncCall'],
+  location: number | undefined
+): string {
   const parts = (call.funcname ?? []).map((part) => ('String' in part ? (part.String.sval ?? '') : ''))
   const name = parts[parts.length - 1] ?? ''
   const qualifiedOk = parts.length === 1 || (parts.length === 2 && parts[0] === 'pg_catalog')
@@ -1223,7 +1240,11 @@ function compileFunction(
   ) {
     fail(ctx, `aggregate or window syntax is not allowed in where`, location)
   }
-  const args = (call.args ?? []).map((arg) => compileNode(ctx, arg))
+  return name
+}
+
+/** lower, upper, length (char_length, character_length) and abs of their one argument. */
+function functionCall(ctx: CompileContext, name: string, args: Typed[], location: number | undefined): Typed {
   const [first] = args
   if (!first || args.length !== 1) fail(ctx, `function ${name}() takes exactly one argument`, location)
   const unary = (operand: Typed, type: SqlType, fn: Convert, argAst: Node): Typed => {
@@ -1257,4 +1278,57 @@ function compileFunction(
   if (name === 'lower' || name === 'upper')
     return { type: TEXT, ...caseFolded(text, name), ast: ast.funcCall(name, [ast.collateC(text.ast)]), location }
   return unary(text, INT4, (x) => BigInt([...(x as string)].length), text.ast)
+}
+
+/** IS [NOT] NULL. */
+function nullTest(
+  ctx: CompileContext,
+  arg: Typed,
+  nulltesttype: Extract<Node, { NullTest: unknown }>['NullTest']['nulltesttype'],
+  location: number | undefined
+): Typed {
+  const operand = coerce(ctx, arg, TEXT)
+  const isNull = nulltesttype === 'IS_NULL'
+  const inner = operand.evaluate
+  const result: Typed = {
+    type: BOOL,
+    evaluate: perRow((row) => (inner(row) === null) === isNull),
+    ast: { NullTest: { arg: operand.ast, nulltesttype } },
+    location
+  }
+  return isNull && !operand.constant ? { ...result, probes: [{ kind: 'null', value: probeValue(operand) }] } : result
+}
+
+/** COALESCE: the first argument that is not NULL. */
+function coalesce(ctx: CompileContext, args: Typed[], location: number | undefined): Typed {
+  const [converted, type] = unifyAll(ctx, args, 'COALESCE', location)
+  const evaluators = converted.map((arg) => arg.evaluate)
+  return {
+    type,
+    evaluate: perRow((row) => {
+      for (const evaluate of evaluators) {
+        const value = evaluate(row)
+        if (value !== null) return value
+      }
+      return null
+    }),
+    ast: { CoalesceExpr: { args: converted.map((arg) => arg.ast) } },
+    location
+  }
+}
+
+/** ARRAY[…] of elements brought to one type; a constant when every element is. */
+function arrayConstructor(ctx: CompileContext, elements: Typed[], location: number | undefined): Typed {
+  if (elements.length === 0) fail(ctx, 'cannot determine type of empty array', location)
+  const [converted, element] = unifyAll(ctx, elements, 'ARRAY', location)
+  if (element.kind === 'array' || element.kind === 'opaque')
+    fail(ctx, `arrays of ${typeName(element)} are not supported in where`, location)
+  const evaluators = converted.map((item) => item.evaluate)
+  const type: SqlType = { kind: 'array', element }
+  const arrayAst: Node = { A_ArrayExpr: { elements: converted.map((item) => item.ast) } }
+  if (converted.every((item) => item.constant)) {
+    const value = converted.map((item) => item.constant?.value ?? null)
+    return { type, evaluate: perRow(() => value), ast: arrayAst, location, constant: { value } }
+  }
+  return { type, evaluate: perRow((row) => evaluators.map((evaluate) => evaluate(row))), ast: arrayAst, location }
 }
