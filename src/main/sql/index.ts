@@ -8,7 +8,8 @@ export {
   compileWhere,
   parseSelect
 } from './compile-where'
-export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileCondition, conditionProbes } from './compile/walk'
+export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, compileCondition, conditionProbes } from './compile/walk'
+export { type CompileContext } from './compile/typed'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'
 export { type WhereParam, WhereError, WhereRuntimeError, isCallersQueryError } from './errors'

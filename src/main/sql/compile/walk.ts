@@ -1,8 +1,8 @@
 import type { Node } from 'libpg-query'
 import * as ast from '../ast'
 import { arrayContainment } from '../arrays'
-import { type ColumnTypes, lookupColumn } from '../column-types'
-import { WhereError, WhereRuntimeError } from '../errors'
+import { lookupColumn } from '../column-types'
+import { WhereRuntimeError } from '../errors'
 import { checkInputCaps } from '../input-caps'
 import { like, likeMatcher } from '../like'
 import {
@@ -28,7 +28,6 @@ import {
   builtinType,
   columnSqlType,
   comparator,
-  formatValue,
   isNumberType,
   isOrdered,
   parseValue,
@@ -36,47 +35,11 @@ import {
   typeName
 } from '../types'
 import * as v from '../values'
-
-type Evaluate = (row: RowValues) => unknown
-
-/**
- * Wraps every closure that runs per row and shape. tsx transpiles with esbuild's keepNames, which redefines the `name`
- * of each function expression assigned to a name or property; V8 then calls such closures ~1.7× slower (measured on
- * routing 3,000 rows into 2,000 shapes). A closure passed as an argument keeps no name, so the wrapper avoids that.
- */
-const perRow = (evaluate: Evaluate): Evaluate => evaluate
+import { type Evaluate, perRow } from './evaluate'
+import { type CompileContext, type Typed, constant, fail, locationOf, unknownLiteral } from './typed'
 
 // The common per-row helpers, bound locally: tsx turns every use of an imported binding into a getter call.
 const { checkIntRange, decimalFromInt } = v
-
-/** A validated expression: its type, how to evaluate it, and the parse tree of the SQL that means the same. */
-interface Typed {
-  type: SqlType
-  evaluate: Evaluate
-  ast: Node
-  location: number | undefined
-  /** Set while the type is unknown: an untyped literal or a placeholder. */
-  literal?: { text: string | null; param?: number }
-  /** Set for a bare column reference. */
-  column?: string
-  /** Names the value for RowValues.once, for expressions many wheres share: a column's typed value, lower(column). */
-  key?: string
-  /** Set for a compile-time constant. */
-  constant?: { value: unknown }
-  /** For conditions: what an index can check of a row this condition holds for (see probes.ts). */
-  probes?: Alternatives
-}
-
-export interface CompileContext {
-  columns: ColumnTypes
-  allowed: ReadonlySet<string> | undefined
-  params: Readonly<Record<string, string>>
-  usedParams: Set<number>
-  referenced: Set<string>
-  /** Length of the text the parser saw before the user's where. */
-  offset: number
-  depth: number
-}
 
 /** Deeper expressions are refused before they can exhaust the stack of the compiler or the deparser. */
 export const MAX_WHERE_DEPTH = 200
@@ -86,40 +49,7 @@ const SYSTEM_COLUMNS = new Set(['ctid', 'xmin', 'xmax', 'cmin', 'cmax', 'tableoi
 /** The immutable functions a where may call (besides COALESCE and NULLIF, which are syntax). */
 export const ALLOWED_FUNCTIONS = ['lower', 'upper', 'length', 'char_length', 'character_length', 'abs'] as const
 
-function fail(ctx: CompileContext, message: string, location: number | undefined, param?: WhereError['param']): never {
-  const position = location !== undefined && location >= 0 ? location - ctx.offset + 1 : undefined
-  throw new WhereError(message, param ?? 'where', position)
-}
-
-function locationOf(node: Node | undefined): number | undefined {
-  if (!node) return undefined
-  const inner = Object.values(node)[0] as { location?: number } | undefined
-  return inner?.location
-}
-
-// ---------- constants, coercion, conversion ----------
-
-function constantAst(type: SqlType, value: unknown): Node {
-  if (type.kind === 'enum') return value === null ? ast.nullConst() : ast.stringConst(value as string)
-  if (type.kind === 'unknown') return value === null ? ast.nullConst() : ast.stringConst(value as string)
-  if (value === null) return ast.cast(ast.nullConst(), type)
-  if (type.kind === 'bool') return ast.boolConst(value as boolean)
-  return ast.cast(ast.stringConst(formatValue(type, value)), type)
-}
-
-function constant(type: SqlType, value: unknown, location: number | undefined): Typed {
-  return { type, evaluate: perRow(() => value), ast: constantAst(type, value), location, constant: { value } }
-}
-
-function unknownLiteral(text: string | null, location: number | undefined, param?: number): Typed {
-  return {
-    type: { kind: 'unknown' },
-    evaluate: perRow(() => text),
-    ast: text === null ? ast.nullConst() : ast.stringConst(text),
-    location,
-    literal: param === undefined ? { text } : { text, param }
-  }
-}
+// ---------- coercion, conversion ----------
 
 /** Gives an untyped literal or placeholder its type from context, as Postgres does. */
 function coerce(ctx: CompileContext, node: Typed, type: SqlType): Typed {
