@@ -85,6 +85,8 @@ test('with 8 live workbench clients (SSE and long-poll) the MCP, Proxy and Datab
 
   // every long-polling client (not only the one whose rows are shown) gets the next change
   await longPolls.getByRole('tab', { name: 'Requests & cache' }).click()
+  // the table's rows come from the workbench's worker with its next update
+  await expect.poll(async () => [...(await requestsByClient(longPolls)).keys()].sort()).toEqual([1, 2, 3, 4])
   const before = await requestsByClient(longPolls)
   expect([...before.keys()].sort()).toEqual([1, 2, 3, 4])
   for (const client of before.keys()) expect(before.get(client)?.some((request) => request.status === '…')).toBe(true)

@@ -1,6 +1,6 @@
-import { createServer, request, type Server } from 'node:http'
 import { chromiumArgs, chromiumPath } from './chromium'
 import { expect, test } from './fixtures'
+import { forwardingServer } from './forwarding-server'
 
 // remote.test stands for a shape service elsewhere: a name that is neither the page's host nor loopback's
 test.use({
@@ -10,36 +10,13 @@ test.use({
   }
 })
 
-/** A "remote" shape service: a second server on another port, passing every request to the app's shape API. */
-async function remoteShapeService(target: string): Promise<{ url: string; server: Server }> {
-  const upstream = new URL(target)
-  const server = createServer((req, res) => {
-    const forwarded = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        path: req.url,
-        method: req.method,
-        headers: { ...req.headers, host: upstream.host }
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(res)
-      }
-    )
-    forwarded.on('error', () => res.destroy())
-    req.pipe(forwarded)
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  return { url: `http://remote.test:${(server.address() as { port: number }).port}`, server }
-}
-
 test('under the UI’s content security policy, the workbench follows a shape of a remote service (another port)', async ({
   page,
   app,
   openApp
 }) => {
-  const remote = await remoteShapeService(app.baseUrl)
+  // a "remote" shape service: a second server on another port, passing every request to the app's shape API
+  const remote = await forwardingServer(app.baseUrl, { host: 'remote.test' })
   const blocked: string[] = []
   page.on('console', (message) => {
     if (/violates .*Content Security Policy/i.test(message.text())) blocked.push(message.text())
@@ -54,13 +31,15 @@ test('under the UI’s content security policy, the workbench follows a shape of
     await page.getByLabel('table', { exact: true }).selectOption('projects')
     await page.getByLabel('where', { exact: true }).fill('id <= 1000000003')
     await page.getByLabel('live mode').selectOption('long-poll')
+    // the workbench's worker runs under the same policy (a worker takes it from its own response)
+    const workerScript = page.waitForResponse((response) => /\/assets\/worker-[\w-]+\.js$/.test(response.url()))
     await page.getByRole('button', { name: 'Start', exact: true }).click()
+    expect((await workerScript).headers()['content-security-policy']).toBe(ui?.headers()['content-security-policy'])
     await expect(page.getByTestId('row-count')).toHaveText('3 rows')
     await app.call('db.query', { sql: `UPDATE projects SET name = 'seen through the remote' WHERE id = 1000000002` })
     await expect(page.getByRole('table', { name: 'Shape rows' })).toContainText('seen through the remote')
     expect(blocked).toEqual([])
   } finally {
-    remote.server.closeAllConnections()
-    remote.server.close()
+    remote.close()
   }
 })

@@ -77,10 +77,15 @@ test('in SSE mode shows the raw frames, keep-alives included, and the row leavin
 
   await tab(page, 'SSE frames')
   const frames = page.getByTestId('sse-frames')
+  // the list is drawn a window at a time: the search narrows it to the frames looked for
+  const search = page.getByLabel('search the frames')
+  await search.fill('Renamed over SSE')
   await expect(frames.locator('tr[data-kind="data"]', { hasText: 'Renamed over SSE' }).first()).toBeVisible()
+  await search.fill('"operation":"delete"')
   await expect(frames.locator('tr[data-kind="data"]', { hasText: '"operation":"delete"' }).first()).toContainText(
     '1000000037'
   )
+  await search.fill('keep-alive')
   await expect(frames.locator('tr[data-kind="comment"]').first()).toContainText(': keep-alive')
   await shot(page, 'sse-frames')
 

@@ -4,6 +4,7 @@ import { DatabaseView } from './features/database/DatabaseView'
 import { DoctorPage } from './features/doctor/DoctorPage'
 import { McpPage } from './features/mcp/McpPage'
 import { ProxyPlayground } from './features/proxy/ProxyPlayground'
+import { ServerPage } from './features/server/ServerPage'
 import { ShapeWorkbench } from './features/shapes/ShapeWorkbench'
 import { SqlConsole } from './features/sql/SqlConsole'
 
@@ -18,6 +19,7 @@ export const pages: Page[] = [
   { id: 'database', title: 'Database', Component: DatabaseView },
   { id: 'sql', title: 'SQL console', Component: SqlConsole },
   { id: 'shapes', title: 'Shape workbench', Component: ShapeWorkbench },
+  { id: 'server', title: 'Server', Component: ServerPage },
   { id: 'proxy', title: 'Proxy playground', Component: ProxyPlayground },
   { id: 'conformance', title: 'Conformance', Component: ConformancePage },
   { id: 'doctor', title: 'Sync doctor', Component: DoctorPage },

@@ -5,6 +5,7 @@ import { doctorCalls } from './contract/doctor'
 import { mcpCalls, mcpEvents } from './contract/mcp'
 import { mcpToolCalls } from './contract/mcp-tools'
 import { proxyCalls, proxyEvents } from './contract/proxy'
+import { serverCalls } from './contract/server'
 import { shapesWorkbenchCalls } from './contract/shapes-workbench'
 
 /** Every call the renderer can make of main. Room contracts live in ./contract/<room>.ts. */
@@ -14,6 +15,7 @@ export const calls = {
   ...mcpToolCalls,
   ...proxyCalls,
   ...shapesWorkbenchCalls,
+  ...serverCalls,
   ...checkerCalls,
   ...doctorCalls
 }

@@ -54,6 +54,10 @@ describe('contentSecurityPolicy (one policy for the Electron window and the brow
     expect(directives.get('frame-ancestors')).toEqual(["'none'"])
   })
 
+  test('workers only from the app’s own files (the Shape workbench’s worker): no blob: or data: workers', () => {
+    expect(directives.get('worker-src')).toEqual(["'self'"])
+  })
+
   test('the <meta> policy of the built page is the same but for frame-ancestors, which a meta policy cannot carry', () => {
     expect(contentSecurityPolicy('meta')).toBe(contentSecurityPolicy().replace("; frame-ancestors 'none'", ''))
   })
@@ -62,10 +66,12 @@ describe('contentSecurityPolicy (one policy for the Electron window and the brow
     expect(directives.get('connect-src')).toEqual(["'self'", 'http:', 'https:'])
   })
 
-  test('the headless shell sends it with the UI page, and only there', async () => {
+  test('the headless shell sends it with the UI page and the worker script (its own policy), and only there', async () => {
     const rendererDir = dataDirWith('renderer', null)
     writeFileSync(join(rendererDir, 'index.html'), '<!doctype html>')
     writeFileSync(join(rendererDir, 'app.js'), '')
+    mkdirSync(join(rendererDir, 'assets'))
+    writeFileSync(join(rendererDir, 'assets', 'worker-B1x_9z.js'), '')
     const server: Server = createServer((req, res) => void serveStatic(rendererDir, req.url ?? '/', res))
     await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
@@ -73,6 +79,9 @@ describe('contentSecurityPolicy (one policy for the Electron window and the brow
       expect((await fetch(`${base}/`)).headers.get('content-security-policy')).toBe(contentSecurityPolicy())
       expect((await fetch(`${base}/#/shapes`)).headers.get('content-security-policy')).toBe(contentSecurityPolicy())
       expect((await fetch(`${base}/app.js`)).headers.get('content-security-policy')).toBeNull()
+      expect((await fetch(`${base}/assets/worker-B1x_9z.js`)).headers.get('content-security-policy')).toBe(
+        contentSecurityPolicy()
+      )
     } finally {
       server.close()
     }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ShapeStreamError, ShapeDraftSchema } from '../../src/shared/shape-client'
-import { WorkbenchSession } from '../../src/renderer/features/shapes/session'
+import { ShapeDraftSchema, ShapeStream, ShapeStreamError } from '../../src/shared/shape-client'
 import {
   EMPTY_SUBSET_FORM,
   parseSubsetForm,
@@ -82,14 +81,17 @@ describe('parseSubsetForm: what is wrong with the form before anything is sent, 
 })
 
 describe('previewSubsetRequest: the body and the URL the stream would send now', () => {
-  const session = new WorkbenchSession({
+  const config = {
     url: 'http://127.0.0.1:3000/v1/shape',
-    definition: ShapeDraftSchema.parse({ table: 'issues', log: 'changes_only' }),
+    params: { table: 'issues', where: 'priority > $1', 'params[1]': '2' }
+  }
+  // what a fresh stream of the shape would send: the page gets these with each update of the session
+  const stream = new ShapeStream({
+    ...config,
     headers: { authorization: 'Bearer hidden' },
-    params: { table: 'issues', where: 'priority > $1', 'params[1]': '2' },
+    log: ShapeDraftSchema.parse({ table: 'issues', log: 'changes_only' }).log,
     live: 'long-poll',
-    offset: '-1',
-    clients: 1
+    offset: '-1'
   })
 
   it.each<[string, Partial<SubsetForm>, object, Record<string, string>]>([
@@ -113,7 +115,7 @@ describe('previewSubsetRequest: the body and the URL the stream would send now',
     ]
   ])('%s', (_, fields, body, urlSubset) => {
     const parsed = parseSubsetForm(form(fields))
-    const preview = previewSubsetRequest(session, parsed.subset!)
+    const preview = previewSubsetRequest(config, stream.protocolParams(), parsed.subset!)
     expect(JSON.parse(preview.body)).toEqual(body)
     const url = new URL(preview.getUrl)
     expect(`${url.origin}${url.pathname}`).toBe('http://127.0.0.1:3000/v1/shape')

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import type { ClusterInfo } from '../../shared/contract/db'
+import { type ClusterInfo, clusterState } from '../../shared/contract/db'
 import { formatBytes } from '../../shared/format-bytes'
 import { clusterList, pruneClusters, removeClusters, unknownClusters } from '../db/cluster-inventory'
 import { clustersRoot } from '../db/cluster-pairing'
@@ -13,27 +13,19 @@ export const CLUSTERS_USAGE = `syncscope clusters list [--json]        the embed
   syncscope clusters remove --unknown     remove every stopped cluster whose data folder cannot be known
 the clusters folder: SYNCSCOPE_CLUSTERS_DIR, else /var/lib/syncscope/clusters`
 
-/** `kept`: a data folder is known but whether it still names the cluster is not (not mounted, unreadable). */
-function stateOf(cluster: ClusterInfo): string {
-  if (cluster.running) return 'running'
-  if (cluster.orphaned) return 'orphaned'
-  if (cluster.inUse) return 'in use'
-  return cluster.dataFolder === null ? 'unknown' : 'kept'
-}
-
 function formatList(root: string, clusters: ClusterInfo[]): string {
   const total = clusters.reduce((sum, cluster) => sum + cluster.sizeBytes, 0)
   const lines = [`${clusters.length} cluster(s) in ${root}, ${formatBytes(total)}`]
   for (const cluster of clusters)
     lines.push(
-      `${cluster.id}  ${formatBytes(cluster.sizeBytes).padStart(10)}  ${stateOf(cluster).padEnd(8)}  ${cluster.reason}`
+      `${cluster.id}  ${formatBytes(cluster.sizeBytes).padStart(10)}  ${clusterState(cluster).padEnd(8)}  ${cluster.reason}`
     )
   const prunable = clusters.filter((cluster) => cluster.orphaned && !cluster.running)
   if (prunable.length > 0)
     lines.push(
       `\`syncscope clusters prune\` removes the ${prunable.length} orphaned one(s) that are not running (${formatBytes(prunable.reduce((sum, cluster) => sum + cluster.sizeBytes, 0))})`
     )
-  if (clusters.some((cluster) => ['unknown', 'kept'].includes(stateOf(cluster))))
+  if (clusters.some((cluster) => ['unknown', 'kept'].includes(clusterState(cluster))))
     lines.push(
       'an `unknown` or `kept` cluster is never pruned: once you know no data folder uses it, `syncscope clusters remove <id>` removes it'
     )

@@ -15,6 +15,12 @@ const CONTENT_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2'
 }
 
+/**
+ * A worker's script (the build names the Shape workbench's `assets/worker-<hash>.js`): a worker gets its policy from
+ * its own response, not from the page, so it is sent the page's.
+ */
+const isWorkerScript = (file: string) => /(^|[/\\])worker-[\w-]+\.js$/.test(file)
+
 /** Serves a file of the built renderer; unknown paths fall back to index.html (client-side routes). */
 export async function serveStatic(root: string, pathname: string, res: ServerResponse): Promise<void> {
   let decoded: string
@@ -40,7 +46,7 @@ export async function serveStatic(root: string, pathname: string, res: ServerRes
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
-    ...(isIndex ? { 'content-security-policy': contentSecurityPolicy() } : {})
+    ...(isIndex || isWorkerScript(file) ? { 'content-security-policy': contentSecurityPolicy() } : {})
   })
   createReadStream(file).pipe(res)
 }

@@ -159,6 +159,8 @@ export class ShapeRegistry {
       new Date().toISOString()
     )
     this.register(shape)
+    // the request that creates a shape uses it
+    this.limits.used(shape)
     this.keepToShapeLimit(shape)
     this.options.snapshots.start(shape, this.options.subqueries.runtime(shape.handle))
     return shape
@@ -278,6 +280,16 @@ export class ShapeRegistry {
   /** Bytes the active shapes' snapshots and logs take. */
   get diskUsed(): number {
     return this.limits.diskUsed()
+  }
+
+  /** The active shapes, the next to be dropped for the limits first. */
+  byLastUse(): IterableIterator<Shape> {
+    return this.limits.byLastUse()
+  }
+
+  /** `--max-shapes` and the disk budget in bytes (`--max-disk`, or what was chosen on start; Infinity before). */
+  get bounds(): { maxShapes: number; maxDiskBytes: number } {
+    return { maxShapes: this.limits.maxShapes, maxDiskBytes: this.limits.maxDiskBytes }
   }
 
   private async restoreShape(dir: string, durableLsn: bigint): Promise<Shape | null> {

@@ -7,10 +7,18 @@ import { createShapeApi } from './http/shape-api'
 import { SSE_LIFETIME_MS } from './http/protocol'
 import { ReplicationSetupError } from './replication'
 import { ShapeService } from './service'
+import { serverState } from './server-state'
+import type { ServerState, ShapeQuery } from '../../shared/protocol/debug-shapes'
 
 export interface ShapesRoom {
   /** The engine of the connected database; null while it starts, after it stopped, or when it cannot run. */
   service(): ShapeService | null
+  /** The server's state (what `GET /v1/debug/shapes` answers); why there is none while the engine does not run. */
+  state(query: ShapeQuery): Promise<ServerState | { unavailable: string }>
+  /** Drops a shape by handle, as `DELETE /v1/shape?handle=` does; false when no active shape has that handle. */
+  dropShape(handle: string): Promise<boolean | { unavailable: string }>
+  /** Drops every shape; how many were dropped. */
+  dropAllShapes(): Promise<number | { unavailable: string }>
 }
 
 /** Shape logs of the embedded database live in `shapes/embedded`, those of an external one under a hash of its URL. */
@@ -66,5 +74,17 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
       }
     }
   })
-  return { service: () => service }
+  const withService = async <T>(use: (running: ShapeService) => Promise<T>): Promise<T | { unavailable: string }> =>
+    service ? use(service) : { unavailable: unavailable ?? 'The shape server is starting, please retry' }
+  return {
+    service: () => service,
+    state: (query) => withService((running) => serverState(running, query)),
+    dropShape: (handle) =>
+      withService(async (running) => {
+        const shape = running.shapeByHandle(handle)
+        if (shape) await running.drop(shape)
+        return shape !== undefined
+      }),
+    dropAllShapes: () => withService((running) => running.dropAll())
+  }
 }

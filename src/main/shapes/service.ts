@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { shapeConnectionStream } from './snapshot/reused-read-socket'
 import { loadParser } from '../sql'
+import { CommitTimes } from './commit-times'
 import { Catalog } from './definition/catalog'
 import type { ResolvedShape } from './definition/definition'
 import type { TableInfo } from './definition/table-info'
@@ -43,6 +44,8 @@ export class ShapeService {
   private readonly catalog: Catalog
   private readonly registry: ShapeRegistry
   private readonly collector: Collector
+  /** Recent transactions' commit times (GET /v1/debug/commit-times). */
+  readonly commitTimes = new CommitTimes()
   private readonly snapshots: SnapshotBuilder
   private readonly subqueries: SubqueryRegistry
   private replication: ReplicationStream | null = null
@@ -132,7 +135,10 @@ export class ShapeService {
       publicationName: this.state.slotName,
       appliedLsn: this.collector.appliedLsn,
       awaitDurable: true,
-      onTransaction: (tx) => this.collector.onTransaction(tx),
+      onTransaction: (tx) => {
+        this.commitTimes.committed(tx.commitLsn, tx.commitTime)
+        return this.collector.onTransaction(tx)
+      },
       onPosition: (lsn) => this.subqueries.streamAt(lsn),
       onSlotLost: async (reason) => {
         this.options.log(`replication slot lost (${reason}): every shape must be refetched`)
@@ -180,6 +186,26 @@ export class ShapeService {
     return this.registry.diskUsed
   }
 
+  /** `--max-shapes` and the disk budget in bytes. */
+  get bounds(): { maxShapes: number; maxDiskBytes: number } {
+    return this.registry.bounds
+  }
+
+  /** The active shapes, least recently used (the next to be dropped for the limits) first. */
+  shapesByLastUse(): IterableIterator<Shape> {
+    return this.registry.byLastUse()
+  }
+
+  /** The connection URL of the database it follows (with its password: never shown). */
+  get databaseUrl(): string {
+    return this.options.databaseUrl
+  }
+
+  /** The replication slot (and publication) this server follows Postgres through. */
+  get slotName(): string {
+    return this.state.slotName
+  }
+
   active(identity: string): Shape | undefined {
     return this.registry.active(identity)
   }
@@ -223,6 +249,13 @@ export class ShapeService {
 
   drop(shape: Shape): Promise<void> {
     return this.registry.drop(shape)
+  }
+
+  /** Drops every active shape (their clients refetch); resolves with how many once their files are removed. */
+  async dropAll(): Promise<number> {
+    const shapes = this.registry.all()
+    await Promise.all(shapes.map((shape) => this.drop(shape)))
+    return shapes.length
   }
 
   /**

@@ -85,12 +85,29 @@ export const ClusterSchema = z.object({
 })
 export type ClusterInfo = z.infer<typeof ClusterSchema>
 
+/**
+ * A cluster's state in one word, as `syncscope clusters list` and the Server page show it. `kept`: a data folder is
+ * known but whether it still names the cluster is not (not mounted, unreadable).
+ */
+export function clusterState(cluster: ClusterInfo): 'running' | 'orphaned' | 'in use' | 'unknown' | 'kept' {
+  if (cluster.running) return 'running'
+  if (cluster.orphaned) return 'orphaned'
+  if (cluster.inUse) return 'in use'
+  return cluster.dataFolder === null ? 'unknown' : 'kept'
+}
+
 export const ClusterListSchema = z.object({
   /** The clusters folder; null when not running as root (each data folder then holds its own cluster). */
   root: z.string().nullable(),
   clusters: z.array(ClusterSchema)
 })
 export type ClusterList = z.infer<typeof ClusterListSchema>
+
+export const ClusterPruneSchema = z.object({
+  removed: z.array(ClusterSchema),
+  /** Folders an initdb or a prune left half-made when its process died. */
+  leftovers: z.array(z.string())
+})
 
 export const dbCalls = {
   'db.status': call(z.object({}), DatabaseStatusSchema),
@@ -107,7 +124,9 @@ export const dbCalls = {
     DatabaseStatusSchema
   ),
   /** The embedded clusters on this machine (as root), with their sizes and whether their data folder still names them. */
-  'db.clusters': call(z.object({}), ClusterListSchema)
+  'db.clusters': call(z.object({}), ClusterListSchema),
+  /** `syncscope clusters prune`: removes the orphaned clusters whose Postgres is not running (as root only). */
+  'db.pruneClusters': call(z.object({}), ClusterPruneSchema)
 }
 
 export const dbEvents = {

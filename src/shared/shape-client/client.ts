@@ -10,6 +10,7 @@ import {
   type ControlMessage,
   type Message
 } from './messages'
+import { isMessage, isMessageArray } from './message-check'
 import { laterOffset, type Offset } from './offsets'
 import { SnapshotFilter, snapshotEnd, type AppliedSnapshot } from './snapshot-filter'
 import { fetchSubset, type Subset, type SubsetMethod, type SubsetResult } from './subset'
@@ -595,8 +596,11 @@ function parseJson(text: string, url: string, what: string): unknown {
   }
 }
 
+/** The body's messages; checked without a copy (isMessageArray), and by the schema only to say what is wrong. */
 function parseMessages(text: string, url: string, what: string): Message[] {
-  const parsed = MessageArraySchema.safeParse(parseJson(text, url, what))
+  const value = parseJson(text, url, what)
+  if (isMessageArray(value)) return value
+  const parsed = MessageArraySchema.safeParse(value)
   if (!parsed.success)
     throw new ShapeStreamError(
       'protocol',
@@ -607,7 +611,9 @@ function parseMessages(text: string, url: string, what: string): Message[] {
 }
 
 function parseMessage(text: string, url: string): Message {
-  const parsed = MessageSchema.safeParse(parseJson(text, url, 'an SSE data frame'))
+  const value = parseJson(text, url, 'an SSE data frame')
+  if (isMessage(value)) return value
+  const parsed = MessageSchema.safeParse(value)
   if (!parsed.success)
     throw new ShapeStreamError('protocol', `an SSE data frame is not a shape message: ${text.slice(0, 200)}`, url)
   return parsed.data

@@ -25,15 +25,31 @@ export interface MaterialiseOptions {
 }
 
 /**
+ * Where a materialised shape keeps its rows: a `Map` unless told otherwise (the workbench's worker keeps a million
+ * rows in a compact columnar store). `set` gets a row the store may keep as it is.
+ */
+export interface RowStore {
+  get(key: string): Row | undefined
+  set(key: string, row: Row): void
+  delete(key: string): boolean
+  clear(): void
+}
+
+/**
  * The current value of a shape, by key, built from its log. Subquery shapes' rows carry tags and active conditions:
  * a `move-out` / `move-in` event flips the conditions of the rows whose tags hold its patterns, and a row no tag of
  * which stays satisfied is deleted here (the server sends no delete for it).
  */
-export class MaterialisedShape {
-  readonly rows = new Map<string, Row>()
+export class MaterialisedShape<Store extends RowStore = Map<string, Row>> {
+  readonly rows: Store
   private readonly tags = new TagIndex()
 
-  constructor(private readonly options: MaterialiseOptions) {}
+  constructor(
+    private readonly options: MaterialiseOptions,
+    rows?: Store
+  ) {
+    this.rows = rows ?? (new Map<string, Row>() as RowStore as Store)
+  }
 
   /** Why a row is in the shape, when its shape has subqueries; null otherwise. */
   membership(key: string): Membership | null {

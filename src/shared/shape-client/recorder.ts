@@ -69,6 +69,15 @@ export function maskUrl(url: string): string {
   return parsed.toString()
 }
 
+/**
+ * The first `length` characters of a text, as a string of its own: V8's slices point into their parent, so a kept cut
+ * of a 10 MB body would keep the whole body alive.
+ */
+function detachedPrefix(text: string, length: number): string {
+  if (text.length <= length) return text
+  return JSON.parse(JSON.stringify(text.slice(0, length))) as string
+}
+
 export const maskHeaders = (headers: HeaderList): HeaderList =>
   headers.map(([name, value]) => [name, isCredentialHeader(name) ? maskSecret(value) : value])
 
@@ -120,7 +129,7 @@ export class ShapeRecorder {
     exchange.body = {
       at: now(),
       size,
-      text: text.slice(0, this.maxBodyChars),
+      text: detachedPrefix(text, this.maxBodyChars),
       truncated: text.length > this.maxBodyChars
     }
     this.notify()

@@ -1,7 +1,9 @@
 import type { dbCalls } from '../../../shared/contract/db'
 import type { Core } from '../../core'
 import { RpcError } from '../../../shared/contract/errors'
-import { clusterList } from '../../db/cluster-inventory'
+import { clusterList, pruneClusters } from '../../db/cluster-inventory'
+import { clustersRoot } from '../../db/cluster-pairing'
+import { isRoot } from '../../db/run-as'
 import { maskUrl } from '../../db/database'
 import { listTables } from '../../db/introspect'
 import type { HandlersFor } from '../dispatcher'
@@ -12,6 +14,11 @@ export function dbHandlers(core: Core): HandlersFor<typeof dbCalls> {
     'db.tables': () => listTables(core.database().pool),
     'db.history': async () => core.sqlConsole().history(),
     'db.clusters': async () => clusterList((await core.database().status()).dataDir),
+    'db.pruneClusters': async () => {
+      if (!isRoot())
+        throw new RpcError('not_root', 'only as root are clusters kept apart from their data folder: none to prune')
+      return pruneClusters(clustersRoot())
+    },
     'db.query': async ({ sql }) => {
       const result = await core.sqlConsole().run(sql)
       if (result.ok) core.events.emit('db.changed', { reason: 'statement' })

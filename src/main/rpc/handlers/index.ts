@@ -7,6 +7,7 @@ import { doctorHandlers } from './doctor'
 import { mcpHandlers } from './mcp'
 import { mcpToolHandlers } from './mcp-tools'
 import { proxyHandlers } from './proxy'
+import { serverHandlers } from './server'
 import { shapesWorkbenchHandlers } from './shapes-workbench'
 
 /** Every room's handlers, merged into the one table the dispatcher serves. */
@@ -17,6 +18,7 @@ export function createHandlers(core: Core, rooms: Rooms): Handlers {
     ...mcpToolHandlers(rooms),
     ...proxyHandlers(core, rooms),
     ...shapesWorkbenchHandlers(core, rooms),
+    ...serverHandlers(rooms),
     ...checkerHandlers(core, rooms),
     ...doctorHandlers()
   }

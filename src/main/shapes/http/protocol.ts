@@ -1,6 +1,12 @@
 import type { IncomingMessage } from 'node:http'
+import { sameSecret } from '../../headless/guard'
 
 import { CONTROL, exposedProtocolHeaders, type ProtocolHeaderNames } from '../../../shared/protocol'
+
+/** `--secret`: `secret=` (or the deprecated `api_secret=`; `secret` wins) equals it, compared in constant time. */
+export function secretMatches(query: URLSearchParams, secret: string): boolean {
+  return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
+}
 
 /** Streams close before a cache could hand a stale one out: lifetime below the max-age. */
 export const SSE_MAX_AGE_SECONDS = 59

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { checkHostAndOrigin, hasTokenHeader, sameSecret, type HostRule, type OriginRule } from '../../headless/guard'
+import { checkHostAndOrigin, hasTokenHeader, type HostRule, type OriginRule } from '../../headless/guard'
 import { Cancellation } from '../live/cancellation'
 import { InvalidRequestError, type ResolvedShape } from '../definition/definition'
 import { ServiceStoppingError, type ShapeService } from '../service'
@@ -8,13 +8,15 @@ import { ShapeDamagedError } from '../storage/shape-log'
 import { TableNotFoundError } from '../definition/table-info'
 import { type HeaderBrand, protocolHeaderNames, SUBSET_FIELDS } from '../../../shared/protocol'
 import { routingPath } from '../../net/request-path'
-import { type CacheSettings, catchUpCacheControl, preflightHeaders } from './protocol'
+import { type CacheSettings, catchUpCacheControl, preflightHeaders, secretMatches } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
 import { type LiveSettings, type LogRequestContext, conflict, replacement, serveLog, tooLarge } from './serve-log'
 import { ShapeTooLargeError } from '../storage/shape-limits'
 import { lastValue, parseShapeRequest, shapeInputOf } from './shape-request'
 import { serveSubset } from './subset'
+import { DEBUG_SHAPES_PATH, serveDebugShapes } from './debug-shapes'
+import { serveCommitTimes } from './commit-times'
 
 export interface ShapeApiOptions {
   brand: HeaderBrand
@@ -37,11 +39,7 @@ export interface ShapeApiOptions {
 /** Longer request targets get 414 (legacy GET subsets with big filters: use POST). */
 export const MAX_URL_LENGTH = 8192
 
-function secretMatches(query: URLSearchParams, secret: string): boolean {
-  return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
-}
-
-/** Handles everything under /v1/: the shape endpoint, health and CORS preflight. */
+/** Handles everything under /v1/: the shape endpoint, health, the debug inventory and CORS preflight. */
 export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const names = protocolHeaderNames(options.brand)
   const catchUpCache = catchUpCacheControl(options.cache)
@@ -64,6 +62,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
       })
     }
     if (path === '/v1/health' && (method === 'GET' || method === 'HEAD')) return health(r, options)
+    if (path === DEBUG_SHAPES_PATH) return serveDebugShapes(r, url.searchParams, options)
+    if (path === '/v1/debug/commit-times' && method === 'GET') return commitTimes(r, options, url.searchParams)
     if (path !== '/v1/shape') return r.json(404, { message: 'Not found' })
     if (method === 'OPTIONS') return r.send(204, preflightHeaders(req), null)
     if (!['GET', 'HEAD', 'POST', 'DELETE'].includes(method))
@@ -156,6 +156,14 @@ function health(r: Responder, options: ShapeApiOptions): void {
   const state = service.health()
   if (state.status === 'active') return r.json(200, state, noStore)
   r.json(503, state, { ...noStore, 'retry-after': '5' })
+}
+
+/** The workbench's latency source (a Syncscope extension), behind the secret like every shape request. */
+function commitTimes(r: Responder, options: ShapeApiOptions, query: URLSearchParams): void {
+  if (options.secret !== undefined && !secretMatches(query, options.secret)) return r.unauthorized()
+  const service = options.service()
+  if (!service) return r.unavailable(options.unavailable() ?? 'The shape server is starting, please retry', 1)
+  serveCommitTimes(r, service, query)
 }
 
 /** A shape dropped while the request read its files: the client refetches, as from any dropped shape. */

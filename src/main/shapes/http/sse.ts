@@ -182,6 +182,8 @@ class SseGroup {
 class SseHub {
   private readonly idle = new Map<string, SseGroup>()
   private listening = false
+  /** Streams of the shape open now (counted as they open and end: nothing per change). */
+  open = 0
 
   constructor(private readonly shape: Shape) {}
 
@@ -273,6 +275,11 @@ function sendToAll(streams: ReadonlySet<SseStream>, bytes: SseBytes): void {
 
 const hubs = new WeakMap<Shape, SseHub>()
 
+/** SSE streams of `shape` open now. */
+export function openSseStreams(shape: Shape): number {
+  return hubs.get(shape)?.open ?? 0
+}
+
 function hubOf(shape: Shape): SseHub {
   let hub = hubs.get(shape)
   if (!hub) hubs.set(shape, (hub = new SseHub(shape)))
@@ -308,8 +315,13 @@ export async function streamSse(
     r.res.end()
     return
   }
+  const hub = hubOf(shape)
+  hub.open += 1
   await new Promise<void>((resolve) => {
-    const stream = new SseStream(r.res, live, Date.now() + live.sseLifetime, cancellation, resolve)
-    hubOf(shape).add(stream, readPosition(offset))
+    const ended = (): void => {
+      hub.open -= 1
+      resolve()
+    }
+    hub.add(new SseStream(r.res, live, Date.now() + live.sseLifetime, cancellation, ended), readPosition(offset))
   })
 }

@@ -41,6 +41,8 @@ export class ShapeLimits {
   private readonly recentlyUsed = new Set<Shape>()
   /** Definitions (by identity) whose snapshot alone passed the disk budget, until when they are refused. */
   private readonly tooLarge = new Map<string, { error: ShapeTooLargeError; until: number }>()
+  /** Uses counted so far: a shape's `useSequence` orders it among the others (the debug inventory pages by it). */
+  private uses = 0
 
   constructor(
     readonly maxShapes: number,
@@ -53,12 +55,20 @@ export class ShapeLimits {
 
   add(shape: Shape): void {
     this.recentlyUsed.add(shape)
+    shape.useSequence = ++this.uses
   }
 
   /** A request used the shape: it becomes the most recently used. */
   used(shape: Shape): void {
     if (!this.recentlyUsed.delete(shape)) return
     this.recentlyUsed.add(shape)
+    shape.useSequence = ++this.uses
+    shape.lastUsedAt = Date.now()
+  }
+
+  /** The active shapes, least recently used (the next to be dropped for the limits) first. */
+  byLastUse(): IterableIterator<Shape> {
+    return this.recentlyUsed.values()
   }
 
   remove(shape: Shape): void {

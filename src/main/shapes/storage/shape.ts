@@ -3,6 +3,7 @@ import { open, stat } from 'node:fs/promises'
 import { crc32 } from 'node:zlib'
 import { type XidSnapshot, visibleIn, xidSnapshot } from '../../../shared/xid-snapshot'
 import type { Cancellation } from '../live/cancellation'
+import { AppendTimes } from '../commit-times'
 import { z } from 'zod'
 import type { ResolvedShape } from '../definition/definition'
 import { ShapeInputSchema } from '../definition/definition'
@@ -101,6 +102,13 @@ export class Shape {
    * snapshot (ShapeTooLargeError).
    */
   onDiskGrowth: ((shape: Shape) => void) | null = null
+  /** When the log last grew (ms since the epoch): for a restored shape, log.jsonl's mtime; null while it is empty. */
+  lastChangeAt: number | null = null
+  /** When a request last used the shape (ms since the epoch), and the order of that use; null when restored and unused. */
+  lastUsedAt: number | null = null
+  useSequence = 0
+  /** When its last transactions were appended (the workbench's latency, `GET /v1/debug/commit-times`). */
+  readonly appendTimes = new AppendTimes()
 
   constructor(
     readonly handle: string,
@@ -127,6 +135,7 @@ export class Shape {
         )
     })
     const shape = new Shape(meta.handle, definition, dir, ShapeLog.restore(dir, chunkBytes, durableLsn), meta.createdAt)
+    if (shape.log.size > 0) shape.lastChangeAt = statSync(shape.log.logPath).mtimeMs
     shape.chunkChecks.push(...meta.chunks)
     shape.snapshotBytes = meta.chunks.reduce((sum, check) => sum + check.bytes, 0)
     shape.move({ kind: 'restored', info: meta.snapshot, chunks: meta.chunks.length })
@@ -187,6 +196,11 @@ export class Shape {
     return this.snapshotBytes + this.log.diskBytes
   }
 
+  /** Bytes of the snapshot chunk files written so far. */
+  get snapshotDiskBytes(): number {
+    return this.snapshotBytes
+  }
+
   /** Takes a committed transaction's entries for this shape; returns true when the log grew. */
   receive(xid: number, entries: LogEntry[]): boolean {
     if (this.invalidated || entries.length === 0) return false
@@ -195,8 +209,13 @@ export class Shape {
       return false
     }
     if (visibleIn(this.visibility, xid)) return false
-    const added = this.log.append(entries) > 0
-    if (added) this.wake()
+    const appended = this.log.append(entries)
+    const added = appended > 0
+    if (added) {
+      this.lastChangeAt = Date.now()
+      this.appendTimes.appended((entries[0] as LogEntry).offset.tx, xid, appended)
+      this.wake()
+    }
     return added
   }
 

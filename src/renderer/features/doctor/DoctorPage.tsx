@@ -1,6 +1,5 @@
 import { useState, type DragEvent } from 'react'
 import type { DoctorReport, TimelineEntry } from '../../../shared/contract/doctor'
-import { toRecording } from '../../../shared/doctor-recording'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCallMutation } from '../../hooks'
 import { FindingView } from '../conformance/ConformancePage'
@@ -177,15 +176,18 @@ export function DoctorPage() {
               <div key={session.id} className="toolbar">
                 <span>
                   Workbench: <code>{session.label}</code> at {new Date(session.startedAt).toLocaleTimeString()} (
-                  {session.recorders.reduce((sum, recorder) => sum + recorder.exchanges.length, 0)} requests)
+                  {session.session.summary?.requests ?? 0} requests)
                 </span>
                 <button
                   type="button"
                   onClick={() =>
-                    open({
-                      name: `workbench-${session.label}.json`,
-                      text: JSON.stringify(toRecording(session.recorders))
-                    })
+                    void session.session
+                      .recording()
+                      .then(
+                        (recording) =>
+                          open({ name: `workbench-${session.label}.json`, text: JSON.stringify(recording) }),
+                        setReadError
+                      )
                   }
                 >
                   Diagnose
@@ -194,7 +196,12 @@ export function DoctorPage() {
                   type="button"
                   className="secondary"
                   onClick={() =>
-                    download(`workbench-${session.label}.json`, JSON.stringify(toRecording(session.recorders), null, 1))
+                    void session.session
+                      .recording()
+                      .then(
+                        (recording) => download(`workbench-${session.label}.json`, JSON.stringify(recording, null, 1)),
+                        setReadError
+                      )
                   }
                 >
                   Save recording

@@ -1,102 +1,91 @@
 import { useState } from 'react'
-import { isChangeMessage, isEventMessage, type Message, type RecordEntry } from '../../../shared/shape-client'
 import { clockTime } from './clock'
+import { LOG_FILTERS, type LogDetail, type LogFilter, type LogRow } from './engine/log-rows'
 import type { WorkbenchSession } from './session'
+import { SearchBox, ShownCount, VirtualTable } from './VirtualTable'
+import { useListView } from './use-view'
 
-type Filter = 'all' | 'insert' | 'update' | 'delete' | 'moves' | 'control'
-const FILTERS: Filter[] = ['all', 'insert', 'update', 'delete', 'moves', 'control']
-const SHOWN = 2_000
+const ROW_HEIGHT = 24
 
-type Shown = Extract<RecordEntry, { type: 'message' | 'note' }>
-
-type Kind = 'insert' | 'update' | 'delete' | 'move-in' | 'move-out' | 'event' | 'control'
-
-function kindOf(message: Message): Kind {
-  if (isChangeMessage(message)) return message.headers.operation
-  if (!isEventMessage(message)) return 'control'
-  const { event } = message.headers
-  return event === 'move-in' || event === 'move-out' ? event : 'event'
-}
-
-/** A subquery shape's move: its event, or a row its move-in query read. */
-const isMove = (message: Message): boolean =>
-  isChangeMessage(message) ? message.headers.is_move_in === true : isEventMessage(message)
-
-function matches(entry: Shown, filter: Filter): boolean {
-  if (filter === 'all') return true
-  if (entry.type !== 'message') return false
-  if (filter === 'moves') return isMove(entry.message)
-  const kind = kindOf(entry.message)
-  return kind === filter || (filter === 'control' && kind === 'event')
-}
-
-function MoveDetail({
-  message,
-  session
-}: {
-  message: Extract<Message, { headers: { event: string } }>
-  session: WorkbenchSession
-}) {
-  const { event, patterns = [], txids, ...rest } = message.headers
-  const removed = session.movedOut.get(message)
-  return (
-    <>
-      <strong>{event}</strong> {patterns.length} pattern{patterns.length === 1 ? '' : 's'}
-      {txids && ` · transaction ${txids.join(', ')}`}
-      {event === 'move-out' && (
-        <span data-testid="moved-out">
-          {' '}
-          · removed {removed?.length ?? 0} row{removed?.length === 1 ? '' : 's'} here (no delete is sent)
-        </span>
-      )}
-      {event === 'move-in' && ' · the rows that enter follow, marked move-in'}{' '}
-      <code title={JSON.stringify(patterns)}>
-        {patterns.map((pattern) => `${pattern.pos}:${pattern.value.slice(0, 8)}`).join(' ')}
-      </code>
-      {Object.keys(rest).length > 0 && <code> {JSON.stringify(rest)}</code>}
-    </>
-  )
-}
-
-function Detail({ message, session }: { message: Message; session: WorkbenchSession }) {
-  if (isEventMessage(message)) return <MoveDetail message={message} session={session} />
-  if (!isChangeMessage(message)) {
-    const { control, event, ...rest } = message.headers as Record<string, unknown>
-    return (
-      <>
-        <strong>{String(control ?? event)}</strong>{' '}
-        {Object.keys(rest).length > 0 && <code>{JSON.stringify(rest)}</code>}
-      </>
-    )
-  }
-  const before = session.before.get(message)
-  if (message.headers.operation === 'update' && before) {
-    return (
-      <span className="diff">
-        {Object.entries(message.value)
-          .filter(([column, value]) => before[column] !== value)
-          .map(([column, value]) => (
-            <span key={column}>
-              {column}: <del>{before[column] ?? 'NULL'}</del> → <ins>{value ?? 'NULL'}</ins>{' '}
+function Detail({ detail }: { detail: LogDetail }) {
+  switch (detail.type) {
+    case 'move':
+      return (
+        <>
+          <strong>{detail.event}</strong> {detail.patterns} pattern{detail.patterns === 1 ? '' : 's'}
+          {detail.txids && ` · transaction ${detail.txids}`}
+          {detail.removed !== null && (
+            <span data-testid="moved-out">
+              {' '}
+              · removed {detail.removed} row{detail.removed === 1 ? '' : 's'} here (no delete is sent)
+            </span>
+          )}
+          {detail.event === 'move-in' && ' · the rows that enter follow, marked move-in'}{' '}
+          <code title={detail.patternsJson}>{detail.patternsShort}</code>
+          {detail.rest && <code> {detail.rest}</code>}
+        </>
+      )
+    case 'control':
+      return (
+        <>
+          <strong>{detail.name}</strong> {detail.rest && <code>{detail.rest}</code>}
+        </>
+      )
+    case 'diff':
+      return (
+        <span className="diff">
+          {detail.changes.map((change) => (
+            <span key={change.column}>
+              {change.column}: <del>{change.before ?? 'NULL'}</del> → <ins>{change.after ?? 'NULL'}</ins>{' '}
             </span>
           ))}
-      </span>
-    )
+        </span>
+      )
+    case 'value':
+      return <code>{detail.json}</code>
   }
-  return <code>{JSON.stringify(message.value)}</code>
 }
 
-/** The shape log as received: change and control messages in order, with notes (retries, fallbacks) between them. */
-export function LogView({ session }: { session: WorkbenchSession }) {
-  const [filter, setFilter] = useState<Filter>('all')
-  const entries = session.recorder.entries.filter(
-    (entry): entry is Shown => entry.type === 'message' || entry.type === 'note'
+function LogLine({ row }: { row: LogRow }) {
+  if (row.type === 'note')
+    return (
+      <tr className={`note ${row.level}`}>
+        <td>{clockTime(row.at)}</td>
+        <td colSpan={4} title={row.text}>
+          {row.text}
+        </td>
+      </tr>
+    )
+  return (
+    <tr className={`op-${row.kind}`} data-op={row.kind} data-move={row.move || undefined}>
+      <td>{clockTime(row.at)}</td>
+      <td className="mono">{row.offset}</td>
+      <td>
+        {row.kind}
+        {row.moveIn && <span className="badge move">move-in</span>}
+      </td>
+      <td className="mono" title={row.key}>
+        {row.key}
+      </td>
+      <td>
+        <Detail detail={row.detail} />
+      </td>
+    </tr>
   )
-  const shown = entries.filter((entry) => matches(entry, filter)).slice(-SHOWN)
+}
+
+/**
+ * The shape log as received: change and control messages in order, with notes (retries, fallbacks) between them.
+ * The worker keeps the newest entries (the recorder's bound) and filters and searches them; the page draws what is in view.
+ */
+export function LogView({ session }: { session: WorkbenchSession }) {
+  const [filter, setFilter] = useState<LogFilter>('all')
+  const [search, setSearch] = useState('')
+  const { range, view } = useListView(session, ROW_HEIGHT, (rows) => ({ kind: 'log', filter, search, ...rows }))
   return (
     <div className="log-view">
       <div className="toolbar" role="group" aria-label="Filter by operation">
-        {FILTERS.map((candidate) => (
+        {LOG_FILTERS.map((candidate) => (
           <button
             key={candidate}
             type="button"
@@ -107,51 +96,17 @@ export function LogView({ session }: { session: WorkbenchSession }) {
             {candidate}
           </button>
         ))}
-        <span className="count">{shown.length} shown</span>
+        <SearchBox label="search the log" value={search} onChange={setSearch} />
+        <ShownCount testId="log-count" view={view} />
       </div>
-      <div className="scroll">
-        <table className="grid compact" data-testid="log">
-          <thead>
-            <tr>
-              <th>time</th>
-              <th>offset</th>
-              <th>op</th>
-              <th>key</th>
-              <th>value</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((entry, index) =>
-              entry.type === 'note' ? (
-                <tr key={index} className={`note ${entry.level}`}>
-                  <td>{clockTime(entry.at)}</td>
-                  <td colSpan={4}>{entry.text}</td>
-                </tr>
-              ) : (
-                <tr
-                  key={index}
-                  className={`op-${kindOf(entry.message)}`}
-                  data-op={kindOf(entry.message)}
-                  data-move={isMove(entry.message) || undefined}
-                >
-                  <td>{clockTime(entry.at)}</td>
-                  <td className="mono">{entry.offset ?? ''}</td>
-                  <td>
-                    {kindOf(entry.message)}
-                    {isChangeMessage(entry.message) && entry.message.headers.is_move_in && (
-                      <span className="badge move">move-in</span>
-                    )}
-                  </td>
-                  <td className="mono">{isChangeMessage(entry.message) ? entry.message.key : ''}</td>
-                  <td>
-                    <Detail message={entry.message} session={session} />
-                  </td>
-                </tr>
-              )
-            )}
-          </tbody>
-        </table>
-      </div>
+      <VirtualTable
+        testId="log"
+        range={range}
+        view={view}
+        rowHeight={ROW_HEIGHT}
+        columns={['time', 'offset', 'op', 'key', 'value']}
+        render={(row) => <LogLine key={row.seq} row={row} />}
+      />
     </div>
   )
 }

@@ -3,22 +3,18 @@ import { isProtocolHeader } from '../../../shared/protocol'
 import {
   cacheVerdict,
   parseCacheControl,
-  simulateSharedCache,
   type Exchange,
   type HeaderList,
   type SimulatedRequest
 } from '../../../shared/shape-client'
 import type { WorkbenchSession } from './session'
+import { useListView } from './use-view'
+import { SearchBox, VirtualTable } from './VirtualTable'
 
-const SHOWN = 500
+const ROW_HEIGHT = 24
 
 const headerValue = (headers: HeaderList | undefined, name: string) =>
   headers?.find(([header]) => header.toLowerCase() === name)?.[1] ?? null
-
-function pathAndQuery(url: string): string {
-  const parsed = new URL(url)
-  return `${parsed.pathname}${parsed.search}`
-}
 
 function Headers({ title, headers }: { title: string; headers: HeaderList }) {
   return (
@@ -113,97 +109,62 @@ function ExchangeDetail({ exchange, simulated }: { exchange: Exchange; simulated
   )
 }
 
-interface Row {
-  /** `#3`, or `2·#3` (client 2's third request) when several clients run. */
-  label: string
-  exchange: Exchange
-}
-
-/** Every client's exchanges in the order they were sent, labelled by client. */
-function rowsOf(session: WorkbenchSession): Row[] {
-  const many = session.recorders.length > 1
-  return session.recorders
-    .flatMap((recorder, client) =>
-      recorder.exchanges.map((exchange) => ({
-        label: `${many ? `${client + 1}·` : ''}#${exchange.request.id}`,
-        exchange
-      }))
-    )
-    .sort((a, b) => a.exchange.request.at - b.exchange.request.at)
-    .slice(-SHOWN)
-}
-
-/** Live requests for the same URL in flight at once, which a collapsing CDN would serve with one origin request. */
-function CollapseNote({ rows, simulated }: { rows: Row[]; simulated: SimulatedRequest | undefined }) {
-  if (!simulated || simulated.collapsesWith.length === 0) return null
-  const others = simulated.collapsesWith.map((index) => rows[index]?.label).join(', ')
-  return (
-    <span className="badge warn" title="A collapsing CDN would send one origin request for these">
-      collapses with {others}
-    </span>
-  )
-}
-
-/** Every HTTP exchange of the stream(s), with headers, the cache verdict and a shared-cache simulation. */
+/** Every HTTP exchange of the stream(s) (the newest kept), with headers, the cache verdict and a shared-cache simulation. */
 export function RequestsView({ session }: { session: WorkbenchSession }) {
-  const [selected, setSelected] = useState<Exchange | null>(null)
-  const rows = rowsOf(session)
-  const simulation = simulateSharedCache(rows.map((row) => row.exchange))
-  const found = rows.findIndex((row) => row.exchange === selected)
-  const chosen = found === -1 ? rows.length - 1 : found
+  const [selected, setSelected] = useState<string | null>(null)
+  const [search, setSearch] = useState('')
+  const { range, view } = useListView(session, ROW_HEIGHT, (rows) => ({ kind: 'requests', search, selected, ...rows }))
+  const chosen = view?.selected
   return (
     <div className="requests-view">
-      {rows.length > 0 && session.recorders.length > 1 && (
+      {view && view.total > 0 && view.clients > 1 && (
         <p className="muted">
-          {session.recorders.length} identical clients: the shared-cache column shows what a CDN in front of the server
-          would answer each of them.
+          {view.clients} identical clients: the shared-cache column shows what a CDN in front of the server would answer
+          each of them.
         </p>
       )}
-      <div className="scroll">
-        <table className="grid compact" data-testid="requests">
-          <thead>
-            <tr>
-              <th>#</th>
-              <th>status</th>
-              <th>kind</th>
-              <th>shared cache</th>
-              <th>time</th>
-              <th>size</th>
-              <th>request</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(({ label, exchange }, index) => {
-              const { request, response, body, failure } = exchange
-              const done = body?.at ?? failure?.at
-              return (
-                <tr
-                  key={label}
-                  className={index === chosen ? 'selected' : ''}
-                  onClick={() => setSelected(exchange)}
-                  data-request={label}
-                >
-                  <td>{label}</td>
-                  <td className={response && response.status >= 400 ? 'warn' : ''}>
-                    {response?.status ?? (failure ? 'failed' : '…')}
-                  </td>
-                  <td>{request.live === 'off' ? 'sync' : request.live}</td>
-                  <td>
-                    <span className={`badge cache-${simulation[index]?.outcome}`}>{simulation[index]?.outcome}</span>{' '}
-                    <CollapseNote rows={rows} simulated={simulation[index]} />
-                  </td>
-                  <td className="num">{done ? `${Math.round(done - request.at)} ms` : '…'}</td>
-                  <td className="num">{body ? body.size : ''}</td>
-                  <td className="mono url-cell" title={request.url}>
-                    {pathAndQuery(request.url)}
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
+      <div className="toolbar">
+        <SearchBox label="search the requests" value={search} onChange={setSearch} />
+        <span className="count" data-testid="requests-count">
+          {view ? `${view.matched} shown` : ''}
+          {view && view.kept < view.total ? ` (the newest ${view.kept} of ${view.total} kept)` : ''}
+        </span>
       </div>
-      {rows[chosen] && <ExchangeDetail exchange={(rows[chosen] as Row).exchange} simulated={simulation[chosen]} />}
+      <VirtualTable
+        testId="requests"
+        range={range}
+        view={view}
+        rowHeight={ROW_HEIGHT}
+        columns={['#', 'status', 'kind', 'shared cache', 'time', 'size', 'request']}
+        render={(row) => (
+          <tr
+            key={row.label}
+            className={row.label === chosen?.label ? 'selected' : ''}
+            onClick={() => setSelected(row.label)}
+            data-request={row.label}
+          >
+            <td>{row.label}</td>
+            <td className={row.status !== null && row.status >= 400 ? 'warn' : ''}>
+              {row.status ?? (row.failed ? 'failed' : '…')}
+            </td>
+            <td>{row.live === 'off' ? 'sync' : row.live}</td>
+            <td>
+              <span className={`badge cache-${row.simulated?.outcome}`}>{row.simulated?.outcome}</span>{' '}
+              {row.collapsesWith.length > 0 && (
+                <span className="badge warn" title="A collapsing CDN would send one origin request for these">
+                  collapses with {row.collapsesWith.join(', ')}
+                </span>
+              )}
+            </td>
+            <td className="num">{row.ms !== null ? `${row.ms} ms` : '…'}</td>
+            <td className="num">{row.size ?? ''}</td>
+            <td className="mono url-cell" title={row.url}>
+              {row.url}
+            </td>
+          </tr>
+        )}
+      />
+      {chosen && <ExchangeDetail exchange={chosen.exchange} simulated={chosen.simulated ?? undefined} />}
     </div>
   )
 }

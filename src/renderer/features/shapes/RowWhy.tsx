@@ -1,10 +1,12 @@
 import { useEffect, useRef } from 'react'
 import type { SubqueryAdmission } from '../../../shared/contract/shapes-workbench'
+import type { Row } from '../../../shared/shape-client'
 import { ErrorBox } from '../../components/ErrorBox'
 import { ValueTable } from '../../components/ValueTable'
 import { useCall } from '../../hooks'
 import { disjunctsOf, shortHash } from './membership-view'
 import type { WorkbenchSession } from './session'
+import { useSessionView } from './use-view'
 
 function Admission({ admission }: { admission: SubqueryAdmission }) {
   const values = admission.columns
@@ -41,8 +43,7 @@ function Admission({ admission }: { admission: SubqueryAdmission }) {
   )
 }
 
-function AdmittedBy({ session, rowKey }: { session: WorkbenchSession; rowKey: string }) {
-  const row = session.shape.rows.get(rowKey) ?? {}
+function AdmittedBy({ session, row }: { session: WorkbenchSession; row: Row }) {
   const { where, params } = session.config.definition
   const admitted = useCall('shapesWorkbench.admittedBy', { where, params, row }, { staleTime: 0 })
   if (admitted.error) return <ErrorBox error={admitted.error} />
@@ -61,8 +62,9 @@ function AdmittedBy({ session, rowKey }: { session: WorkbenchSession; rowKey: st
  * active_conditions) and, on the app's own Postgres, the inner rows that admit it now.
  */
 export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession; rowKey: string; onClose(): void }) {
-  const membership = session.shape.membership(rowKey)
-  const present = session.shape.rows.has(rowKey)
+  const view = useSessionView(session, { kind: 'row', key: rowKey })
+  const membership = view?.membership ?? null
+  const present = view?.present ?? false
   const panel = useRef<HTMLElement>(null)
   // The panel opens under the rows table: bring it into view (the table alone fills a screen).
   // (A block body: in current Chromium scrollIntoView returns a promise, which React would call as the cleanup.)
@@ -77,7 +79,8 @@ export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession
           Close
         </button>
       </div>
-      {!present && <p className="muted">The row left the shape.</p>}
+      {!view && <p className="muted">Reading the row…</p>}
+      {view && !present && <p className="muted">The row left the shape.</p>}
       {present && !membership && <p className="muted">This shape’s rows carry no tags: its where has no subquery.</p>}
       {membership && (
         <table className="grid compact" data-testid="row-tags">
@@ -110,7 +113,7 @@ export function RowWhy({ session, rowKey, onClose }: { session: WorkbenchSession
           </tbody>
         </table>
       )}
-      {present && membership && session.config.appDatabase && <AdmittedBy session={session} rowKey={rowKey} />}
+      {present && membership && session.config.appDatabase && <AdmittedBy session={session} row={view?.row ?? {}} />}
       {present && membership && !session.config.appDatabase && (
         <p className="muted">The inner rows are read from the app’s own Postgres: not for a custom URL target.</p>
       )}

@@ -1,17 +1,13 @@
 import { useEffect, useState, useSyncExternalStore } from 'react'
 import type { LocalShapeServer, WorkbenchSettings } from '../../../shared/contract/shapes-workbench'
-import {
-  curlCommand,
-  electricClientCode,
-  ShapeRecorder,
-  shapeParams,
-  type ShapeRequestTarget
-} from '../../../shared/shape-client'
+import { curlCommand, electricClientCode, shapeParams, type ShapeRequestTarget } from '../../../shared/shape-client'
 import { api } from '../../api'
 import { ErrorBox } from '../../components/ErrorBox'
 import { useCall, useInvalidateOn } from '../../hooks'
 import { SqlConsole } from '../sql/SqlConsole'
 import { Compose } from './Compose'
+import { engineChannel } from './engine-channel'
+import { LatencyView } from './LatencyView'
 import { LogView } from './LogView'
 import { RequestsView } from './RequestsView'
 import { RowsView } from './RowsView'
@@ -20,7 +16,7 @@ import { proxyStreamTarget, proxyTargetProblem } from './proxy-target'
 import { WorkbenchSession, type SessionConfig } from './session'
 import { rememberWorkbenchSession } from '../doctor/workbench-sessions'
 import { SseFramesView } from './SseFramesView'
-import { StreamStatus } from './StreamStatus'
+import { SessionStatus } from './StreamStatus'
 import { SubsetPanel } from './SubsetPanel'
 import { whereErrorOf } from './where-error'
 import { WriteGenerator } from './WriteGenerator'
@@ -38,6 +34,7 @@ const TABS = [
   ['log', 'Log'],
   ['sse', 'SSE frames'],
   ['requests', 'Requests & cache'],
+  ['latency', 'Latency'],
   ['subset', 'Subset']
 ] as const
 type Tab = (typeof TABS)[number][0]
@@ -62,13 +59,33 @@ function requestTarget(
   return { url: target.url, headers: entries(target.headers), params: entries(target.params) }
 }
 
+/**
+ * Where the app's own shape server tells commit and append times (`GET /v1/debug/commit-times`): the local and proxy
+ * targets read the app's Postgres through it; a custom URL ending in /v1/shape may be another Syncscope server.
+ */
+function commitTimesEndpoint(
+  target: WorkbenchSettings['target'],
+  local: LocalShapeServer | undefined,
+  localSecret: string
+): SessionConfig['commitTimes'] {
+  const secret: Record<string, string> = local?.secretRequired && localSecret ? { secret: localSecret } : {}
+  if (target.kind !== 'custom')
+    return { url: `${local?.url ?? window.location.origin}/v1/debug/commit-times`, params: secret }
+  if (!/\/v1\/shape\/?$/.test(new URL(target.url).pathname)) return null
+  const url = new URL(target.url)
+  url.pathname = url.pathname.replace(/\/v1\/shape\/?$/, '/v1/debug/commit-times')
+  const params = Object.fromEntries(
+    target.params.filter((entry) => entry.name.trim()).map((entry) => [entry.name.trim(), entry.value])
+  )
+  return { url: url.toString(), params }
+}
+
 /** Module-level so the event subscription is not renewed on every render. */
 const TABLE_QUERIES = ['db.tables'] as const
 const PROXY_QUERIES = ['proxy.status'] as const
 const COPY_NEEDS_DIRECT_TARGET =
   'A proxy call needs a token asked for per run: copy from the local server or a custom URL target'
 const noSession = () => () => undefined
-const zero = () => 0
 
 export function ShapeWorkbench() {
   const tables = useCall('db.tables', {})
@@ -86,8 +103,11 @@ export function ShapeWorkbench() {
   const [runs, setRuns] = useState(0)
   const [tab, setTab] = useState<Tab>('rows')
   const [exported, setExported] = useState<{ title: string; text: string } | null>(null)
-  useSyncExternalStore(session?.subscribe ?? noSession, session?.getVersion ?? zero)
-  useEffect(() => () => session?.stop(), [session])
+  const [fallback, setFallback] = useState<string | null>(null)
+  // only what this component shows itself: the views below follow the session's updates on their own
+  const phase = useSyncExternalStore(session?.subscribe ?? noSession, () => session?.summary?.state.phase)
+  const streamError = useSyncExternalStore(session?.subscribe ?? noSession, () => session?.summary?.state.error ?? null)
+  useEffect(() => () => session?.end(), [session])
 
   /** Null for the proxy target: its requests need a token asked for per run, so it has no fixed curl or client code. */
   const target = settings.target.kind === 'proxy' ? null : requestTarget(settings.target, local.data, localSecret)
@@ -98,13 +118,13 @@ export function ShapeWorkbench() {
         ? null
         : 'pick a table'
   const streamOptions = async (
-    recorder: ShapeRecorder
+    note: (text: string) => void
   ): Promise<Pick<SessionConfig, 'url' | 'headers' | 'params' | 'onError'>> => {
     if (settings.target.kind === 'proxy') {
       if (!proxy.data?.running) throw new Error('the proxy is not running')
       return proxyStreamTarget(proxy.data, settings.target, settings.definition, {
         fetchToken: (userId) => api.call('proxy.userToken', { userId }),
-        note: (text) => recorder.note('info', text)
+        note
       })
     }
     const direct = requestTarget(settings.target, local.data, localSecret)
@@ -117,8 +137,11 @@ export function ShapeWorkbench() {
   const run = async () => {
     setStartError(null)
     try {
-      const recorder = new ShapeRecorder()
-      const options = await streamOptions(recorder)
+      // what happens before the session exists (a gatekeeper's grant) is noted when it starts, later ones at once
+      const early: string[] = []
+      let started: WorkbenchSession | null = null
+      const options = await streamOptions((text) => (started ? started.note(text) : early.push(text)))
+      const channel = engineChannel()
       const next = new WorkbenchSession(
         {
           ...options,
@@ -126,14 +149,17 @@ export function ShapeWorkbench() {
           live: settings.live,
           offset: settings.offset,
           clients,
-          appDatabase: settings.target.kind !== 'custom'
+          appDatabase: settings.target.kind !== 'custom',
+          commitTimes: commitTimesEndpoint(settings.target, local.data, localSecret)
         },
-        recorder
+        channel,
+        early
       )
+      started = next
+      setFallback(channel.fallback)
       setSession(next)
-      rememberWorkbenchSession(settings.definition.table, next.recorders)
+      rememberWorkbenchSession(settings.definition.table, next)
       setRuns((count) => count + 1)
-      next.start()
     } catch (error) {
       setStartError(error as Error)
     }
@@ -161,8 +187,7 @@ export function ShapeWorkbench() {
       electricClientCode(settings.definition, direct, { offset: settings.offset, live: settings.live, headerBrand })
     )
   }
-  const state = session?.shape.stream.current
-  const whereError = session && state ? whereErrorOf(state.error, session.config.definition.where) : null
+  const whereError = session ? whereErrorOf(streamError, session.config.definition.where) : null
 
   return (
     <div className="page shape-workbench">
@@ -206,7 +231,7 @@ export function ShapeWorkbench() {
               type="button"
               className="secondary"
               onClick={() => session?.stop()}
-              disabled={!session || state?.phase === 'stopped'}
+              disabled={!session || phase === 'stopped'}
             >
               Stop
             </button>
@@ -214,7 +239,7 @@ export function ShapeWorkbench() {
               type="button"
               className="secondary"
               onClick={() => void drop()}
-              disabled={!session || !target || dropping || state?.phase === 'stopped'}
+              disabled={!session || !target || dropping || phase === 'stopped'}
               title={
                 target
                   ? 'DELETE the shape on its server: every client of it gets 409 must-refetch and starts again'
@@ -253,14 +278,19 @@ export function ShapeWorkbench() {
           <SavedShapes settings={settings} onLoad={setSettings} />
         </section>
         <section className="panel stream-panel" aria-label="Stream">
-          {session && state ? (
-            <StreamStatus state={state} />
+          {session && phase ? (
+            <SessionStatus session={session} />
           ) : (
             <p className="muted">Compose a shape and press Start.</p>
           )}
-          {state?.error && !whereError && (
+          {fallback && (
+            <p className="warn" role="status">
+              {fallback}
+            </p>
+          )}
+          {streamError && !whereError && (
             <div className="error-box" role="alert" data-testid="stream-error">
-              {state.error.message}
+              {streamError.message}
             </div>
           )}
           <div className="tabs" role="tablist">
@@ -281,6 +311,7 @@ export function ShapeWorkbench() {
           {session && tab === 'log' && <LogView session={session} />}
           {session && tab === 'sse' && <SseFramesView session={session} />}
           {session && tab === 'requests' && <RequestsView session={session} />}
+          {session && tab === 'latency' && <LatencyView session={session} />}
           {session && (
             <div hidden={tab !== 'subset'}>
               <SubsetPanel key={runs} session={session} />

@@ -1,46 +1,41 @@
-import type { RecordEntry } from '../../../shared/shape-client'
+import { useState } from 'react'
 import { clockTime } from './clock'
 import type { WorkbenchSession } from './session'
+import { useListView } from './use-view'
+import { SearchBox, ShownCount, VirtualTable } from './VirtualTable'
 
-const SHOWN = 2_000
-type FrameEntry = Extract<RecordEntry, { type: 'sse-frame' }>
+const ROW_HEIGHT = 24
 
 /** The raw SSE frames as they arrived, keep-alive comments included, with the time since the previous frame. */
 export function SseFramesView({ session }: { session: WorkbenchSession }) {
-  const frames = session.recorder.entries.filter((entry): entry is FrameEntry => entry.type === 'sse-frame')
-  const shown = frames.slice(-SHOWN)
-  const offset = frames.length - shown.length
-  if (frames.length === 0)
+  const [search, setSearch] = useState('')
+  const { range, view } = useListView(session, ROW_HEIGHT, (rows) => ({ kind: 'frames', search, ...rows }))
+  if (view && view.total === 0)
     return <p className="muted">No SSE frames yet{session.config.live === 'sse' ? '' : ': choose live mode SSE'}.</p>
   return (
-    <div className="scroll">
-      <table className="grid compact" data-testid="sse-frames">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>arrived</th>
-            <th>+ms</th>
-            <th>request</th>
-            <th>frame</th>
+    <div className="frames-view">
+      <div className="toolbar">
+        <SearchBox label="search the frames" value={search} onChange={setSearch} />
+        <ShownCount testId="frames-count" view={view} />
+      </div>
+      <VirtualTable
+        testId="sse-frames"
+        range={range}
+        view={view}
+        rowHeight={ROW_HEIGHT}
+        columns={['#', 'arrived', '+ms', 'request', 'frame']}
+        render={(frame) => (
+          <tr key={frame.n} className={`frame-${frame.kind}`} data-kind={frame.kind}>
+            <td>{frame.n}</td>
+            <td>{clockTime(frame.at)}</td>
+            <td className="num">{frame.gap ?? ''}</td>
+            <td>#{frame.requestId}</td>
+            <td className="mono frame" title={frame.raw}>
+              {frame.raw}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {shown.map((entry, index) => {
-            const previous = frames[offset + index - 1]
-            return (
-              <tr key={offset + index} className={`frame-${entry.frame.kind}`} data-kind={entry.frame.kind}>
-                <td>{offset + index + 1}</td>
-                <td>{clockTime(entry.at)}</td>
-                <td className="num">{previous ? Math.round(entry.at - previous.at) : ''}</td>
-                <td>#{entry.requestId}</td>
-                <td>
-                  <pre className="frame">{entry.frame.raw}</pre>
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+        )}
+      />
     </div>
   )
 }

@@ -1,4 +1,6 @@
+import { useSyncExternalStore } from 'react'
 import type { ShapeStreamState } from '../../../shared/shape-client'
+import type { WorkbenchSession } from './session'
 
 const PHASE_CLASS: Record<ShapeStreamState['phase'], string> = {
   initial: 'starting',
@@ -38,4 +40,11 @@ export function StreamStatus({ state }: { state: ShapeStreamState }) {
       </dd>
     </dl>
   )
+}
+
+/** The stream's status, following the session's updates. */
+export function SessionStatus({ session }: { session: WorkbenchSession }) {
+  useSyncExternalStore(session.subscribe, session.getVersion)
+  const state = session.summary?.state
+  return state ? <StreamStatus state={state} /> : null
 }

@@ -1,6 +1,8 @@
 import { useState } from 'react'
-import { maskUrl, type AppliedSnapshot, type SubsetMethod } from '../../../shared/shape-client'
+import { maskUrl, type SubsetMethod } from '../../../shared/shape-client'
+import type { SubsetView } from './engine/protocol'
 import type { WorkbenchSession } from './session'
+import { useSessionView } from './use-view'
 import {
   EMPTY_SUBSET_FORM,
   MAX_URL_LENGTH,
@@ -14,7 +16,7 @@ import {
 } from './subset-form'
 import { ValueTable } from '../../components/ValueTable'
 
-const ROWS_SHOWN = 500
+type Snapshot = SubsetView['snapshot']
 
 function FieldError({ field, errors }: { field: keyof FieldErrors; errors: FieldErrors }) {
   const message = errors[field]
@@ -164,7 +166,7 @@ function Failure({ failure, onSendAsPost }: { failure: SubsetFailure; onSendAsPo
   )
 }
 
-function MetadataExplained({ snapshot }: { snapshot: AppliedSnapshot }) {
+function MetadataExplained({ snapshot }: { snapshot: Snapshot }) {
   const { xmin, xmax, xip_list: running, database_lsn: lsn, snapshot_mark: mark } = snapshot.metadata
   return (
     <dl className="snapshot-metadata" data-testid="subset-metadata">
@@ -209,14 +211,14 @@ function MetadataExplained({ snapshot }: { snapshot: AppliedSnapshot }) {
   )
 }
 
-function SubsetRows({ snapshot }: { snapshot: AppliedSnapshot }) {
+function SubsetRows({ snapshot }: { snapshot: Snapshot }) {
   const columns = [...new Set(snapshot.rows.slice(0, 50).flatMap((row) => Object.keys(row.value)))]
   return (
     <div>
       <p className="count" data-testid="subset-row-count">
-        {snapshot.rows.length} row{snapshot.rows.length === 1 ? '' : 's'} by {snapshot.method}, applied to the shape as
+        {snapshot.rowCount} row{snapshot.rowCount === 1 ? '' : 's'} by {snapshot.method}, applied to the shape as
         upserts
-        {snapshot.rows.length > ROWS_SHOWN && ` (first ${ROWS_SHOWN} shown)`}
+        {snapshot.rowCount > snapshot.rows.length && ` (first ${snapshot.rows.length} shown)`}
       </p>
       <div className="table-scroll">
         <ValueTable
@@ -225,11 +227,23 @@ function SubsetRows({ snapshot }: { snapshot: AppliedSnapshot }) {
             key: row.key,
             cells: columns.map((column) => row.value[column] ?? null)
           }))}
-          limit={ROWS_SHOWN}
           label="Subset rows"
         />
       </div>
     </div>
+  )
+}
+
+/** A subset the stream applied, as the worker holds it (its dropped changes grow as the stream goes on). */
+function SubsetResult({ session, index }: { session: WorkbenchSession; index: number }) {
+  const view = useSessionView(session, { kind: 'subset', index })
+  if (!view) return <p className="muted">Reading the subset…</p>
+  return (
+    <>
+      <SubsetRows snapshot={view.snapshot} />
+      <h3>What the metadata says</h3>
+      <MetadataExplained snapshot={view.snapshot} />
+    </>
   )
 }
 
@@ -238,9 +252,9 @@ export function SubsetPanel({ session }: { session: WorkbenchSession }) {
   const [form, setForm] = useState<SubsetForm>(EMPTY_SUBSET_FORM)
   const [method, setMethod] = useState<SubsetMethod>('POST')
   const [pending, setPending] = useState(false)
-  const [snapshot, setSnapshot] = useState<AppliedSnapshot | null>(null)
+  const [snapshot, setSnapshot] = useState<number | null>(null)
   const [failure, setFailure] = useState<SubsetFailure | null>(null)
-  const preview = previewSubsetRequest(session, subsetOf(form))
+  const preview = previewSubsetRequest(session.config, session.summary?.protocolParams ?? {}, subsetOf(form))
 
   const send = async (using: SubsetMethod) => {
     setMethod(using)
@@ -249,7 +263,7 @@ export function SubsetPanel({ session }: { session: WorkbenchSession }) {
     setPending(true)
     setFailure(null)
     try {
-      setSnapshot(await session.shape.requestSnapshot(parsed.subset, { method: using }))
+      setSnapshot(await session.requestSnapshot(parsed.subset, { method: using }))
     } catch (error) {
       setFailure(subsetFailureOf(error, using))
     } finally {
@@ -286,13 +300,7 @@ export function SubsetPanel({ session }: { session: WorkbenchSession }) {
       </div>
       <RequestPreview method={method} body={preview.body} getUrl={preview.getUrl} />
       {failure && <Failure failure={failure} onSendAsPost={() => void send('POST')} />}
-      {snapshot && (
-        <>
-          <SubsetRows snapshot={snapshot} />
-          <h3>What the metadata says</h3>
-          <MetadataExplained snapshot={snapshot} />
-        </>
-      )}
+      {snapshot !== null && <SubsetResult session={session} index={snapshot} />}
     </section>
   )
 }

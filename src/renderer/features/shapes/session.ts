@@ -1,17 +1,26 @@
-import {
-  isEventMessage,
-  Shape,
-  ShapeRecorder,
-  ShapeStream,
-  resolveRecord,
-  type LiveMode,
-  type Message,
-  type ResolvableRecord,
-  type Row,
-  type RowChange,
-  type ShapeDraft,
-  type ShapeStreamOptions
+import type { Recording } from '../../../shared/doctor-recording'
+import type {
+  LiveMode,
+  ResolvableRecord,
+  ShapeDraft,
+  ShapeStreamError,
+  ShapeStreamOptions,
+  Subset,
+  SubsetMethod
 } from '../../../shared/shape-client'
+import type {
+  Ask,
+  EngineConfig,
+  FromEngine,
+  Port,
+  Summary,
+  ToEngine,
+  ViewData,
+  ViewQuery,
+  WireOnErrorResult,
+  WireState
+} from './engine/protocol'
+import { errorFromWire, errorToWire, recordToWire } from './engine/wire'
 
 export interface SessionConfig {
   url: string
@@ -27,72 +36,91 @@ export interface SessionConfig {
   offset: '-1' | 'now'
   /** Identical clients of the same shape, for the shared-cache simulation (what a CDN would serve and collapse). */
   clients: number
-}
-
-export interface Flash {
-  kind: 'insert' | 'update'
-  at: number
+  /** Where the server tells commit and append times (a Syncscope server's `/v1/debug/commit-times`), if it may. */
+  commitTimes?: { url: string; params: Record<string, string> } | null
 }
 
 /** How long a changed row stays highlighted. */
 export const FLASH_MS = 1_500
 
+/** The session's stream as the page sees it: its state (with the error as a ShapeStreamError) and counts. */
+export type SessionSummary = Omit<Summary, 'state'> & {
+  state: Omit<WireState, 'error'> & { error: ShapeStreamError | null }
+}
+
+/** A worker (or, in tests, a MessagePort) to run the engine in; `end` lets it go. */
+export interface EngineChannel {
+  port: Port
+  end(): void
+}
+
 /**
- * One run of a shape in the workbench: the stream, its recorder, the rows, which rows just changed, and each update's
- * row as it was before (for the log's diff). Views re-render on `version`, bumped at most once per animation frame.
+ * One run of a shape in the workbench, as the page holds it: the stream runs in the workbench's worker (responses
+ * parsed, rows kept there, see engine/), and the page gets a summary and the windows of the views it shows.
+ * Views re-render on `version`, bumped at most once per animation frame.
  */
 export class WorkbenchSession {
-  readonly shape: Shape
-  /** Clients 2…N: streams only, each with its own recorder. */
-  readonly companions: ShapeStream[]
-  readonly flashes = new Map<string, Flash>()
-  /** The row before each update message, for the log's diff. */
-  readonly before = new WeakMap<Message, Row>()
-  /** The keys each move-out event removed from the rows (the server sends no delete for them). */
-  readonly movedOut = new WeakMap<Message, string[]>()
-  /** Changes applied to the rows since the session started (must-refetch counted as a reset). */
-  readonly counts = { insert: 0, update: 0, delete: 0, reset: 0 }
+  summary: SessionSummary | null = null
+  private readonly data = new Map<string, ViewData>()
+  private readonly queries = new Map<string, ViewQuery>()
+  private readonly remotes = new Map<number, (...args: never[]) => unknown>()
+  private readonly asks = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>()
+  private readonly listeners = new Set<() => void>()
+  private nextId = 1
   private version = 0
   private scheduled = false
-  private readonly listeners = new Set<() => void>()
+  private viewsPosted = false
+  private ended = false
+  private final: Promise<Recording> | null = null
 
-  /** `recorder`: the first client's, given when something is noted before the stream starts (the gatekeeper's grant). */
   constructor(
     readonly config: SessionConfig,
-    readonly recorder = new ShapeRecorder()
+    private readonly channel: EngineChannel,
+    notes: string[] = []
   ) {
-    const options: ShapeStreamOptions = {
+    channel.port.onmessage = (event) => this.receive(event.data as FromEngine)
+    const engineConfig: EngineConfig = {
       url: config.url,
+      definition: config.definition,
+      headers: recordToWire(config.headers, (call) => this.remember(call)),
       params: config.params,
-      headers: config.headers,
-      onError: config.onError,
-      log: config.definition.log,
+      onError: config.onError !== undefined,
       live: config.live,
-      offset: config.offset
+      offset: config.offset,
+      clients: config.clients,
+      commitTimes: config.commitTimes ?? null,
+      notes
     }
-    this.shape = new Shape({ ...options, recorder: this.recorder })
-    this.companions = Array.from(
-      { length: config.clients - 1 },
-      () => new ShapeStream({ ...options, recorder: new ShapeRecorder() })
-    )
-    this.shape.subscribe((changes) => this.remember(changes))
-    for (const recorder of this.recorders) recorder.subscribe(() => this.changed())
-    this.shape.stream.onState(() => this.changed())
+    this.post({ type: 'start', config: engineConfig })
   }
 
-  /** Every client's recorder, the first one's (whose rows are shown) first. */
-  get recorders(): ShapeRecorder[] {
-    return [this.recorder, ...this.companions.map((stream) => stream.recorder)]
-  }
-
-  start(): void {
-    void this.shape.start()
-    for (const stream of this.companions) void stream.start()
+  private post(message: ToEngine): void {
+    if (!this.ended) this.channel.port.postMessage(message)
   }
 
   stop(): void {
-    this.shape.stop()
-    for (const stream of this.companions) stream.stop()
+    this.post({ type: 'stop' })
+  }
+
+  /**
+   * Stops the stream and lets the worker go, with its rows: only the recording stays (the Sync doctor's list of
+   * sessions), taken before the worker ends.
+   */
+  end(): void {
+    if (this.final) return
+    this.stop()
+    this.final = this.ask({ kind: 'recording' }) as Promise<Recording>
+    void this.final
+      .catch(() => undefined)
+      .finally(() => {
+        this.ended = true
+        this.channel.end()
+      })
+  }
+
+  /** A line for the Log (something that happened outside the stream's requests, e.g. a gatekeeper's new grant). */
+  note(text: string): void {
+    this.post({ type: 'note', text })
   }
 
   /**
@@ -100,17 +128,33 @@ export class WorkbenchSession {
    * must-refetch on its next request and starts again, which the Log and Requests views then show.
    */
   async drop(): Promise<void> {
-    const url = new URL(this.config.url)
-    for (const [name, value] of Object.entries(this.config.params)) url.searchParams.set(name, value)
-    const handle = this.shape.stream.current.handle
-    if (handle) url.searchParams.set('handle', handle)
-    const response = await fetch(url, { method: 'DELETE', headers: await resolveRecord(this.config.headers) })
-    const body = await response.text()
-    this.recorder.note(
-      response.ok ? 'info' : 'error',
-      `Drop shape: DELETE ${handle ?? '(no handle yet)'} answered ${response.status}${body ? ` ${body}` : ''}`
-    )
-    if (!response.ok) throw new Error(`DELETE /v1/shape answered ${response.status}${body ? `: ${body}` : ''}`)
+    await this.ask({ kind: 'drop' })
+  }
+
+  /** Fetches a subset into the rows; resolves with its number for the `subset` view. */
+  requestSnapshot(subset: Subset, options: { method: SubsetMethod }): Promise<number> {
+    return this.ask({ kind: 'subset', subset, method: options.method }) as Promise<number>
+  }
+
+  /** Every client's exchanges as a Syncscope recording, for the Sync doctor. */
+  recording(): Promise<Recording> {
+    return this.final ?? (this.ask({ kind: 'recording' }) as Promise<Recording>)
+  }
+
+  /** Shows a view: its data comes with the next updates (`view(id)`), until `hideView`. */
+  showView(id: string, query: ViewQuery): void {
+    this.queries.set(id, query)
+    this.postViews()
+  }
+
+  hideView(id: string): void {
+    this.queries.delete(id)
+    this.data.delete(id)
+    this.postViews()
+  }
+
+  view(id: string): ViewData | undefined {
+    return this.data.get(id)
   }
 
   readonly subscribe = (listener: () => void): (() => void) => {
@@ -120,26 +164,84 @@ export class WorkbenchSession {
 
   readonly getVersion = (): number => this.version
 
-  private remember(changes: RowChange[]): void {
-    const at = performance.now()
-    for (const change of changes) {
-      this.counts[change.kind] += 1
-      if (change.kind === 'reset') this.flashes.clear()
-      else if (change.kind === 'delete') this.flashes.delete(change.key)
-      else this.flashes.set(change.key, { kind: change.kind, at })
-      if (change.kind === 'update') this.before.set(change.message, change.before)
-      if (change.kind === 'delete' && isEventMessage(change.message))
-        this.movedOut.set(change.message, [...(this.movedOut.get(change.message) ?? []), change.key])
+  /** Several views changing at once (a tab opened) go to the worker in one message. */
+  private postViews(): void {
+    if (this.viewsPosted) return
+    this.viewsPosted = true
+    queueMicrotask(() => {
+      this.viewsPosted = false
+      this.post({ type: 'views', views: Object.fromEntries(this.queries) })
+    })
+  }
+
+  private ask(ask: Ask): Promise<unknown> {
+    const id = this.nextId++
+    this.post({ type: 'ask', id, ask })
+    return new Promise((resolve, reject) => this.asks.set(id, { resolve, reject }))
+  }
+
+  private remember(call: (...args: never[]) => unknown): number {
+    const id = this.nextId++
+    this.remotes.set(id, call)
+    return id
+  }
+
+  private receive(message: FromEngine): void {
+    if (message.type === 'answer') {
+      const ask = this.asks.get(message.id)
+      this.asks.delete(message.id)
+      if (message.error) ask?.reject(errorFromWire(message.error))
+      else ask?.resolve(message.value)
+    } else if (message.type === 'remote') {
+      void this.runRemote(message)
+    } else {
+      const { state, ...rest } = message.summary
+      // the same error keeps its identity, so what shows it does not render again
+      const last = this.summary?.state.error ?? null
+      const same =
+        last !== null &&
+        state.error !== null &&
+        last.message === state.error.message &&
+        last.status === state.error.status &&
+        last.body === state.error.body
+      const error = state.error === null ? null : same ? last : errorFromWire(state.error)
+      this.summary = { ...rest, state: { ...state, error } }
+      for (const [id, view] of Object.entries(message.views)) if (this.queries.has(id)) this.data.set(id, view)
+      this.scheduleRender()
     }
   }
 
-  private changed(): void {
+  /** Runs a function of the config for the worker: a header's value, or onError (whose answer may hold functions). */
+  private async runRemote(message: Extract<FromEngine, { type: 'remote' }>): Promise<void> {
+    try {
+      let value: unknown
+      if (message.call.kind === 'resolve') {
+        const call = this.remotes.get(message.call.remote) as (() => unknown) | undefined
+        value = await call?.()
+      } else {
+        const answer = await this.config.onError?.(errorFromWire(message.call.error))
+        const wire: WireOnErrorResult = answer
+          ? {
+              ...(answer.headers ? { headers: recordToWire(answer.headers, (call) => this.remember(call)) } : {}),
+              ...(answer.params ? { params: recordToWire(answer.params, (call) => this.remember(call)) } : {})
+            }
+          : null
+        value = wire
+      }
+      this.post({ type: 'answer', id: message.id, value })
+    } catch (error) {
+      this.post({ type: 'answer', id: message.id, error: errorToWire(error) })
+    }
+  }
+
+  private scheduleRender(): void {
     if (this.scheduled) return
     this.scheduled = true
     requestAnimationFrame(() => {
       this.scheduled = false
       this.version += 1
       for (const listener of this.listeners) listener()
+      this.post({ type: 'ack' })
     })
   }
 }

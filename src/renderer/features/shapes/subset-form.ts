@@ -6,7 +6,7 @@ import {
   type Subset,
   type SubsetMethod
 } from '../../../shared/shape-client'
-import type { WorkbenchSession } from './session'
+import type { SessionConfig } from './session'
 
 /** The Subset panel's fields as typed: numbers stay text until sent, so a half-typed limit is not lost. */
 export interface SubsetForm {
@@ -37,9 +37,12 @@ export function subsetOf(form: SubsetForm): Subset {
 }
 
 /** The request the stream would send now, for the preview: the JSON body (POST) and the URL (GET). */
-export function previewSubsetRequest(session: WorkbenchSession, subset: Subset): { body: string; getUrl: string } {
-  const { config } = session
-  const params = { ...config.params, ...session.shape.stream.protocolParams() }
+export function previewSubsetRequest(
+  config: Pick<SessionConfig, 'url' | 'params'>,
+  protocolParams: Record<string, string>,
+  subset: Subset
+): { body: string; getUrl: string } {
+  const params = { ...config.params, ...protocolParams }
   // the preview shows the body and URL only: headers (a proxy's token, resolved per request) are left out
   const request = { url: config.url, params, headers: {}, subset }
   const post = buildSubsetRequest({ ...request, method: 'POST' })

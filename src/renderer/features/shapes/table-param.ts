@@ -1,9 +1,6 @@
 import type { TableInfo } from '../../../shared/contract/db'
-
-const quoteIdentifier = (name: string) => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`)
+import { printedIdentifier, printedTableName } from '../../../shared/sql-names'
 
 /** The `table` parameter for a table: bare for public tables, `schema.name` otherwise, quoted where needed. */
 export const tableParam = (table: Pick<TableInfo, 'schema' | 'name'>): string =>
-  table.schema === 'public'
-    ? quoteIdentifier(table.name)
-    : `${quoteIdentifier(table.schema)}.${quoteIdentifier(table.name)}`
+  table.schema === 'public' ? printedIdentifier(table.name) : printedTableName(table)
