@@ -8,7 +8,8 @@ export {
   compileWhere,
   parseSelect
 } from './compile-where'
-export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, compileCondition, conditionProbes } from './compile/walk'
+export { MAX_WHERE_DEPTH, compileCondition, conditionProbes } from './compile/walk'
+export { ALLOWED_FUNCTIONS } from './compile/functions'
 export { type CompileContext } from './compile/typed'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'
