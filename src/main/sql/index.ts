@@ -8,7 +8,8 @@ export {
   compileWhere,
   parseSelect
 } from './compile-where'
-export { MAX_WHERE_DEPTH, compileCondition, conditionProbes } from './compile/walk'
+export { MAX_WHERE_DEPTH, compileCondition } from './compile/walk'
+export { conditionProbes } from './compile/logic'
 export { ALLOWED_FUNCTIONS } from './compile/functions'
 export { type CompileContext } from './compile/typed'
 export { type Row, RowValues } from './row-values'
