@@ -4,7 +4,7 @@ import { arrayContainment } from '../arrays'
 import { isKeyable, keyOf, probeValue } from '../probes'
 import { BOOL, TEXT, type SqlType, comparator, isOrdered, sameType, typeName } from '../types'
 import { type Convert, coerce, commonType, convert, converter, unifyAll } from './casts'
-import { perRow } from './evaluate'
+import { perRow, strict } from './evaluate'
 import { comparisonTest, pinCollation } from './operators'
 import { type CompileContext, type Typed, fail } from './typed'
 
@@ -51,16 +51,11 @@ export function anyAll(
   if (r.type.kind !== 'array') fail(ctx, `op ANY/ALL (array) requires array on right side`, location)
   const { left: l, type, toComparison, test } = elementMatcher(ctx, operator, r.type.element, left, location)
   const any = kind === 'AEXPR_OP_ANY'
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   const result: Typed = {
     type: BOOL,
-    evaluate: perRow((row) => {
-      const value = lhs(row)
-      if (value === null) return null
-      const items = rhs(row) as unknown[] | null
-      if (items === null) return null
+    evaluate: strict([l.evaluate, r.evaluate], (value, items) => {
       let sawNull = false
-      for (const item of items) {
+      for (const item of items as unknown[]) {
         if (item === null) sawNull = true
         else if (test(value, item) === any) return any
       }
@@ -100,15 +95,9 @@ export function arrayOperator(
   const element = l.type.element
   const test = arrayContainment(operator, comparator(element), (item) => keyOf(element, item))
   if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   return {
     type: BOOL,
-    evaluate: perRow((row) => {
-      const a = lhs(row) as unknown[] | null
-      if (a === null) return null
-      const b = rhs(row) as unknown[] | null
-      return b === null ? null : test(a, b)
-    }),
+    evaluate: strict([l.evaluate, r.evaluate], (a, b) => test(a as unknown[], b as unknown[])),
     ast: ast.op(operator, pinCollation(l.ast, l.type), r.ast),
     location
   }

@@ -16,7 +16,7 @@ import {
   typeName
 } from '../types'
 import * as v from '../values'
-import { perRow } from './evaluate'
+import { strict } from './evaluate'
 import { type CompileContext, type Typed, constant, fail } from './typed'
 
 /** Casts: untyped literals given their type from context, implicit conversions to a common type, explicit `::type`. */
@@ -118,16 +118,7 @@ function textOutput(from: SqlType): Convert | undefined {
 export function convert(node: Typed, to: SqlType, fn: Convert): Typed {
   if (sameType(node.type, to)) return node
   if (node.constant) return constant(to, node.constant.value === null ? null : fn(node.constant.value), node.location)
-  const inner = node.evaluate
-  return {
-    type: to,
-    evaluate: perRow((row) => {
-      const value = inner(row)
-      return value === null ? null : fn(value)
-    }),
-    ast: node.ast,
-    location: node.location
-  }
+  return { type: to, evaluate: strict([node.evaluate], fn), ast: node.ast, location: node.location }
 }
 
 /** The type both sides of a comparison or arithmetic are brought to, per Postgres's implicit casts. */

@@ -4,7 +4,7 @@ import { slotOf } from '../row-values'
 import { INT4, TEXT, type SqlType, isNumberType, typeName } from '../types'
 import * as v from '../values'
 import { type Convert, coerce, unifyAll } from './casts'
-import { type Evaluate, perRow } from './evaluate'
+import { perRow, strict } from './evaluate'
 import { type CompileContext, type Typed, fail } from './typed'
 
 /** The functions a where may call (lower, upper, length, abs) and COALESCE. */
@@ -18,11 +18,7 @@ export const ALLOWED_FUNCTIONS = ['lower', 'upper', 'length', 'char_length', 'ch
 /** lower()/upper() under COLLATE "C"; of a column (or another shared expression) computed once per row. */
 export function caseFolded(operand: Typed, name: 'lower' | 'upper'): Pick<Typed, 'evaluate' | 'key'> {
   const fold = name === 'lower' ? v.asciiLower : v.asciiUpper
-  const inner = operand.evaluate
-  const evaluate: Evaluate = perRow((row) => {
-    const value = inner(row)
-    return value === null ? null : fold(value as string)
-  })
+  const evaluate = strict([operand.evaluate], (value) => fold(value as string))
   if (operand.key === undefined) return { evaluate }
   const key = `${name}(${operand.key})`
   const slot = slotOf(key)
@@ -65,18 +61,12 @@ export function checkFunctionCall(
 export function functionCall(ctx: CompileContext, name: string, args: Typed[], location: number | undefined): Typed {
   const [first] = args
   if (!first || args.length !== 1) fail(ctx, `function ${name}() takes exactly one argument`, location)
-  const unary = (operand: Typed, type: SqlType, fn: Convert, argAst: Node): Typed => {
-    const inner = operand.evaluate
-    return {
-      type,
-      evaluate: perRow((row) => {
-        const value = inner(row)
-        return value === null ? null : fn(value)
-      }),
-      ast: ast.funcCall(name, [argAst]),
-      location
-    }
-  }
+  const unary = (operand: Typed, type: SqlType, fn: Convert, argAst: Node): Typed => ({
+    type,
+    evaluate: strict([operand.evaluate], fn),
+    ast: ast.funcCall(name, [argAst]),
+    location
+  })
   if (name === 'abs') {
     if (!isNumberType(first.type)) fail(ctx, `function abs(${typeName(first.type)}) does not exist`, location)
     const type = first.type

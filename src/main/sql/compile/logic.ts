@@ -3,7 +3,7 @@ import * as ast from '../ast'
 import { type Alternatives, allOf, anyOf, probeValue } from '../probes'
 import { BOOL, TEXT, typeName } from '../types'
 import { coerce } from './casts'
-import { type Evaluate, perRow } from './evaluate'
+import { type Evaluate, perRow, strict } from './evaluate'
 import { compare } from './operators'
 import { type CompileContext, type Typed, fail } from './typed'
 
@@ -40,10 +40,7 @@ const and = (values: readonly Evaluate[]): Evaluate => junction(values, false)
 const or = (values: readonly Evaluate[]): Evaluate => junction(values, true)
 
 function not(value: Evaluate): Evaluate {
-  return (row) => {
-    const result = value(row)
-    return result === null ? null : !result
-  }
+  return strict([value], (result) => !result)
 }
 
 export function toBool(ctx: CompileContext, node: Typed, what: string): Typed {

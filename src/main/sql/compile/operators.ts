@@ -5,7 +5,7 @@ import { type Alternatives, comparisonProbe, mirrored, probeValue } from '../pro
 import { BOOL, FLOAT8, TEXT, type SqlType, comparator, isNumberType, isOrdered, typeName } from '../types'
 import * as v from '../values'
 import { type Convert, coerce, convert, converter, unify } from './casts'
-import { perRow } from './evaluate'
+import { perRow, strict } from './evaluate'
 import { type CompileContext, type Typed, fail } from './typed'
 
 /** Operators of scalars: comparisons, IS DISTINCT FROM, NULLIF, arithmetic, ||, unary minus. */
@@ -70,16 +70,9 @@ export function compare(
   const [l, r, type] = unify(ctx, operator, left, right, location)
   const test = comparisonTest(ctx, operator, type, location)
   const order = comparator(type)
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   const result: Typed = {
     type: BOOL,
-    evaluate: perRow((row) => {
-      const a = lhs(row)
-      if (a === null) return null
-      const b = rhs(row)
-      if (b === null) return null
-      return test(order(a, b))
-    }),
+    evaluate: strict([l.evaluate, r.evaluate], (a, b) => test(order(a, b))),
     ast: ast.op(operator, pinCollation(l.ast, type), r.ast),
     location
   }
@@ -109,16 +102,9 @@ export function arithmetic(
       : node
   const [l, r, type] = unify(ctx, operator, widen(l0), widen(r0), location)
   const apply = arithmeticOperation(ctx, operator, type, location)
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   return {
     type,
-    evaluate: perRow((row) => {
-      const a = lhs(row)
-      if (a === null) return null
-      const b = rhs(row)
-      if (b === null) return null
-      return apply(a, b)
-    }),
+    evaluate: strict([l.evaluate, r.evaluate], apply),
     ast: ast.op(operator, l.ast, r.ast),
     location
   }
@@ -193,15 +179,9 @@ function concat(ctx: CompileContext, left: Typed, right: Typed, location: number
   }
   const l = asText(left)
   const r = asText(right)
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   return {
     type: TEXT,
-    evaluate: perRow((row) => {
-      const a = lhs(row)
-      if (a === null) return null
-      const b = rhs(row)
-      return b === null ? null : (a as string) + (b as string)
-    }),
+    evaluate: strict([l.evaluate, r.evaluate], (a, b) => (a as string) + (b as string)),
     ast: ast.op(
       '||',
       left.type.kind === 'unknown' ? l.ast : left.ast,
@@ -222,13 +202,9 @@ export function negate(ctx: CompileContext, operand: Typed, operator: string, lo
         : type.kind === 'numeric'
           ? (x) => v.negateNumeric(x as v.Numeric)
           : (x) => -(x as number)
-  const inner = operand.evaluate
   return {
     type,
-    evaluate: perRow((row) => {
-      const value = inner(row)
-      return value === null ? null : fn(value)
-    }),
+    evaluate: strict([operand.evaluate], fn),
     ast: ast.op(operator, undefined, operand.ast),
     location
   }

@@ -4,7 +4,7 @@ import { likeLiteral, probeValue } from '../probes'
 import { BOOL, TEXT, typeName } from '../types'
 import * as v from '../values'
 import { coerce } from './casts'
-import { type Evaluate } from './evaluate'
+import { type Evaluate, strict } from './evaluate'
 import { caseFolded } from './functions'
 import { type CompileContext, type Typed, fail } from './typed'
 
@@ -25,18 +25,14 @@ export function likeExpr(
   }
   const insensitive = kind === 'AEXPR_ILIKE'
   const negated = operator.startsWith('!')
-  const [lhs, rhs] = [l.evaluate, r.evaluate]
   const result: Typed = {
     type: BOOL,
     evaluate: r.constant
       ? constantLike(l, r.constant.value as string | null, insensitive, negated)
-      : (row) => {
-          const value = lhs(row)
-          if (value === null) return null
-          const pattern = rhs(row)
-          if (pattern === null) return null
-          return like(value as string, pattern as string, insensitive) !== negated
-        },
+      : strict(
+          [l.evaluate, r.evaluate],
+          (value, pattern) => like(value as string, pattern as string, insensitive) !== negated
+        ),
     ast: {
       A_Expr: { kind, name: [ast.str(operator)], lexpr: ast.collateC(l.ast), rexpr: r.ast }
     },
@@ -58,8 +54,5 @@ function constantLike(value: Typed, pattern: string | null, insensitive: boolean
   if (pattern === null) return () => null
   const matches = likeMatcher(insensitive ? v.asciiLower(pattern) : pattern)
   const subject = insensitive ? caseFolded(value, 'lower').evaluate : value.evaluate
-  return (row) => {
-    const text = subject(row)
-    return text === null ? null : matches(text as string) !== negated
-  }
+  return strict([subject], (text) => matches(text as string) !== negated)
 }
