@@ -31,8 +31,7 @@ function elementMatcher(
   if (!type || !toLeft || !toElement)
     fail(ctx, `operator does not exist: ${typeName(l.type)} ${operator} ${typeName(element)}`, location)
   const test = comparisonTest(ctx, operator, type, location)
-  const order = comparator(type)
-  return { left: convert(l, type, toLeft), type, toComparison: toElement, test: (a, b) => test(order(a, toElement(b))) }
+  return { left: convert(l, type, toLeft), type, toComparison: toElement, test: (a, b) => test(a, toElement(b)) }
 }
 
 export function anyAll(

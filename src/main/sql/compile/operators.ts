@@ -2,7 +2,7 @@ import type { Node } from 'libpg-query'
 import * as ast from '../ast'
 import { WhereRuntimeError } from '../errors'
 import { type Alternatives, comparisonProbe, mirrored, probeValue } from '../probes'
-import { BOOL, FLOAT8, TEXT, type SqlType, comparator, isNumberType, isOrdered, typeName } from '../types'
+import { BOOL, FLOAT8, type Order, TEXT, type SqlType, comparator, isNumberType, isOrdered, typeName } from '../types'
 import * as v from '../values'
 import { type Convert, coerce, convert, converter, unify } from './casts'
 import { perRow, strict } from './evaluate'
@@ -13,14 +13,19 @@ import { type CompileContext, type Typed, fail } from './typed'
 // The common per-row helpers, bound locally: tsx turns every use of an imported binding into a getter call.
 const { checkIntRange } = v
 
-/** Each operator's test of an order; a Map, so that its functions run unnamed per row (see perRow). */
-export const COMPARISONS: ReadonlyMap<string, (order: number) => boolean> = new Map([
-  ['=', (c: number) => c === 0],
-  ['<>', (c: number) => c !== 0],
-  ['<', (c: number) => c < 0],
-  ['<=', (c: number) => c <= 0],
-  ['>', (c: number) => c > 0],
-  ['>=', (c: number) => c >= 0]
+type Test = (a: unknown, b: unknown) => boolean
+
+/**
+ * Each operator's test of two values under a type's order, built per type so that a comparison's per-row work is one
+ * call (see strict); a Map, so that its functions run unnamed per row (see perRow).
+ */
+export const COMPARISONS: ReadonlyMap<string, (order: Order) => Test> = new Map([
+  ['=', (order: Order) => (a: unknown, b: unknown) => order(a, b) === 0],
+  ['<>', (order: Order) => (a: unknown, b: unknown) => order(a, b) !== 0],
+  ['<', (order: Order) => (a: unknown, b: unknown) => order(a, b) < 0],
+  ['<=', (order: Order) => (a: unknown, b: unknown) => order(a, b) <= 0],
+  ['>', (order: Order) => (a: unknown, b: unknown) => order(a, b) > 0],
+  ['>=', (order: Order) => (a: unknown, b: unknown) => order(a, b) >= 0]
 ])
 
 export function comparisonTest(
@@ -28,7 +33,7 @@ export function comparisonTest(
   operator: string,
   type: SqlType,
   location: number | undefined
-): (order: number) => boolean {
+): Test {
   const test = COMPARISONS.get(operator)
   if (!test) fail(ctx, `operator ${operator} is not supported in where`, location)
   if (type.kind === 'opaque' || type.kind === 'array')
@@ -40,7 +45,7 @@ export function comparisonTest(
       location
     )
   }
-  return test
+  return test(comparator(type))
 }
 
 /** `expression <operator> constant` (either way round, after unification) as probes. */
@@ -68,11 +73,9 @@ export function compare(
   location: number | undefined
 ): Typed {
   const [l, r, type] = unify(ctx, operator, left, right, location)
-  const test = comparisonTest(ctx, operator, type, location)
-  const order = comparator(type)
   const result: Typed = {
     type: BOOL,
-    evaluate: strict([l.evaluate, r.evaluate], (a, b) => test(order(a, b))),
+    evaluate: strict([l.evaluate, r.evaluate], comparisonTest(ctx, operator, type, location)),
     ast: ast.op(operator, pinCollation(l.ast, type), r.ast),
     location
   }
