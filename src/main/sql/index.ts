@@ -8,7 +8,10 @@ export {
   compileWhere,
   parseSelect
 } from './compile-where'
-export { ALLOWED_FUNCTIONS, MAX_WHERE_DEPTH, type CompileContext, compileCondition, conditionProbes } from './compile'
+export { MAX_WHERE_DEPTH, compileCondition } from './compile/walk'
+export { conditionProbes } from './compile/logic'
+export { ALLOWED_FUNCTIONS } from './compile/functions'
+export { type CompileContext } from './compile/typed'
 export { type Row, RowValues } from './row-values'
 export { type ColumnCategory, type ColumnType, type ColumnTypes, lookupColumn, toColumnTypes } from './column-types'
 export { type WhereParam, WhereError, WhereRuntimeError, isCallersQueryError } from './errors'

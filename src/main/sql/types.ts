@@ -135,7 +135,7 @@ export function formatValue(type: SqlType, value: unknown): string {
   }
 }
 
-type Order = (a: unknown, b: unknown) => number
+export type Order = (a: unknown, b: unknown) => number
 
 const compareDates: Order = (a, b) => Math.sign((a as number) - (b as number)) || 0
 const compareBools: Order = (a, b) => Number(a) - Number(b)
