@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     // tests live in test/<room>/ (docs/architecture.md, Tests); lint refuses a test file under src/
     include: ['test/**/*.test.ts'],
-    // Slow fault tests (kill -9, damaged files, full disk) are their own part: vitest.faults.config.ts.
-    exclude: ['test/faults/**', '**/node_modules/**'],
+    // Slow fault tests (kill -9, damaged files, full disk) are their own part: vitest.faults.config.mts.
+    exclude: ['test/faults/**', 'test/soak/**', '**/node_modules/**'],
     environment: 'node',
     // the time limits of a file: each test and each hook (a hung run is ended by scripts/test.mjs)
     testTimeout: 60_000,

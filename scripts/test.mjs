@@ -177,7 +177,7 @@ if (!only || only === 'faults') {
   await suite(
     'faults',
     'npx',
-    ['vitest', 'run', '--config', 'vitest.faults.config.ts', ...passed],
+    ['vitest', 'run', '--config', 'vitest.faults.config.mts', ...passed],
     'test-results/vitest-faults-counts.json',
     vitestCounts
   )
