@@ -2,7 +2,8 @@ import { appendFile, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ShapeLog, readLogReadOnly } from '../../src/main/shapes/storage/shape-log'
+import { readLogReadOnly } from '../../src/main/shapes/storage/read-only-log'
+import { ShapeLog } from '../../src/main/shapes/storage/shape-log'
 
 const line = (n: number) =>
   JSON.stringify({

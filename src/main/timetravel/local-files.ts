@@ -8,7 +8,8 @@ import { chunkPath } from '../shapes/storage/chunk-files'
 import { parseJson } from '../shapes/storage/json-file'
 import { formatOffset } from '../shapes/storage/offset'
 import { ShapeMetaSchema, type ShapeMeta } from '../shapes/storage/shape'
-import { ShapeDamagedError, readLogReadOnly } from '../shapes/storage/shape-log'
+import { readLogReadOnly } from '../shapes/storage/read-only-log'
+import { ShapeDamagedError } from '../shapes/storage/shape-log'
 import { MAX_LOG_BYTES, MAX_LOG_MESSAGES, TimeTravelInputError, type LogRecord, type ReadLog } from './log'
 
 /**

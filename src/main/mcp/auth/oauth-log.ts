@@ -1,5 +1,6 @@
 import { decodeJwt } from 'jose'
 import { MCP_OAUTH_LOG_KEPT, type OAuthExchange } from '../../../shared/contract/mcp'
+import { checkedResponse } from '../../net/checked-response'
 import { McpFailure } from '../errors'
 
 type Step = OAuthExchange['step']
@@ -14,33 +15,16 @@ export const MAX_AUTH_ANSWER_BYTES = 1024 * 1024
  * inflates to gigabytes is never held.
  */
 function bounded(response: Response, method: string, url: string): Response {
-  if (!response.body) return response
-  const reader = response.body.getReader()
   let read = 0
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read()
-      if (done) return controller.close()
-      read += value.byteLength
-      if (read > MAX_AUTH_ANSWER_BYTES) {
-        await reader.cancel()
-        const where = new URL(url)
-        controller.error(
-          new McpFailure(
-            'invalid_answer',
-            `the answer to ${method} ${where.origin}${where.pathname} is larger than 1 MiB once decompressed: refused`
-          )
-        )
-        return
-      }
-      controller.enqueue(value)
-    },
-    cancel: (reason) => reader.cancel(reason)
+  return checkedResponse(response, (chunk) => {
+    read += chunk.byteLength
+    if (read <= MAX_AUTH_ANSWER_BYTES) return null
+    const where = new URL(url)
+    return new McpFailure(
+      'invalid_answer',
+      `the answer to ${method} ${where.origin}${where.pathname} is larger than 1 MiB once decompressed: refused`
+    )
   })
-  const headers = new Headers(response.headers)
-  headers.delete('content-encoding')
-  headers.delete('content-length')
-  return new Response(body, { status: response.status, statusText: response.statusText, headers })
 }
 
 const REDACTED_PARAMS = ['code', 'state', 'code_verifier', 'access_token', 'refresh_token', 'client_secret']

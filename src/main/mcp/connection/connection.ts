@@ -176,9 +176,15 @@ export abstract class BaseConnection implements Connection {
   /** `initialize` within the server's timeout; a server that stays silent fails with a `timeout` naming it. */
   protected async initialize(client: Client, transport: Transport, name: string, timeoutMs: number): Promise<void> {
     this.opening = client
+    // what the transport refused (a message past its cap) is why initialize failed, not the close that followed
+    let refused: McpFailure | null = null
+    client.onerror = (error) => {
+      if (error instanceof McpFailure) refused ??= error
+    }
     try {
       await client.connect(transport, { timeout: timeoutMs })
     } catch (error) {
+      if (refused) throw refused
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         throw new McpFailure('timeout', `${name} did not answer initialize within ${timeoutMs} ms`)
       }

@@ -8,6 +8,7 @@ import type { FetchLike } from '../auth/oauth-log'
 import { toToolError } from '../errors'
 import { BaseConnection, failureOf } from './connection'
 import { DEFAULT_RESTART, needsLoginError } from './machine'
+import { messageSizeCapped } from './message-size'
 
 export interface HttpAuthWiring {
   fetch: FetchLike
@@ -41,10 +42,14 @@ export class HttpConnection extends BaseConnection {
   }
 
   private newTransport(): StreamableHTTPClientTransport {
-    return new StreamableHTTPClientTransport(new URL(this.config.url), {
-      fetch: this.wiring.fetch,
+    const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+      fetch: messageSizeCapped(this.wiring.fetch, this.config.name, (refused) => {
+        transport.onerror?.(refused)
+        void transport.close()
+      }),
       ...(this.wiring.authProvider ? { authProvider: this.wiring.authProvider } : {})
     })
+    return transport
   }
 
   protected async open(): Promise<Client> {

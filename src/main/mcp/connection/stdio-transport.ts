@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { lineMessages, messageTooLarge } from './message-size'
 import type { StdioSpawnSpec } from './stdio-spawn'
 import { endGroup, spawnInGroup } from '../process-group'
 
@@ -26,10 +27,15 @@ class GroupStdioTransport implements StdioTransport {
   readonly stderr = new PassThrough()
   private child: ChildProcess | null = null
   private readonly buffer = new ReadBuffer()
+  /** Whether the line being received is still within a message's cap (a server could send one endless line). */
+  private readonly within = lineMessages()
   private leaderExited: Promise<void> = Promise.resolve()
   private closing: Promise<void> | null = null
 
-  constructor(private readonly spec: StdioSpawnSpec) {}
+  constructor(
+    private readonly spec: StdioSpawnSpec,
+    private readonly server: string
+  ) {}
 
   get pid(): number | null {
     return this.child?.pid ?? null
@@ -54,6 +60,11 @@ class GroupStdioTransport implements StdioTransport {
       child.once('exit', () => void this.close())
       child.stdin?.on('error', (error) => this.onerror?.(error))
       child.stdout?.on('data', (chunk: Buffer) => {
+        if (this.closing) return
+        if (!this.within(chunk)) {
+          this.onerror?.(messageTooLarge(this.server))
+          return void this.close()
+        }
         try {
           this.buffer.append(chunk)
           for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage())
@@ -98,7 +109,7 @@ class GroupStdioTransport implements StdioTransport {
 }
 
 /** A process group per server where there are groups (POSIX); on Windows the SDK's transport. */
-export function stdioTransport(spec: StdioSpawnSpec): StdioTransport {
+export function stdioTransport(spec: StdioSpawnSpec, server: string): StdioTransport {
   if (process.platform === 'win32') return new StdioClientTransport({ ...spec, stderr: 'pipe' }) as StdioTransport
-  return new GroupStdioTransport(spec)
+  return new GroupStdioTransport(spec, server)
 }

@@ -45,7 +45,7 @@ export class StdioConnection extends BaseConnection {
       this.send({ kind: 'open-failed', error: toToolError(error) })
       throw error
     }
-    const transport = stdioTransport(spawnSpec)
+    const transport = stdioTransport(spawnSpec, this.config.name)
     transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString()))
     const client = this.newClient()
     const initializing = this.initialize(client, transport, this.config.name, timeoutMs ?? 30_000)

@@ -19,6 +19,15 @@ export const DEFAULT_TIMEOUT_MS = 30_000
 
 /** The most resource links of one result that are read. */
 const MAX_LINKS = 10
+/** The most pages and tools a server's tools/list may give: a server that pages forever is refused there. */
+export const MAX_TOOL_PAGES = 100
+export const MAX_TOOLS = 10_000
+
+const tooManyTools = (server: string) =>
+  new McpFailure(
+    'invalid_answer',
+    `${server} lists more than ${MAX_TOOLS.toLocaleString('en')} tools or ${MAX_TOOL_PAGES} pages of them: refused`
+  )
 
 export interface FollowedLink {
   uri: string
@@ -46,11 +55,13 @@ export class ToolCalls {
     const tools = await this.sessions.withSession(name, async (client) => {
       const listed: Tool[] = []
       let cursor: string | undefined
-      do {
+      for (let pages = 0; pages === 0 || cursor; pages++) {
+        if (pages === MAX_TOOL_PAGES || listed.length > MAX_TOOLS) throw tooManyTools(name)
         const page = await client.listTools(cursor ? { cursor } : {})
-        listed.push(...page.tools)
+        for (const tool of page.tools) listed.push(tool)
         cursor = page.nextCursor
-      } while (cursor)
+      }
+      if (listed.length > MAX_TOOLS) throw tooManyTools(name)
       return listed
     })
     const entry = this.book.entry(name)
