@@ -7,23 +7,25 @@ describeEachBrand((api) => {
 
   describe('live', () => {
     /**
-     * The changes of the next live answer that has any: a long-poll that times out first (a commit slowed down by the
-     * disk traffic of other test files) is asked again from where it left off.
+     * Follows a shape's live log from `from`: `next()` gives the changes of the next live answer that has any (a
+     * long-poll that times out first, a commit slowed down by the disk traffic of other test files, is asked again from
+     * where it left off); `offset` is where it stands.
      */
-    async function nextChanges(
-      shape: Record<string, string>,
-      handle: string,
-      offset: () => string,
-      moveTo: (offset: string) => void
-    ) {
-      const deadline = Date.now() + 20_000
-      for (;;) {
-        const response = await fetchShape({ ...shape, offset: offset(), handle, live: 'true' })
-        expect(response.status).toBe(200)
-        moveTo(response.header('@offset') ?? offset())
-        const found = changes(response)
-        if (found.length > 0 || Date.now() > deadline) return found
+    function livePoller(shape: Record<string, string>, handle: string, from: string) {
+      const poller = {
+        offset: from,
+        async next() {
+          const deadline = Date.now() + 20_000
+          for (;;) {
+            const response = await fetchShape({ ...shape, offset: poller.offset, handle, live: 'true' })
+            expect(response.status).toBe(200)
+            poller.offset = response.header('@offset') ?? poller.offset
+            const found = changes(response)
+            if (found.length > 0 || Date.now() > deadline) return found
+          }
+        }
       }
+      return poller
     }
 
     async function followLive(shape: Record<string, string>) {
@@ -56,13 +58,7 @@ describeEachBrand((api) => {
         const response = await answer
         expect(response.status).toBe(200)
         await sql(`UPDATE issues SET title = 'committed after the now answer' WHERE id = 4`)
-        let offset = response.header('@offset') ?? ''
-        const found = await nextChanges(
-          shape,
-          response.header('@handle') ?? '',
-          () => offset,
-          (next) => (offset = next)
-        )
+        const found = await livePoller(shape, response.header('@handle') ?? '', response.header('@offset') ?? '').next()
         expect(found.map((change) => change.value?.title)).toEqual(['committed after the now answer'])
       } finally {
         await locker.query('ROLLBACK')
@@ -104,15 +100,8 @@ describeEachBrand((api) => {
     it('delivers inserts, updates and deletes, and rows moving in and out of the where', async () => {
       const shape = { table: 'issues', columns: 'id,title,priority,project_id', where: 'priority = 5 AND id > 9000' }
       const live = await followLive(shape)
-      const handle = live.handle
-      let offset = live.offset
-      const poll = () =>
-        nextChanges(
-          shape,
-          handle,
-          () => offset,
-          (next) => (offset = next)
-        )
+      const poller = livePoller(shape, live.handle, live.offset)
+      const poll = () => poller.next()
       const pending = poll()
       await sql(
         "INSERT INTO issues (id, project_id, title, priority) VALUES (9001, 1000000001, 'a', 5), (9002, 1000000001, 'b', 1)"
@@ -128,7 +117,7 @@ describeEachBrand((api) => {
         last: true,
         txids: [expect.any(Number)]
       })
-      expect(offset).toBe(`${inserted[0]?.headers.lsn as string}_0`)
+      expect(poller.offset).toBe(`${inserted[0]?.headers.lsn as string}_0`)
 
       const moves = poll()
       await sql('BEGIN')
@@ -162,15 +151,8 @@ describeEachBrand((api) => {
       }
       await sql("INSERT INTO issues (id, project_id, title) VALUES (9100, 1000000001, 'full')")
       const live = await followLive(shape)
-      const handle = live.handle
-      let offset = live.offset
-      const poll = () =>
-        nextChanges(
-          shape,
-          handle,
-          () => offset,
-          (next) => (offset = next)
-        )
+      const poller = livePoller(shape, live.handle, live.offset)
+      const poll = () => poller.next()
       const updated = poll()
       await sql('UPDATE issues SET priority = 1 WHERE id = 9100')
       expect((await updated).map((change) => [change.headers.operation, change.value, change.old_value])).toEqual([
