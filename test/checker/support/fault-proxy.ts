@@ -25,6 +25,11 @@ export interface CacheFault {
   ignoreCacheControl?: boolean
   /** Serves a stored answer to any Origin, although it says `Vary: Origin`. */
   ignoreVary?: boolean
+  /**
+   * Stores an answer this long after it was sent, and misses meanwhile: nginx renames its temp file into the cache once
+   * the upstream's answer is complete, and a busy one does so after its client has already asked the next URL.
+   */
+  storeAfterMs?: number
 }
 
 /** One way of breaking the protocol; every part is optional, the rest passes through untouched. */
@@ -77,6 +82,12 @@ class Cache {
   }
 
   store(asked: Asked, answer: Answer): void {
+    const delay = this.fault.storeAfterMs ?? 0
+    if (delay > 0) setTimeout(() => this.storeNow(asked, answer), delay)
+    else this.storeNow(asked, answer)
+  }
+
+  private storeNow(asked: Asked, answer: Answer): void {
     const key = asked.method === 'GET' ? this.fault.key(asked) : null
     if (key === null || this.stored.has(key)) return
     if (this.fault.ignoreCacheControl ? answer.status === 200 : freshMs(answer) > 0)

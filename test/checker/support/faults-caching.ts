@@ -58,6 +58,15 @@ export const CACHING_FAULTS: FaultCase[] = [
     fix: /proxy_cache_key/
   },
   {
+    mode: 'cache-key-path-only-slow-store',
+    what: 'a cache keyed on the path alone that stores an answer 300 ms after sending it (a busy nginx)',
+    fault: { cache: { key: (asked) => asked.url.pathname, storeAfterMs: 300 } },
+    checks: ['cache-key'],
+    finding: 'cache.query-ignored',
+    cause: /a cache (served|answers)/,
+    fix: /proxy_cache_key/
+  },
+  {
     mode: 'cache-ignores-cache-control',
     what: 'a cache that keeps every 200 for ever',
     fault: { cache: { key: (asked) => asked.url.href, ignoreCacheControl: true } },
