@@ -19,7 +19,7 @@ export default defineConfig({
     globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
     // One file at a time: a full run with 2 workers (29 min, beside other test runs on the same 2 cores) failed 5
     // timing-bound tests in 5 files (checker app, mcp stdio timeout, resilience backoff, drop-during-snapshot, restart).
-    maxWorkers: 1,
+    maxWorkers: 2,
     reporters: [
       'default',
       // per-file durations

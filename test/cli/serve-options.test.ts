@@ -111,6 +111,17 @@ describe('the bounds of the shape server', () => {
   })
 })
 
+describe('the live settings', () => {
+  it('keeps an SSE stream open 58 s by default; --sse-lifetime sets it, within a second and an hour', () => {
+    expect(parseServeOptions([], {}).sseLifetime).toBe(58_000)
+    expect(parseServeOptions(['--sse-lifetime', '4000'], {}).sseLifetime).toBe(4_000)
+    expect(() => parseServeOptions(['--sse-lifetime', '999'], {})).toThrow(
+      '--sse-lifetime must be at least 1000 milliseconds'
+    )
+    expect(() => parseServeOptions(['--sse-lifetime', '3600001'], {})).toThrow('--sse-lifetime must be at most an hour')
+  })
+})
+
 describe("the reference's environment variables", () => {
   const url = 'postgresql://postgres:password@db:5432/electric?sslmode=disable'
 

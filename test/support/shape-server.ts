@@ -11,6 +11,8 @@ export interface TestShapeServerOptions {
   secret?: string
   longPollTimeout?: number
   sseKeepAlive?: number
+  /** `--sse-lifetime` (ms). */
+  sseLifetime?: number
   chunkBytes?: number
   cacheMaxAge?: number
   cacheStaleAge?: number
@@ -60,6 +62,7 @@ export async function startTestShapeServer(options: TestShapeServerOptions = {})
     secret: options.secret,
     longPollTimeout: options.longPollTimeout ?? 20_000,
     sseKeepAlive: options.sseKeepAlive ?? 21_000,
+    sseLifetime: options.sseLifetime,
     chunkBytes: options.chunkBytes,
     corsOrigins: options.corsOrigins,
     allowedHosts: options.allowedHosts,

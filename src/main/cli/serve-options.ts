@@ -23,6 +23,7 @@ export const SERVE_USAGE = `syncscope serve [options]
   --allowed-host NAME    also accept requests whose Host is NAME (repeatable), e.g. the machine's LAN name
   --long-poll-timeout MS live long-poll timeout; default 20000
   --sse-keep-alive MS    SSE keep-alive comment interval; default 21000
+  --sse-lifetime MS      how long an SSE stream stays open (its max-age is a second longer); default 58000
   --chunk-bytes N        size of a shape log chunk (one response); default 10485760
   --cache-max-age S      max-age of catch-up answers (for a CDN or proxy in front); default 60
   --cache-stale-age S    their stale-while-revalidate; default 300
@@ -72,6 +73,7 @@ const SERVE_FLAGS = {
   'allowed-host': { type: 'string', multiple: true },
   'long-poll-timeout': { type: 'string' },
   'sse-keep-alive': { type: 'string' },
+  'sse-lifetime': { type: 'string' },
   'chunk-bytes': { type: 'string' },
   'cache-max-age': { type: 'string' },
   'cache-stale-age': { type: 'string' },
@@ -117,6 +119,7 @@ export function parseServeOptions(argv: string[], env: NodeJS.ProcessEnv = proce
     allowedHosts: values['allowed-host'],
     longPollTimeout: values['long-poll-timeout'],
     sseKeepAlive: values['sse-keep-alive'],
+    sseLifetime: values['sse-lifetime'],
     chunkBytes: values['chunk-bytes'] ?? reference.chunkBytes(),
     cacheMaxAge: values['cache-max-age'] ?? reference.cacheMaxAge(),
     cacheStaleAge: values['cache-stale-age'] ?? reference.cacheStaleAge(),

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { DEFAULT_HEADER_BRAND, HeaderBrandSchema } from '../../shared/protocol'
 import { defaultDataDir } from '../data-dir'
-import { DEFAULT_CACHE } from '../shapes/http/protocol'
+import { DEFAULT_CACHE, DEFAULT_SSE_LIFETIME_MS } from '../shapes/http/protocol'
 import { DEFAULT_MAX_SHAPES } from '../shapes/storage/shape-limits'
 import { DEFAULT_MAX_SUBQUERY_ROWS } from '../shapes/subquery/limits'
 import { DEFAULT_MAX_CONNECTIONS } from '../net/connection-limit'
@@ -85,6 +85,12 @@ export const ServeOptionsSchema = z
       .int()
       .positive('--sse-keep-alive must be a positive number of milliseconds')
       .default(21_000),
+    sseLifetime: z.coerce
+      .number()
+      .int()
+      .min(1_000, '--sse-lifetime must be at least 1000 milliseconds')
+      .max(3_600_000, '--sse-lifetime must be at most an hour (3600000 milliseconds)')
+      .default(DEFAULT_SSE_LIFETIME_MS),
     chunkBytes: chunkBytesSchema('--chunk-bytes').default(10 * 1024 * 1024),
     cacheMaxAge: secondsSchema('--cache-max-age').default(DEFAULT_CACHE.maxAge),
     cacheStaleAge: secondsSchema('--cache-stale-age').default(DEFAULT_CACHE.staleAge),

@@ -4,7 +4,6 @@ import type { Database } from '../db/database'
 import { corsOriginRule } from '../net/guard'
 import type { RoomContext } from '../room-context'
 import { createShapeApi } from './http/shape-api'
-import { SSE_LIFETIME_MS } from './http/protocol'
 import { ReplicationSetupError } from './replication'
 import { ShapeService } from './service'
 import { serverState } from './server-state'
@@ -39,7 +38,7 @@ export function startShapesRoom(context: RoomContext): ShapesRoom {
     hosts: { bindHost: serve.host, allowedHosts: serve.allowedHosts },
     originAllowed: corsOriginRule(serve.corsOrigins),
     appToken: context.appToken,
-    live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: SSE_LIFETIME_MS },
+    live: { longPollTimeout: serve.longPollTimeout, sseKeepAlive: serve.sseKeepAlive, sseLifetime: serve.sseLifetime },
     cache: { maxAge: serve.cacheMaxAge, staleAge: serve.cacheStaleAge },
     service: () => service,
     unavailable: () => unavailable,

@@ -56,12 +56,14 @@ export interface AnswerTerms {
   noCache: boolean
   /** cache-control of catch-up answers (catchUpCacheControl of the server's settings). */
   catchUpCache: string
+  /** cache-control of an SSE stream (sseCacheControl of its lifetime). */
+  sseCache: string
 }
 
 /** The one place where caching is decided, from what the answer is (and, for log answers, what was asked). */
 export function cacheControl(
   answer: ShapeAnswer,
-  terms?: Pick<AnswerTerms, 'live' | 'noCache' | 'catchUpCache'>
+  terms?: Pick<AnswerTerms, 'live' | 'noCache' | 'catchUpCache' | 'sseCache'>
 ): HeaderMap {
   switch (answer.kind) {
     case 'log': {
@@ -71,7 +73,7 @@ export function cacheControl(
       return { 'cache-control': live ? CACHE_CONTROL.live : terms.catchUpCache }
     }
     case 'sse':
-      return { 'cache-control': CACHE_CONTROL.sse }
+      return { 'cache-control': terms?.sseCache ?? CACHE_CONTROL.noCache }
     case 'subset':
       return { 'cache-control': CACHE_CONTROL.noCache }
     case 'must-refetch':
@@ -125,7 +127,7 @@ export function answerHeaders(answer: ShapeAnswer, given?: Pick<AnswerTerms, 'na
       return {
         ...shapeHeaders(answer.shape, answer.offset, terms),
         'content-type': 'text/event-stream',
-        ...cacheControl(answer),
+        ...cacheControl(answer, terms),
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
         etag: `"${answer.shape.handle}:${answer.requested}:${formatOffset(answer.offset)}"`,

@@ -8,14 +8,15 @@ export function secretMatches(query: URLSearchParams, secret: string): boolean {
   return sameSecret(query.get('secret') ?? query.get('api_secret'), secret)
 }
 
-/** Streams close before a cache could hand a stale one out: lifetime below the max-age. */
-export const SSE_MAX_AGE_SECONDS = 59
-export const SSE_LIFETIME_MS = 58_000
+/** `--sse-lifetime`: how long an SSE stream stays open (the reference: 60 s, with max-age 59). */
+export const DEFAULT_SSE_LIFETIME_MS = 58_000
+
+/** An SSE stream closes before a cache could hand it out stale: its max-age outlasts its lifetime by a second. */
+export const sseCacheControl = (lifetimeMs: number): string => `public, max-age=${Math.ceil(lifetimeMs / 1000) + 1}`
 
 /** cache-control per response class, as the reference sends them (catch-up: see catchUpCacheControl). */
 export const CACHE_CONTROL = {
   initial: 'public, max-age=604800, s-maxage=3600, stale-while-revalidate=2629746',
-  sse: `public, max-age=${SSE_MAX_AGE_SECONDS}`,
   live: 'public, max-age=5, stale-while-revalidate=5',
   conflict: (withHandle: boolean) => `public, max-age=${withHandle ? 60 : 1}, must-revalidate`,
   error: 'no-store',

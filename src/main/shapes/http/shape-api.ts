@@ -9,7 +9,7 @@ import { ShapeDamagedError } from '../storage/shape-log'
 import { TableNotFoundError } from '../definition/table-info'
 import { type HeaderBrand, protocolHeaderNames, SUBSET_FIELDS } from '../../../shared/protocol'
 import { routingPath } from '../../net/request-path'
-import { type CacheSettings, catchUpCacheControl, preflightHeaders, secretMatches } from './protocol'
+import { type CacheSettings, catchUpCacheControl, preflightHeaders, secretMatches, sseCacheControl } from './protocol'
 import { type BodyResult, readJsonBody, subsetOf } from './request-body'
 import { Responder } from './responder'
 import { type LogRequest, replacement, serveLog, tooLarge } from './serve-log'
@@ -46,6 +46,7 @@ export const MAX_URL_LENGTH = 8192
 export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const names = protocolHeaderNames(options.brand)
   const catchUpCache = catchUpCacheControl(options.cache)
+  const sseCache = sseCacheControl(options.live.sseLifetime)
   return async (req, res) => {
     // Prefixed, not resolved against a base: `//v1/shape` must stay a path, not become a host.
     const url = new URL(`http://localhost${req.url ?? '/'}`)
@@ -100,7 +101,8 @@ export function createShapeApi(options: ShapeApiOptions): (req: IncomingMessage,
         cursor: request.cursor,
         longPollTimeout: options.live.longPollTimeout,
         noCache: method === 'POST',
-        catchUpCache
+        catchUpCache,
+        sseCache
       }
       const ask: LogRequest = { r, request, definition, terms, settings: options.live, cancellation }
       if (subset) return await serveSubset(service, ask, subset)
