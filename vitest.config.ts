@@ -17,8 +17,8 @@ export default defineConfig({
     setupFiles: ['test/support/leftover-clusters.ts'],
     // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
     globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
-    // One file at a time: a full run with 2 workers (29 min, beside other test runs on the same 2 cores) failed 5
-    // timing-bound tests in 5 files (checker app, mcp stdio timeout, resilience backoff, drop-during-snapshot, restart).
+    // Two files at a time on CI's 2 cores: most of a file's time is spent waiting on Postgres, servers and child
+    // processes, and no test measures the wall clock tightly (a test waits on signals; benches under bench/ time).
     maxWorkers: 2,
     reporters: [
       'default',

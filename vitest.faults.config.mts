@@ -15,7 +15,8 @@ export default defineConfig({
     setupFiles: ['test/support/leftover-clusters.ts'],
     // tests spawn bin/syncscope.js, which runs the built CLI (out/main/cli.js)
     globalSetup: ['test/support/build-app.ts', 'test/support/clusters-root.ts'],
-    maxWorkers: 1,
+    // two files at a time, like the unit tests: each fault test has its own Postgres and server
+    maxWorkers: 2,
     reporters: [
       'default',
       ['json', { outputFile: 'test-results/vitest-faults.json' }],

@@ -60,11 +60,19 @@ function signalTree(pid, signal) {
   }
 }
 
-/** Runs a step with its output on ours; past `limitMinutes` its whole tree is killed. */
-function run(label, command, args, limitMinutes) {
-  process.stdout.write(`\n=== ${label}: ${command} ${args.join(' ')} (time limit ${limitMinutes} min)\n`)
+/**
+ * Runs a step with its output on ours (`buffered`: held and written whole when it ends, for steps run side by side);
+ * past `limitMinutes` its whole tree is killed.
+ */
+function run(label, command, args, limitMinutes, { buffered = false } = {}) {
+  const header = `\n=== ${label}: ${command} ${args.join(' ')} (time limit ${limitMinutes} min)\n`
+  if (!buffered) process.stdout.write(header)
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } })
+    const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' }
+    const child = spawn(command, args, { stdio: buffered ? ['ignore', 'pipe', 'pipe'] : 'inherit', env })
+    const held = []
+    child.stdout?.on('data', (chunk) => held.push(chunk))
+    child.stderr?.on('data', (chunk) => held.push(chunk))
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
@@ -84,14 +92,15 @@ function run(label, command, args, limitMinutes) {
     child.on('close', (status) => {
       clearTimeout(timer)
       process.off('SIGINT', stop).off('SIGTERM', stop)
+      if (buffered) process.stdout.write(Buffer.concat([Buffer.from(header), ...held]))
       if (interrupted) process.exit(130)
       resolve({ ok: status === 0 && !timedOut, timedOut })
     })
   })
 }
 
-async function check(label, command, args) {
-  const { ok, timedOut } = await run(label, command, args, LIMITS[label])
+async function check(label, command, args, options) {
+  const { ok, timedOut } = await run(label, command, args, LIMITS[label], options)
   if (ok) totals.passed += 1
   else {
     totals.failed += 1
@@ -165,8 +174,11 @@ function playwrightCounts(json) {
 
 const [only, ...passed] = process.argv.slice(2)
 if (!only || only === 'static') {
-  await check('typecheck', 'npm', ['run', '--silent', 'typecheck'])
-  await check('lint', 'npm', ['run', '--silent', 'lint'])
+  // side by side: each keeps about one core busy
+  await Promise.all([
+    check('typecheck', 'npm', ['run', '--silent', 'typecheck'], { buffered: true }),
+    check('lint', 'npm', ['run', '--silent', 'lint'], { buffered: true })
+  ])
   await check('build', 'npm', ['run', '--silent', 'build'])
 }
 // test/support/counting-reporter.ts writes these
