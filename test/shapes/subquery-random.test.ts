@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { chaosSeed, runSubqueryChaos } from '../support/subquery-chaos'
 
 /**
- * The short form of the randomized subquery test (the long one is test/faults/subquery-random.test.ts): random
+ * The short form of the randomized subquery test (the long one is test/soak/subquery-random.test.ts): random
  * writes over issues, projects and orgs while the official ShapeStream and TanStack DB collections follow five
  * subquery shapes over long-poll and SSE, with one kill -9 of the server. Replay a failure with SUBQUERY_SEED=<seed>.
  */
