@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Page } from '@playwright/test'
+import type { Page, Request } from '@playwright/test'
 import { SOUND, startNginx } from '../test/support/nginx'
 import { faults, key, recordFaultySession } from '../test/timetravel/faults'
 import { needFacilities } from './facilities'
@@ -177,18 +177,17 @@ test('a big log stays windowed: dragging the scrubber asks main one point at a t
   const drawn = rowsAt(page).locator('[role=row][data-key]')
   expect(await drawn.count()).toBeLessThan(80)
 
-  // at most one rowsAt in flight while the slider is dragged from end to start
-  let inFlight = 0
+  // at most one rowsAt in flight while the slider is dragged from end to start (one asked before now is not counted)
+  const inFlight = new Set<Request>()
   let most = 0
   let asked = 0
   page.on('request', (request) => {
     if (!request.url().endsWith('/rpc/timetravel.rowsAt')) return
     asked += 1
-    most = Math.max(most, ++inFlight)
+    inFlight.add(request)
+    most = Math.max(most, inFlight.size)
   })
-  const settled = (request: { url(): string }) => {
-    if (request.url().endsWith('/rpc/timetravel.rowsAt')) inFlight -= 1
-  }
+  const settled = (request: Request) => inFlight.delete(request)
   page.on('requestfinished', settled)
   page.on('requestfailed', settled)
   // dragged with the mouse: each move placed on the slider where it is then (the page may move under it)
