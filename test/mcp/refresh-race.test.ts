@@ -48,6 +48,21 @@ describe('token refresh is single-flight per server', () => {
     expect(registry.describe('race').state).toBe('connected')
   }, 60_000)
 
+  it('a call whose token a refresh replaced while it waited for its 401 is sent again with the new token: one refresh', async () => {
+    const { as, rs } = await startProtectedServer(stops, { unauthorizedDelayMs: 1_000 }, { refreshDelayMs: 300 })
+    const registry = new Registry()
+    stops.push(() => registry.close())
+    await registry.addServer({ name: 'slow', transport: 'http', url: rs.url, auth: { mode: 'authorizationCode' } })
+    await logIn(registry, 'slow')
+    rs.revoke(rs.lastJti()!)
+    const first = registry.callTool('slow', 'echo', { text: 'first' })
+    // sent with the refused token too; its 401 comes after the first call's refresh has ended
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    const second = registry.callTool('slow', 'echo', { text: 'second' })
+    expect((await Promise.all([first, second])).map(textOf)).toEqual(['first', 'second'])
+    expect(as.tokenPosts('refresh_token')).toMatchObject([{ status: 200 }])
+  }, 60_000)
+
   it('two processes (the launcher and the app) with the same stored tokens: one refresh, both go on with the rotated tokens', async () => {
     const { as, rs } = await protectedServer(1_500)
     const dir = await mkdtemp(join(tmpdir(), 'syncscope-refresh-race-'))

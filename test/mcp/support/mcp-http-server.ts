@@ -30,6 +30,8 @@ export type Gate =
       metadataPath?: string
       /** The scope the 401 challenge names (`scope="…"`), if any. */
       challengeScope?: string
+      /** A refused token is answered 401 only after this long (a slow server: a refresh may end meanwhile). */
+      unauthorizedDelayMs?: number
     }
 
 export interface RunningMcpHttpServer {
@@ -160,7 +162,11 @@ export async function startMcpHttpServer(
       }
       requests.push(req.headers)
       const caller = await authorise(req)
-      if (typeof caller === 'string') return unauthorized(res, caller)
+      if (typeof caller === 'string') {
+        const delayMs = gate.kind === 'oauth' ? (gate.unauthorizedDelayMs ?? 0) : 0
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
+        return unauthorized(res, caller)
+      }
       const body = req.method === 'POST' ? await readBody(req) : undefined
       const missing = gate.kind === 'oauth' ? missingScopes(gate, body, caller) : []
       if (missing.length > 0) {

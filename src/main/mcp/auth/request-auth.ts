@@ -7,6 +7,7 @@ import { ClientCredentials } from './client-credentials'
 import { apiKeyHeader, fetchWithHeaders } from './headers'
 import type { FetchLike, OAuthLog } from './oauth-log'
 import { coordinatedRefresh, type TokenRecord } from './refresh-coordinator'
+import { resendWithCurrentToken } from './replaced-token'
 
 /** What the auth of one HTTP server's requests is made of. */
 export interface RequestAuthParts {
@@ -49,7 +50,11 @@ export async function requestAuth(
         note: (url, text) => log.add('refresh', 'POST', url, null, text)
       })
       return {
-        fetch: guardResource(refreshing, config.url, state),
+        fetch: guardResource(
+          resendWithCurrentToken(refreshing, () => state.tokens?.value.accessToken),
+          config.url,
+          state
+        ),
         authProvider: provider,
         canConnect: () => Boolean(state.tokens) || Boolean(auth.oauthProviderRef)
       }
