@@ -44,13 +44,13 @@ interface CpuProfile {
   nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
 }
 
-/** Starts the page's CPU profiler; the function returned stops it and prints where the main thread spent its time. */
-export async function startProfile(page: TargetSession, phase: string): Promise<() => Promise<void>> {
-  await page.send('Profiler.enable')
-  await page.send('Profiler.setSamplingInterval', { interval: 200 })
-  await page.send('Profiler.start')
+/** Starts a target's CPU profiler (the page's, the worker's); the function returned stops it and prints where the time went. */
+export async function startProfile(target: TargetSession, phase: string): Promise<() => Promise<void>> {
+  await target.send('Profiler.enable')
+  await target.send('Profiler.setSamplingInterval', { interval: 200 })
+  await target.send('Profiler.start')
   return async () => {
-    const { profile } = await page.send<{ profile: CpuProfile }>('Profiler.stop')
+    const { profile } = await target.send<{ profile: CpuProfile }>('Profiler.stop')
     const interval = (profile.endTime - profile.startTime) / Math.max(1, profile.samples?.length ?? 1) / 1000
     const self = new Map<string, number>()
     const byId = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -61,7 +61,7 @@ export async function startProfile(page: TargetSession, phase: string): Promise<
     }
     const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)
     console.log(
-      `main thread while ${phase} (self time, ms):\n${top.map(([name, ms]) => `${ms.toFixed(0).padStart(7)}  ${name}`).join('\n')}`
+      `${phase} (self time, ms):\n${top.map(([name, ms]) => `${ms.toFixed(0).padStart(7)}  ${name}`).join('\n')}`
     )
   }
 }

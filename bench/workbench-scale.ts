@@ -1,14 +1,16 @@
 /**
  * Issue 35, "The workbench at scale": the Shape workbench in real Chromium against `syncscope serve --ui`, a table of
- * ROWS rows (default 1,000,000). Measured with Playwright and the page's own PerformanceObserver (long tasks, i.e.
- * main-thread tasks over 50 ms), Chromium's memory from /proc (PSS of every process of the browser: browser, renderer
- * with the workbench's worker, GPU, utilities):
+ * ROWS rows (default 1,000,000). Chromium is launched by Playwright; the page is driven over the DevTools protocol in a
+ * browser context of its own (bench/workbench-page.ts: a Playwright page would make Chromium keep a copy of every
+ * response body). Measured with the page's own PerformanceObserver (long tasks, i.e. main-thread tasks over 50 ms) and
+ * Chromium's memory from /proc (PSS of every process of the browser: browser, renderer with the workbench's worker,
+ * GPU, utilities):
  *   1. rows shown within 10 s of Start (the row count reads ROWS and the first rows are drawn);
  *   2. no main-thread task over 50 ms while syncing, and while 1,000 row changes a second stream for 10 s;
  *   3. Chromium's memory growth for the rows ≤ 600 MiB;
  * and, beside the targets, the Log, SSE frames, Requests and Latency tabs opened and searched after the stream.
  *
- *   npm run build && npx tsx bench/workbench-scale.ts [--rows=1000000] [--live=long-poll|sse]
+ *   npm run build && npx tsx bench/workbench-scale.ts [--rows=1000000] [--live=long-poll|sse] [--profile] [--profile-worker]
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp } from 'node:fs/promises'
@@ -27,8 +29,17 @@ const arg = (name: string, fallback: string) =>
   process.argv.find((each) => each.startsWith(`--${name}=`))?.split('=')[1] ?? fallback
 const ROWS = Number(arg('rows', '1000000'))
 const LIVE = arg('live', 'long-poll') as 'long-poll' | 'sse'
-/** `--profile`: a CPU profile of the page's main thread while the changes stream, its top functions printed. */
+/**
+ * `--profile`: CPU profiles of the page's main thread while syncing and while the changes stream (top functions), and
+ * its memory 20 s after the sync: Chromium's memory-infra dump per allocator, the page's and the worker's JS heaps,
+ * before and after a collection forced in the worker.
+ */
 const PROFILE = process.argv.includes('--profile')
+/**
+ * `--profile-worker`: a CPU profile of the workbench's worker while syncing. It attaches a DevTools session to the
+ * worker from Start on, so that run's memory figures are not the page's alone.
+ */
+const PROFILE_WORKER = process.argv.includes('--profile-worker')
 const CHANGES_PER_SECOND = 1_000
 const STREAM_SECONDS = 10
 const WRITES_PER_SECOND = 10
@@ -249,7 +260,7 @@ async function main(): Promise<void> {
 
     // 1. Start → all rows shown
     const expected = `${ROWS} rows`
-    const syncProfiler = PROFILE ? await startProfile(page.session, 'syncing') : null
+    const syncProfiler = PROFILE ? await startProfile(page.session, 'the main thread while syncing') : null
     // a string, not a function: tsx would wrap the function's inner functions in a helper the page does not have
     const t0 = (await page.evaluate(`(() => {
       const check = () => {
@@ -263,6 +274,9 @@ async function main(): Promise<void> {
       start.click()
       return at
     })()`)) as number
+    const workerProfiler = PROFILE_WORKER
+      ? await startProfile(await page.session.worker(), 'the worker while syncing')
+      : null
     let shownAt: number | undefined
     const deadline = performance.now() + 120_000
     let peak = before.total
@@ -276,6 +290,7 @@ async function main(): Promise<void> {
     await page.waitFor(`document.querySelector('[data-testid="phase"]')?.textContent.includes('live')`, 60_000)
     const synced = await pageNow(page)
     if (syncProfiler) await syncProfiler()
+    if (workerProfiler) await workerProfiler()
     const settled: Array<{ after: number; total: number; renderer: number }> = []
     for (const seconds of [3, 10, 20]) {
       await sleep((seconds - (settled.at(-1)?.after ?? 0)) * 1000)
@@ -324,7 +339,7 @@ async function main(): Promise<void> {
 
     // 2. 1,000 row changes a second for 10 s
     const streamFrom = await pageNow(page)
-    const profiler = PROFILE ? await startProfile(page.session, 'streaming') : null
+    const profiler = PROFILE ? await startProfile(page.session, 'the main thread while streaming') : null
     const stream = await streamChanges(app)
     if (profiler) await profiler()
     const wroteAt = performance.now()
