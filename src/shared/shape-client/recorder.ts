@@ -5,7 +5,7 @@ import type { SseFrame } from './sse'
 /** Milliseconds since the epoch, with sub-millisecond precision where the platform has it. */
 export const now = (): number => performance.timeOrigin + performance.now()
 
-const NON_ASCII = /[^\x00-\x7f]/
+const NON_ASCII = /[\u0080-\uffff]/
 
 /** A text's size in UTF-8 (a lone surrogate counted as the three bytes of U+FFFD), without encoding it. */
 export function utf8Length(text: string): number {
