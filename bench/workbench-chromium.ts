@@ -3,7 +3,8 @@
  * CPU profile and the JS heaps of the page and of its workers (the DevTools protocol).
  */
 import { readdir, readFile } from 'node:fs/promises'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import type { BenchPage, TargetSession } from './workbench-page'
 
 const mib = (bytes: number) => bytes / 2 ** 20
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
@@ -36,14 +37,20 @@ export async function treePss(root: number): Promise<{ total: number; byType: Re
   return { total, byType }
 }
 
-/** Starts the page's CPU profiler; the function returned stops it and prints where the main thread spent its time. */
-export async function startProfile(page: Page, phase: string): Promise<() => Promise<void>> {
-  const cdp = await page.context().newCDPSession(page)
-  await cdp.send('Profiler.enable')
-  await cdp.send('Profiler.setSamplingInterval', { interval: 200 })
-  await cdp.send('Profiler.start')
+interface CpuProfile {
+  startTime: number
+  endTime: number
+  samples?: number[]
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number } }>
+}
+
+/** Starts a target's CPU profiler (the page's, the worker's); the function returned stops it and prints where the time went. */
+export async function startProfile(target: TargetSession, phase: string): Promise<() => Promise<void>> {
+  await target.send('Profiler.enable')
+  await target.send('Profiler.setSamplingInterval', { interval: 200 })
+  await target.send('Profiler.start')
   return async () => {
-    const { profile } = await cdp.send('Profiler.stop')
+    const { profile } = await target.send<{ profile: CpuProfile }>('Profiler.stop')
     const interval = (profile.endTime - profile.startTime) / Math.max(1, profile.samples?.length ?? 1) / 1000
     const self = new Map<string, number>()
     const byId = new Map(profile.nodes.map((node) => [node.id, node]))
@@ -54,43 +61,68 @@ export async function startProfile(page: Page, phase: string): Promise<() => Pro
     }
     const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)
     console.log(
-      `main thread while ${phase} (self time, ms):\n${top.map(([name, ms]) => `${ms.toFixed(0).padStart(7)}  ${name}`).join('\n')}`
+      `${phase} (self time, ms):\n${top.map(([name, ms]) => `${ms.toFixed(0).padStart(7)}  ${name}`).join('\n')}`
     )
   }
 }
 
+type HeapUsage = { usedSize: number; totalSize: number; backingStorageSize?: number }
+const describeHeap = (heap: HeapUsage) =>
+  `used ${mib(heap.usedSize).toFixed(0)} MiB of ${mib(heap.totalSize).toFixed(0)} MiB, ArrayBuffers ${mib(heap.backingStorageSize ?? 0).toFixed(0)} MiB`
+
 /** `--profile`: the JS heaps of the page and of the workbench's worker, before and after a forced collection. */
-export async function heapReport(browser: Browser, page: Page, pss: () => Promise<number>): Promise<void> {
-  const cdp = await browser.newBrowserCDPSession()
-  const { targetInfos } = await cdp.send('Target.getTargets')
-  const worker = targetInfos.find((target) => target.type === 'worker')
-  const pageCdp = await page.context().newCDPSession(page)
-  const pageHeap = await pageCdp.send('Runtime.getHeapUsage')
-  console.log(`page heap: used ${mib(pageHeap.usedSize).toFixed(0)} MiB of ${mib(pageHeap.totalSize).toFixed(0)} MiB`)
-  if (!worker) return console.log('no worker target found')
-  const { sessionId } = await cdp.send('Target.attachToTarget', { targetId: worker.targetId, flatten: false })
-  let next = 1
-  const ask = (method: string, params: object = {}) =>
-    new Promise<unknown>((done) => {
-      const id = next++
-      const listener = (event: { sessionId: string; message: string }) => {
-        const message = JSON.parse(event.message) as { id?: number; result?: unknown }
-        if (event.sessionId === sessionId && message.id === id) {
-          cdp.off('Target.receivedMessageFromTarget', listener)
-          done(message.result)
-        }
-      }
-      cdp.on('Target.receivedMessageFromTarget', listener)
-      void cdp.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) })
-    })
-  const heap = (await ask('Runtime.getHeapUsage')) as { usedSize: number; totalSize: number }
-  console.log(`worker heap: used ${mib(heap.usedSize).toFixed(0)} MiB of ${mib(heap.totalSize).toFixed(0)} MiB`)
+export async function heapReport(page: BenchPage, pss: () => Promise<number>): Promise<void> {
+  console.log(`page heap: ${describeHeap(await page.session.send<HeapUsage>('Runtime.getHeapUsage'))}`)
+  const worker = await page.session.worker()
+  const heap = await worker.send<HeapUsage>('Runtime.getHeapUsage')
+  console.log(`worker heap: ${describeHeap(heap)}`)
   console.log(`Chromium PSS before a collection in the worker: ${mib(await pss()).toFixed(0)} MiB`)
-  await ask('HeapProfiler.collectGarbage')
+  await worker.send('HeapProfiler.collectGarbage')
   await sleep(2_000)
   console.log(`Chromium PSS after it: ${mib(await pss()).toFixed(0)} MiB`)
-  const collected = (await ask('Runtime.getHeapUsage')) as { usedSize: number; totalSize: number }
-  console.log(
-    `worker heap after a collection: used ${mib(collected.usedSize).toFixed(0)} MiB of ${mib(collected.totalSize).toFixed(0)} MiB`
-  )
+  const collected = await worker.send<HeapUsage>('Runtime.getHeapUsage')
+  console.log(`worker heap after a collection: ${describeHeap(collected)}`)
+}
+
+/**
+ * `--profile`: Chromium's own account of its memory (a memory-infra dump over the DevTools protocol): per process,
+ * each allocator (V8 heaps of the page and the worker, PartitionAlloc's partitions, malloc, shared memory…) at 4 MiB
+ * or more, three levels deep.
+ */
+export async function allocatorReport(browser: Browser, label: string): Promise<void> {
+  const cdp = await browser.newBrowserCDPSession()
+  const events: Array<Record<string, unknown>> = []
+  cdp.on('Tracing.dataCollected', (payload) => events.push(...(payload.value as Array<Record<string, unknown>>)))
+  const complete = new Promise<void>((done) => cdp.once('Tracing.tracingComplete', () => done()))
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReportEvents',
+    // no periodic dumps, only the one asked for (the protocol's type says strings; Chromium takes the trigger list)
+    traceConfig: {
+      includedCategories: ['disabled-by-default-memory-infra'],
+      memoryDumpConfig: { triggers: [] } as unknown as Record<string, string>
+    }
+  })
+  await cdp.send('Tracing.requestMemoryDump', { deterministic: false, levelOfDetail: 'detailed' })
+  await cdp.send('Tracing.end')
+  await complete
+  await cdp.detach()
+  const names = new Map<unknown, string>()
+  for (const event of events)
+    if (event.ph === 'M' && event.name === 'process_name')
+      names.set(event.pid, String((event.args as { name?: string }).name))
+  console.log(`memory-infra dump, ${label}:`)
+  for (const event of events) {
+    if (event.ph !== 'v') continue
+    const dumps = (
+      event.args as { dumps?: { allocators?: Record<string, { attrs?: Record<string, { value: string }> }> } }
+    ).dumps
+    const lines: string[] = []
+    for (const [path, node] of Object.entries(dumps?.allocators ?? {})) {
+      const size = node.attrs?.size ? parseInt(node.attrs.size.value, 16) : 0
+      if (path.split('/').length <= 3 && size >= 4 * 2 ** 20 && !/^(shared_memory|global)\/./.test(path))
+        lines.push(`  ${mib(size).toFixed(0).padStart(6)}  ${path}`)
+    }
+    if (lines.length > 0)
+      console.log(` ${names.get(event.pid) ?? `pid ${String(event.pid)}`}:\n${lines.sort().join('\n')}`)
+  }
 }

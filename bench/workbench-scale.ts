@@ -1,21 +1,24 @@
 /**
  * Issue 35, "The workbench at scale": the Shape workbench in real Chromium against `syncscope serve --ui`, a table of
- * ROWS rows (default 1,000,000). Measured with Playwright and the page's own PerformanceObserver (long tasks, i.e.
- * main-thread tasks over 50 ms), Chromium's memory from /proc (PSS of every process of the browser: browser, renderer
- * with the workbench's worker, GPU, utilities):
+ * ROWS rows (default 1,000,000). Chromium is launched by Playwright; the page is driven over the DevTools protocol in a
+ * browser context of its own (bench/workbench-page.ts: a Playwright page would make Chromium keep a copy of every
+ * response body). Measured with the page's own PerformanceObserver (long tasks, i.e. main-thread tasks over 50 ms) and
+ * Chromium's memory from /proc (PSS of every process of the browser: browser, renderer with the workbench's worker,
+ * GPU, utilities):
  *   1. rows shown within 10 s of Start (the row count reads ROWS and the first rows are drawn);
  *   2. no main-thread task over 50 ms while syncing, and while 1,000 row changes a second stream for 10 s;
  *   3. Chromium's memory growth for the rows ≤ 600 MiB;
  * and, beside the targets, the Log, SSE frames, Requests and Latency tabs opened and searched after the stream.
  *
- *   npm run build && npx tsx bench/workbench-scale.ts [--rows=1000000] [--live=long-poll|sse]
+ *   npm run build && npx tsx bench/workbench-scale.ts [--rows=1000000] [--live=long-poll|sse] [--profile] [--profile-worker]
  */
 import { spawn } from 'node:child_process'
 import { mkdtemp } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { chromium, type Page } from 'playwright-core'
-import { heapReport, startProfile, treePss } from './workbench-chromium'
+import { chromium } from 'playwright-core'
+import { allocatorReport, heapReport, startProfile, treePss } from './workbench-chromium'
+import { BenchPage } from './workbench-page'
 import { chromiumArgs, chromiumPath } from '../e2e/chromium'
 import pg from 'pg'
 import { endServe, ignoreConnectionErrors, removeDataDir, startTestPostgres } from '../test/support/postgres'
@@ -26,8 +29,17 @@ const arg = (name: string, fallback: string) =>
   process.argv.find((each) => each.startsWith(`--${name}=`))?.split('=')[1] ?? fallback
 const ROWS = Number(arg('rows', '1000000'))
 const LIVE = arg('live', 'long-poll') as 'long-poll' | 'sse'
-/** `--profile`: a CPU profile of the page's main thread while the changes stream, its top functions printed. */
+/**
+ * `--profile`: CPU profiles of the page's main thread while syncing and while the changes stream (top functions), and
+ * its memory 20 s after the sync: Chromium's memory-infra dump per allocator, the page's and the worker's JS heaps,
+ * before and after a collection forced in the worker.
+ */
 const PROFILE = process.argv.includes('--profile')
+/**
+ * `--profile-worker`: a CPU profile of the workbench's worker while syncing. It attaches a DevTools session to the
+ * worker from Start on, so that run's memory figures are not the page's alone.
+ */
+const PROFILE_WORKER = process.argv.includes('--profile-worker')
 const CHANGES_PER_SECOND = 1_000
 const STREAM_SECONDS = 10
 const WRITES_PER_SECOND = 10
@@ -97,12 +109,12 @@ interface LongTask {
 }
 
 /** The page's long tasks (main thread, over 50 ms) that started within [from, to] (page clock). */
-async function longTasks(page: Page, from: number, to: number): Promise<LongTask[]> {
-  const all = await page.evaluate(() => (globalThis as unknown as { __longTasks: LongTask[] }).__longTasks)
+async function longTasks(page: BenchPage, from: number, to: number): Promise<LongTask[]> {
+  const all = await page.evaluate<LongTask[]>('window.__longTasks')
   return all.filter((task) => task.start >= from && task.start <= to)
 }
 
-const pageNow = (page: Page) => page.evaluate(() => performance.now())
+const pageNow = (page: BenchPage) => page.evaluate<number>('performance.now()')
 
 async function loadTable(app: App): Promise<void> {
   await app.pool.query(`CREATE TABLE bench_rows (id bigint PRIMARY KEY, title text NOT NULL, status text NOT NULL,
@@ -170,7 +182,7 @@ const describeTasks = (tasks: LongTask[]) =>
         .toFixed(0)} ms in all`
 
 /** Opens the Log (and searches it), SSE frames, Requests and Latency tabs, timing each and the long tasks meanwhile. */
-async function otherViews(page: Page, outcomes: Outcome[]): Promise<void> {
+async function otherViews(page: BenchPage, outcomes: Outcome[]): Promise<void> {
   const viewsFrom = await pageNow(page)
   const timings: string[] = []
   const timed = async (name: string, action: () => Promise<void>) => {
@@ -178,32 +190,33 @@ async function otherViews(page: Page, outcomes: Outcome[]): Promise<void> {
     await action()
     timings.push(`${name} ${(performance.now() - started).toFixed(0)} ms`)
   }
+  const shown = (selector: string) => page.waitFor(`document.querySelector(${JSON.stringify(selector)})`, 30_000)
   await timed('Log', async () => {
-    await page.getByRole('tab', { name: 'Log' }).click()
-    await page.getByTestId('log').locator('tr[data-op]').first().waitFor()
+    await page.click('[role="tab"]', 'Log')
+    await shown('[data-testid="log"] tr[data-op]')
   })
   await timed('Log search', async () => {
-    await page.getByLabel('search the log').fill('changed 99')
-    await page
-      .getByTestId('log-count')
-      .filter({ hasText: /^100 shown/ })
-      .waitFor({ timeout: 30_000 })
+    await page.fill('search the log', 'changed 99')
+    await page.waitFor(
+      `document.querySelector('[data-testid="log-count"]')?.textContent.startsWith('100 shown')`,
+      30_000
+    )
   })
   if (LIVE === 'sse')
     await timed('SSE frames', async () => {
-      await page.getByRole('tab', { name: 'SSE frames' }).click()
-      await page.getByTestId('sse-frames').locator('tr[data-kind]').first().waitFor()
+      await page.click('[role="tab"]', 'SSE frames')
+      await shown('[data-testid="sse-frames"] tr[data-kind]')
     })
   await timed('Requests', async () => {
-    await page.getByRole('tab', { name: 'Requests & cache' }).click()
-    await page.getByTestId('requests').locator('tr[data-request]').first().waitFor()
+    await page.click('[role="tab"]', 'Requests & cache')
+    await shown('[data-testid="requests"] tr[data-request]')
   })
   await timed('Latency', async () => {
-    await page.getByRole('tab', { name: 'Latency' }).click()
-    await page.getByTestId('latency-stats').waitFor()
+    await page.click('[role="tab"]', 'Latency')
+    await shown('[data-testid="latency-stats"]')
   })
   const viewTasks = await longTasks(page, viewsFrom, await pageNow(page))
-  const latency = await page.getByTestId('latency-stats').innerText()
+  const latency = await page.evaluate<string>(`document.querySelector('[data-testid="latency-stats"]').innerText`)
   outcomes.push({
     target: 'Log, SSE frames, Requests, Latency opened and searched',
     measured: `${timings.join(', ')}; ${describeTasks(viewTasks)}`,
@@ -228,24 +241,26 @@ async function main(): Promise<void> {
     await loadTable(app)
     console.log(`table loaded and decoded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s`)
     const browser = await chromium.connect(server.wsEndpoint())
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } })
     // every main-thread task over 50 ms, from the page's start
-    await page.addInitScript({
-      content: `window.__longTasks = []
+    const page = await BenchPage.open(
+      browser,
+      { width: 1600, height: 1000 },
+      `window.__longTasks = []
         new PerformanceObserver((list) => {
           for (const entry of list.getEntries()) window.__longTasks.push({ start: entry.startTime, duration: entry.duration })
         }).observe({ type: 'longtask', buffered: true })`
-    })
+    )
     await page.goto(app.uiUrl)
     await page.goto(`${app.baseUrl}/#/shapes`)
-    await page.getByLabel('table', { exact: true }).selectOption('bench_rows')
-    await page.getByLabel('live mode').selectOption(LIVE)
+    await page.fill('table', 'bench_rows')
+    await page.fill('live mode', LIVE)
     await sleep(2_000)
     const before = await treePss(browserPid)
+    if (PROFILE) await allocatorReport(browser, 'before Start')
 
     // 1. Start → all rows shown
     const expected = `${ROWS} rows`
-    const syncProfiler = PROFILE ? await startProfile(page, 'syncing') : null
+    const syncProfiler = PROFILE ? await startProfile(page.session, 'the main thread while syncing') : null
     // a string, not a function: tsx would wrap the function's inner functions in a helper the page does not have
     const t0 = (await page.evaluate(`(() => {
       const check = () => {
@@ -259,19 +274,23 @@ async function main(): Promise<void> {
       start.click()
       return at
     })()`)) as number
+    const workerProfiler = PROFILE_WORKER
+      ? await startProfile(await page.session.worker(), 'the worker while syncing')
+      : null
     let shownAt: number | undefined
     const deadline = performance.now() + 120_000
     let peak = before.total
     while (shownAt === undefined && performance.now() < deadline) {
       await sleep(250)
-      shownAt = await page.evaluate(() => (globalThis as unknown as { __shownAt?: number }).__shownAt)
+      shownAt = await page.evaluate<number | undefined>('window.__shownAt')
       peak = Math.max(peak, (await treePss(browserPid)).total)
     }
     if (shownAt === undefined) throw new Error(`the row count never read ${expected}`)
     const shownMs = shownAt - t0
-    await page.getByTestId('phase').filter({ hasText: 'live' }).waitFor({ timeout: 60_000 })
+    await page.waitFor(`document.querySelector('[data-testid="phase"]')?.textContent.includes('live')`, 60_000)
     const synced = await pageNow(page)
     if (syncProfiler) await syncProfiler()
+    if (workerProfiler) await workerProfiler()
     const settled: Array<{ after: number; total: number; renderer: number }> = []
     for (const seconds of [3, 10, 20]) {
       await sleep((seconds - (settled.at(-1)?.after ?? 0)) * 1000)
@@ -279,7 +298,11 @@ async function main(): Promise<void> {
       peak = Math.max(peak, pss.total)
       settled.push({ after: seconds, total: pss.total, renderer: pss.byType.renderer ?? 0 })
     }
-    if (PROFILE) await heapReport(browser, page, async () => (await treePss(browserPid)).total)
+    if (PROFILE) {
+      await allocatorReport(browser, '20 s after the sync')
+      await heapReport(page, async () => (await treePss(browserPid)).total)
+      await allocatorReport(browser, 'after a collection in the worker')
+    }
     const syncTasks = await longTasks(page, t0, synced)
     if (PROFILE)
       console.log(
@@ -316,15 +339,15 @@ async function main(): Promise<void> {
 
     // 2. 1,000 row changes a second for 10 s
     const streamFrom = await pageNow(page)
-    const profiler = PROFILE ? await startProfile(page, 'streaming') : null
+    const profiler = PROFILE ? await startProfile(page.session, 'the main thread while streaming') : null
     const stream = await streamChanges(app)
     if (profiler) await profiler()
     const wroteAt = performance.now()
     const updates = `${stream.written} updates`
-    await page
-      .getByTestId('change-counts')
-      .filter({ hasText: new RegExp(` ${stream.written} updates`) })
-      .waitFor({ timeout: 60_000 })
+    await page.waitFor(
+      `document.querySelector('[data-testid="change-counts"]')?.textContent.includes(' ${stream.written} updates')`,
+      60_000
+    )
     const caughtUpMs = performance.now() - wroteAt
     const streamTasks = await longTasks(page, streamFrom, await pageNow(page))
     if (PROFILE)
@@ -355,7 +378,8 @@ async function main(): Promise<void> {
         met: false
       })
     )
-    await page.screenshot({ path: join(tmpdir(), 'workbench-scale.png'), fullPage: true })
+    await page.screenshot(join(tmpdir(), 'workbench-scale.png'))
+    await page.close()
     await browser.close()
   } finally {
     await server.close()

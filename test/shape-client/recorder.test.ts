@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { ShapeRecorder } from '../../src/shared/shape-client'
+import { ShapeRecorder, utf8Length } from '../../src/shared/shape-client'
 
 setFlagsFromString('--expose-gc')
 const collectGarbage = runInNewContext('gc') as () => void
@@ -25,5 +25,23 @@ describe('ShapeRecorder bodies', () => {
     expect(recorder.exchanges.every((exchange) => exchange.body?.truncated)).toBe(true)
     // 20 × 5 MB bodies: what stays is their 1,000-character cuts (and the recorder), far below one body
     expect(kept).toBeLessThan(5_000_000)
+  })
+})
+
+describe('utf8Length: a body’s size in bytes, from its text', () => {
+  it('counts what TextEncoder would write, without encoding', () => {
+    const texts = [
+      '',
+      '[{"key":"k"}]',
+      'é – 漢字',
+      '🙂 and 𝄞',
+      'x'.repeat(100_000) + 'ü',
+      'lone \ud800 high',
+      'lone \udc00 low',
+      'ends high \ud83d',
+      '\ud83d\ud83d\ude42',
+      '\u007f\u0080\u07ff\u0800\uffff'
+    ]
+    for (const text of texts) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).byteLength)
   })
 })

@@ -5,6 +5,24 @@ import type { SseFrame } from './sse'
 /** Milliseconds since the epoch, with sub-millisecond precision where the platform has it. */
 export const now = (): number => performance.timeOrigin + performance.now()
 
+const NON_ASCII = /[\u0080-\uffff]/
+
+/** A text's size in UTF-8 (a lone surrogate counted as the three bytes of U+FFFD), without encoding it. */
+export function utf8Length(text: string): number {
+  if (!NON_ASCII.test(text)) return text.length
+  let bytes = 0
+  for (let at = 0; at < text.length; at += 1) {
+    const code = text.charCodeAt(at)
+    if (code < 0x80) bytes += 1
+    else if (code < 0x800) bytes += 2
+    else if (code >= 0xd800 && code < 0xdc00 && (text.charCodeAt(at + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4
+      at += 1
+    } else bytes += 3
+  }
+  return bytes
+}
+
 export type LiveMode = 'off' | 'long-poll' | 'sse'
 export type HeaderList = Array<[name: string, value: string]>
 

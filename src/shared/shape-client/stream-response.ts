@@ -2,7 +2,7 @@ import { CONTROL } from '../protocol'
 import { errorForStatus, ShapeStreamError } from './errors'
 import { isMustRefetch, isUpToDate, type ControlMessage, type Message } from './messages'
 import { readProtocolHeaders, type ProtocolHeaders } from './protocol-headers'
-import { now, type HeaderList, type LiveMode, type ShapeRecorder } from './recorder'
+import { now, utf8Length, type HeaderList, type LiveMode, type ShapeRecorder } from './recorder'
 import { messageOffset, parseMessage, parseMessages } from './response-body'
 import { SseParser } from './sse'
 import type { Answer, ShapeStreamState, StreamEvent } from './stream-state'
@@ -74,10 +74,13 @@ function requireHeaders(url: string, headers: ProtocolHeaders, live: LiveMode): 
   return headers
 }
 
+/**
+ * The body as text. Not through `arrayBuffer()`: a ~10 MB chunk's bytes would stay in an ArrayBuffer as long as V8
+ * puts off its next full collection (in the workbench's worker after a million-row sync, ~60 MiB of them).
+ */
 async function readText(context: ResponseContext, requestId: number, response: Response): Promise<string> {
-  const bytes = new Uint8Array(await response.arrayBuffer())
-  const text = new TextDecoder().decode(bytes)
-  context.recorder.body(requestId, text, bytes.byteLength)
+  const text = await response.text()
+  context.recorder.body(requestId, text, utf8Length(text))
   return text
 }
 

@@ -3,7 +3,7 @@ import { subsetParam } from '../protocol'
 import { errorForStatus, ShapeStreamError } from './errors'
 import { ChangeMessageSchema, type ChangeMessage } from './messages'
 import { readProtocolHeaders } from './protocol-headers'
-import type { HeaderList, ShapeRecorder } from './recorder'
+import { utf8Length, type HeaderList, type ShapeRecorder } from './recorder'
 import { SnapshotMetadataSchema, type SnapshotMetadata } from './snapshot-tracker'
 
 /** A subset of a shape: rows matching `where` (narrowing the shape's own where), ordered and paged. */
@@ -109,7 +109,7 @@ export async function fetchSubset(
   const headers: HeaderList = [...response.headers.entries()]
   recorder?.response(requestId, { status: response.status, statusText: response.statusText, headers })
   const text = await response.text()
-  recorder?.body(requestId, text, new TextEncoder().encode(text).byteLength)
+  recorder?.body(requestId, text, utf8Length(text))
   if (!response.ok) throw errorForStatus(url, response.status, text, headers)
   let json: unknown
   try {

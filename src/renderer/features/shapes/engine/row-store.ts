@@ -1,5 +1,6 @@
 import type { Row, RowStore } from '../../../../shared/shape-client'
 import { LiveSlots } from './live-slots'
+import { int32Pages, uint32Pages } from './paged-array'
 import { hashOf, TextPool } from './text-pool'
 
 /** What a cell's second number says when it is not a text's length. */
@@ -32,21 +33,14 @@ function integerOf(text: string): number | null {
   return value === (value | 0) ? value : null
 }
 
-const grown = <T extends Int32Array | Uint32Array>(array: T, needed: number): T => {
-  if (needed <= array.length) return array
-  const next = new (array.constructor as new (length: number) => T)(Math.max(needed, array.length * 2, 1_024))
-  next.set(array)
-  return next
-}
-
 /**
  * One column's cells by slot, as two 32-bit numbers each (no object per cell): a text's offset and length in the
  * column's pool, an integer, an index in its dictionary (few values repeated often: a status, a foreign key), NULL, or
  * absent (the row lacks the column).
  */
 class Column {
-  first = new Uint32Array(0)
-  second = new Int32Array(0)
+  private readonly first = uint32Pages()
+  private readonly second = int32Pages(ABSENT)
   private readonly pool = new TextPool()
   private dictionary: Map<string, number> | null = new Map()
   private readonly words: string[] = []
@@ -58,36 +52,34 @@ class Column {
 
   put(slot: number, value: string | null | undefined): void {
     if (slot >= this.second.length) {
-      const length = this.second.length
-      this.first = grown(this.first, slot + 1)
-      this.second = grown(this.second, slot + 1)
-      this.second.fill(ABSENT, length)
+      this.first.ensure(slot + 1)
+      this.second.ensure(slot + 1)
     }
-    const old = this.second[slot] as number
+    const old = this.second.get(slot)
     if (old >= 0) {
-      if (typeof value === 'string' && this.pool.equals(this.first[slot] as number, old, value)) return
+      if (typeof value === 'string' && this.pool.equals(this.first.get(slot), old, value)) return
       this.garbage += old
     }
-    if (value === undefined) this.second[slot] = ABSENT
-    else if (value === null) this.second[slot] = NULL
+    if (value === undefined) this.second.set(slot, ABSENT)
+    else if (value === null) this.second.set(slot, NULL)
     else this.putText(slot, value)
   }
 
   private putText(slot: number, value: string): void {
     const integer = integerOf(value)
     if (integer !== null) {
-      this.first[slot] = integer
-      this.second[slot] = INTEGER
+      this.first.set(slot, integer)
+      this.second.set(slot, INTEGER)
       return
     }
     const word = this.wordOf(value)
     if (word !== null) {
-      this.first[slot] = word
-      this.second[slot] = DICTIONARY
+      this.first.set(slot, word)
+      this.second.set(slot, DICTIONARY)
       return
     }
-    this.first[slot] = this.pool.add(value)
-    this.second[slot] = value.length
+    this.first.set(slot, this.pool.add(value))
+    this.second.set(slot, value.length)
   }
 
   private wordOf(value: string): number | null {
@@ -110,10 +102,10 @@ class Column {
   }
 
   text(slot: number): string | null | undefined {
-    const second = slot < this.second.length ? (this.second[slot] as number) : ABSENT
-    if (second >= 0) return this.pool.read(this.first[slot] as number, second)
-    if (second === INTEGER) return String((this.first[slot] as number) | 0)
-    if (second === DICTIONARY) return this.words[this.first[slot] as number]
+    const second = slot < this.second.length ? this.second.get(slot) : ABSENT
+    if (second >= 0) return this.pool.read(this.first.get(slot), second)
+    if (second === INTEGER) return String(this.first.get(slot) | 0)
+    if (second === DICTIONARY) return this.words[this.first.get(slot)]
     return second === NULL ? null : undefined
   }
 
@@ -135,10 +127,10 @@ export interface StoredRow {
  */
 export class ColumnarRowStore implements RowStore {
   private keyPool = new TextPool()
-  private keyOffset = new Uint32Array(0)
+  private keyOffset = uint32Pages()
   /** A slot's key length; -1 once deleted. */
-  private keyLength = new Int32Array(0)
-  private keyHash = new Uint32Array(0)
+  private keyLength = int32Pages()
+  private keyHash = uint32Pages()
   /** slot + 1 per bucket; 0 empty, -1 a deleted slot's bucket. */
   private table = new Int32Array(1 << 12)
   private used = 0
@@ -187,7 +179,7 @@ export class ColumnarRowStore implements RowStore {
     if (slot === -1) return false
     this.version += 1
     this.unlink(slot)
-    this.keyLength[slot] = -1
+    this.keyLength.set(slot, -1)
     for (const column of this.columnList) column.put(slot, undefined)
     this.order.remove(slot)
     this.dead += 1
@@ -199,9 +191,9 @@ export class ColumnarRowStore implements RowStore {
   clear(): void {
     this.version += 1
     this.keyPool = new TextPool()
-    this.keyOffset = new Uint32Array(0)
-    this.keyLength = new Int32Array(0)
-    this.keyHash = new Uint32Array(0)
+    this.keyOffset = uint32Pages()
+    this.keyLength = int32Pages()
+    this.keyHash = uint32Pages()
     this.table = new Int32Array(1 << 12)
     this.used = 0
     this.slotCount = 0
@@ -223,7 +215,7 @@ export class ColumnarRowStore implements RowStore {
   }
 
   private keyAt(slot: number): string {
-    return this.keyPool.read(this.keyOffset[slot] as number, this.keyLength[slot] as number)
+    return this.keyPool.read(this.keyOffset.get(slot), this.keyLength.get(slot))
   }
 
   private rowOf(slot: number): Row {
@@ -257,8 +249,8 @@ export class ColumnarRowStore implements RowStore {
       if (entry < 0) continue
       const candidate = entry - 1
       if (
-        this.keyHash[candidate] === hash &&
-        this.keyPool.equals(this.keyOffset[candidate] as number, this.keyLength[candidate] as number, key)
+        this.keyHash.get(candidate) === hash &&
+        this.keyPool.equals(this.keyOffset.get(candidate), this.keyLength.get(candidate), key)
       ) {
         slot = candidate
         break
@@ -272,13 +264,13 @@ export class ColumnarRowStore implements RowStore {
   private append(key: string): number {
     const slot = this.slotCount++
     if (slot >= this.keyLength.length) {
-      this.keyOffset = grown(this.keyOffset, slot + 1)
-      this.keyLength = grown(this.keyLength, slot + 1)
-      this.keyHash = grown(this.keyHash, slot + 1)
+      this.keyOffset.ensure(slot + 1)
+      this.keyLength.ensure(slot + 1)
+      this.keyHash.ensure(slot + 1)
     }
-    this.keyOffset[slot] = this.keyPool.add(key)
-    this.keyLength[slot] = key.length
-    this.keyHash[slot] = hashOf(key)
+    this.keyOffset.set(slot, this.keyPool.add(key))
+    this.keyLength.set(slot, key.length)
+    this.keyHash.set(slot, hashOf(key))
     if ((this.used + 1) * 2 > this.table.length) this.rehash(this.table.length * 2)
     this.link(slot)
     this.order.add(slot)
@@ -289,7 +281,7 @@ export class ColumnarRowStore implements RowStore {
 
   private link(slot: number): void {
     const mask = this.table.length - 1
-    let bucket = (this.keyHash[slot] as number) & mask
+    let bucket = this.keyHash.get(slot) & mask
     while ((this.table[bucket] as number) > 0) bucket = (bucket + 1) & mask
     if (this.table[bucket] === 0) this.used += 1
     this.table[bucket] = slot + 1
@@ -297,7 +289,7 @@ export class ColumnarRowStore implements RowStore {
 
   private unlink(slot: number): void {
     const mask = this.table.length - 1
-    for (let bucket = (this.keyHash[slot] as number) & mask; ; bucket = (bucket + 1) & mask) {
+    for (let bucket = this.keyHash.get(slot) & mask; ; bucket = (bucket + 1) & mask) {
       if (this.table[bucket] === slot + 1) {
         this.table[bucket] = -1
         return
@@ -308,7 +300,7 @@ export class ColumnarRowStore implements RowStore {
   private rehash(size: number): void {
     this.table = new Int32Array(size)
     this.used = 0
-    for (let slot = 0; slot < this.slotCount; slot += 1) if ((this.keyLength[slot] as number) >= 0) this.link(slot)
+    for (let slot = 0; slot < this.slotCount; slot += 1) if (this.keyLength.get(slot) >= 0) this.link(slot)
   }
 
   private compactIfWorth(): void {
