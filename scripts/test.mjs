@@ -10,10 +10,11 @@ import { stripVTControlCharacters } from 'node:util'
 
 const MINUTE = 60_000
 /**
- * Minutes per step: well over what each takes on a 2-core machine (vitest 11 min quiet, 11.8 beside other runs; faults
- * 1–1.6; Playwright 1.9–2.6), so only a hang reaches them; Playwright's own globalTimeout ends it a minute sooner.
+ * Minutes per step: well over what each takes on a 2-core machine (vitest 6.2 min quiet, 7.2 beside a Chromium bench;
+ * faults 0.6–0.9; Playwright 1.8–2.5), so only a hang reaches them; Playwright's own globalTimeout ends it a minute
+ * sooner.
  */
-const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 20, faults: 8, playwright: 10 }
+const LIMITS = { typecheck: 4, lint: 4, build: 4, vitest: 15, faults: 8, playwright: 10 }
 /** How long a step's processes get to leave after SIGTERM before SIGKILL. */
 const GRACE_MS = 10_000
 
