@@ -44,7 +44,7 @@ describe('token refresh is single-flight per server', () => {
     )
     const results = await Promise.all(calls)
     expect(results.map(textOf)).toEqual(Array.from({ length: 8 }, (_, i) => `call ${i}`))
-    expect(as.tokenPosts('refresh_token')).toMatchObject([{ status: 200 }])
+    expect(as.tokenPosts('refresh_token'), `refused: ${rs.refusals.join('; ')}`).toMatchObject([{ status: 200 }])
     expect(registry.describe('race').state).toBe('connected')
   }, 60_000)
 
@@ -93,7 +93,11 @@ describe('token refresh is single-flight per server', () => {
         dir
       ])
     const [first, second] = await Promise.all([cli('from one'), cli('from two')])
-    expect([first.stderr, second.stderr]).toEqual(['', ''])
+    const told = `refused: ${rs.refusals.join('; ')}; refreshes: ${as
+      .tokenPosts('refresh_token')
+      .map((post) => post.status)
+      .join(', ')}`
+    expect([first.stderr, second.stderr], told).toEqual(['', ''])
     expect([first.stdout, second.stdout]).toEqual(['from one\n', 'from two\n'])
     expect(as.tokenPosts('refresh_token')).toMatchObject([{ status: 200 }])
     // and the record left behind works for a third process

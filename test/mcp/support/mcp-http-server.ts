@@ -41,6 +41,8 @@ export interface RunningMcpHttpServer {
   requests: IncomingHttpHeaders[]
   /** Paths of the protected resource metadata requests (RFC 9728). */
   metadataRequests: string[]
+  /** Why each refused /mcp request was refused, in order (what a failing test prints). */
+  refusals: string[]
   /** Refuses the access token with this jti from now on (as after a revocation). */
   revoke(jti: string): void
   /** jti of the last token accepted. */
@@ -102,6 +104,7 @@ export async function startMcpHttpServer(
   const revoked = new Set<string>()
   let last: string | null = null
   const metadataRequests: string[] = []
+  const refusals: string[] = []
   const jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>()
   const metadataUrl = `${base}${(gate.kind === 'oauth' && gate.metadataPath) || '/.well-known/oauth-protected-resource/mcp'}`
 
@@ -163,6 +166,7 @@ export async function startMcpHttpServer(
       requests.push(req.headers)
       const caller = await authorise(req)
       if (typeof caller === 'string') {
+        refusals.push(caller)
         const delayMs = gate.kind === 'oauth' ? (gate.unauthorizedDelayMs ?? 0) : 0
         if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
         return unauthorized(res, caller)
@@ -215,6 +219,7 @@ export async function startMcpHttpServer(
     base,
     requests,
     metadataRequests,
+    refusals,
     revoke: (jti) => revoked.add(jti),
     lastJti: () => last,
     dropSessions: () => sessions.clear(),

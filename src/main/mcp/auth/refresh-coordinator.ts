@@ -39,6 +39,12 @@ function tokenResponse(tokens: SdkTokens): Response {
 
 const strip = (url: string) => url.replace(/\/+$/, '')
 
+export interface CoordinatedRefresh {
+  fetch: FetchLike
+  /** Resolves once the refreshes asked for so far in this process have ended (at once when none is). */
+  settled(): Promise<void>
+}
+
 /**
  * One refresh per server at a time, in this process and across processes (the app and `syncscope mcp run` share the
  * stored tokens). With rotating refresh tokens a second refresh with the same refresh token is refused and, by most
@@ -46,7 +52,7 @@ const strip = (url: string) => url.replace(/\/+$/, '')
  * the truth: a refresh token another caller already rotated away is answered with the tokens that caller stored (no
  * request); otherwise the refresh is sent, and its tokens are stored before the lock is released.
  */
-export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): FetchLike {
+export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): CoordinatedRefresh {
   let queue: Promise<unknown> = Promise.resolve()
   /** The last refresh in this process: a caller presenting its old refresh token gets its result. */
   let lastRotation: { from: string; to: SdkTokens } | null = null
@@ -69,7 +75,7 @@ export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): FetchL
     return toSdkTokens(stored)
   }
 
-  return async (input, init) => {
+  const fetch: FetchLike = async (input, init) => {
     const form = formOf(init)
     const presented = form?.get('grant_type') === 'refresh_token' ? form.get('refresh_token') : null
     if (!presented) return base(input, init)
@@ -98,4 +104,5 @@ export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): FetchL
       return response
     })
   }
+  return { fetch, settled: () => queue.then(() => undefined) }
 }

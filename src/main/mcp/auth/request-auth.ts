@@ -51,7 +51,10 @@ export async function requestAuth(
       })
       return {
         fetch: guardResource(
-          resendWithCurrentToken(refreshing, () => state.tokens?.value.accessToken),
+          resendWithCurrentToken(refreshing.fetch, {
+            current: () => state.tokens?.value.accessToken,
+            settled: refreshing.settled
+          }),
           config.url,
           state
         ),
