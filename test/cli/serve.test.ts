@@ -29,6 +29,24 @@ describe('syncscope serve', () => {
     expect(existsSync(join(cluster, 'postmaster.pid'))).toBe(false)
   })
 
+  it('a Ctrl+C while it starts stops it once started, embedded Postgres included (its own process group)', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
+    folders.push(dataDir)
+    const run = runCli(['serve', '--port', '0', '--data-dir', dataDir])
+    // the postmaster is up, the server is not yet: the banner comes after the database is set up
+    let postmasterPid = ''
+    for (const deadline = Date.now() + 60_000; !postmasterPid; await new Promise((done) => setTimeout(done, 5))) {
+      if (Date.now() > deadline) throw new Error(`no postmaster.pid: ${run.output().stderr}`)
+      postmasterPid = join(await clusterDirOf(join(dataDir, 'postgres')), 'postmaster.pid')
+      if (!existsSync(postmasterPid)) postmasterPid = ''
+    }
+    expect(run.output().stdout).not.toContain('Press Ctrl+C to stop.')
+    run.child.kill('SIGINT')
+    expect(await run.exited).toBe(0)
+    expect(run.output().stdout).toContain('SIGINT: stopping')
+    expect(existsSync(postmasterPid)).toBe(false)
+  })
+
   it('takes the shape API secret from SYNCSCOPE_SECRET, so it never shows in the process list', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'syncscope-cli-'))
     folders.push(dataDir)
