@@ -19,6 +19,8 @@ export interface RefreshHooks {
   issuer(): string | undefined
   /** A refresh answered from the record, for the OAuth timeline. */
   note(url: string, text: string): void
+  /** Whether a request with this access token was answered 401. */
+  refused(accessToken: string): boolean
 }
 
 /** A refresh never holds the lock longer than this (an authorisation server that does not answer). */
@@ -66,8 +68,12 @@ export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): Coordi
     return run
   }
 
+  /** Tokens that answer a refresh without a request: the caller's refresh token was rotated, or needs no rotation. */
   const rotatedElsewhere = async (presented: string): Promise<SdkTokens | null> => {
     if (lastRotation?.from === presented) return lastRotation.to
+    // tokens this process just got, whose access token no request has seen refused: the 401 was for the one before
+    if (lastRotation?.to.refresh_token === presented && !hooks.refused(lastRotation.to.access_token))
+      return lastRotation.to
     const stored = await hooks.record?.read().catch(() => undefined)
     if (!stored?.refreshToken || stored.refreshToken === presented) return null
     const issuer = hooks.issuer()
@@ -85,7 +91,7 @@ export function coordinatedRefresh(base: FetchLike, hooks: RefreshHooks): Coordi
         await hooks.save(newer)
         hooks.note(
           String(input),
-          'not sent: the refresh token was already rotated (by another call or process); its stored tokens are used'
+          'not sent: the tokens were already refreshed (by another call or process); those are used'
         )
         return tokenResponse(newer)
       }

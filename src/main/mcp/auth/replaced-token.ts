@@ -6,6 +6,8 @@ const bearerOf = (headers: RequestInit['headers']): string | null =>
 export interface CurrentToken {
   /** The access token in use now. */
   current(): string | undefined
+  /** Told of each access token a request was refused with (401). */
+  refusedWith(accessToken: string): void
   /** Resolves once the refreshes in flight have ended. */
   settled(): Promise<void>
 }
@@ -22,6 +24,7 @@ export function resendWithCurrentToken(base: FetchLike, token: CurrentToken): Fe
     if (response.status !== 401) return response
     const sent = bearerOf(init?.headers)
     if (!sent) return response
+    token.refusedWith(sent)
     await token.settled()
     const current = token.current()
     const resendable = init?.body === undefined || init.body === null || typeof init.body === 'string'

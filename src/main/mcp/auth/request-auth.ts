@@ -43,16 +43,24 @@ export async function requestAuth(
     case 'authorizationCode': {
       const provider = await parts.provider(auth)
       entry.oauth = { provider, config: auth }
+      /** Access tokens a request was answered 401 with: a refresh is needed only when the one in use is among them. */
+      const refused = new Set<string>()
       const refreshing = coordinatedRefresh(base, {
         record: auth.oauthProviderRef ? null : parts.tokenRecord(),
         save: (tokens) => Promise.resolve(provider.saveTokens(tokens)),
         issuer: () => state.discovery?.authorizationServerUrl ?? state.tokens?.value.issuer,
-        note: (url, text) => log.add('refresh', 'POST', url, null, text)
+        note: (url, text) => log.add('refresh', 'POST', url, null, text),
+        refused: (accessToken) => refused.has(accessToken)
       })
       return {
         fetch: guardResource(
           resendWithCurrentToken(refreshing.fetch, {
             current: () => state.tokens?.value.accessToken,
+            refusedWith: (accessToken) => {
+              // a few are enough (the token in use and the ones before it); a server refused for months stays small
+              if (refused.size >= 64) refused.clear()
+              refused.add(accessToken)
+            },
             settled: refreshing.settled
           }),
           config.url,
